@@ -1,0 +1,127 @@
+#include "execution/executor.h"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace trainsim::exec {
+
+namespace {
+
+using workload::Task;
+using workload::TaskGraph;
+using workload::TaskId;
+
+struct Lane {
+  std::vector<TaskId> order;
+  std::size_t head = 0;
+  bool busy = false;
+};
+
+// The mutable state of one run; lives on Executor::run's stack.
+class Run {
+ public:
+  Run(const TaskGraph& graph, core::Simulator& sim, const hw::ComputeModel& compute,
+      net::CommunicationBackend& network, hw::Precision precision)
+      : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision) {
+    const std::size_t n = graph.size();
+    remaining_.resize(n);
+    dependents_.resize(n);
+    lane_of_.resize(n);
+    start_.assign(n, -1);
+    finished_.assign(n, false);
+    std::map<std::pair<int, workload::Stream>, std::size_t> lane_index;
+    for (TaskId id = 0; id < n; ++id) {
+      const Task& t = graph[id];
+      remaining_[id] = t.deps.size();
+      for (TaskId d : t.deps) dependents_[d].push_back(id);
+      const auto key = std::make_pair(t.rank, t.stream);
+      auto [it, inserted] = lane_index.try_emplace(key, lanes_.size());
+      if (inserted) lanes_.emplace_back();
+      lane_of_[id] = it->second;
+      lanes_[it->second].order.push_back(id);
+      if (t.collective_instance >= 0) instances_[t.collective_instance].members.push_back(id);
+    }
+  }
+
+  Timeline execute() {
+    for (std::size_t l = 0; l < lanes_.size(); ++l) try_start(l);
+    sim_.run();
+    for (TaskId id = 0; id < graph_.size(); ++id)
+      if (!finished_[id])
+        throw std::logic_error("task graph deadlocked: task '" + graph_[id].name + "' on rank " +
+                               std::to_string(graph_[id].rank) + " never ran");
+    timeline_.makespan = sim_.now();
+    return std::move(timeline_);
+  }
+
+ private:
+  struct Instance {
+    std::vector<TaskId> members;
+    std::size_t arrived = 0;
+  };
+
+  void try_start(std::size_t lane_id) {
+    Lane& lane = lanes_[lane_id];
+    if (lane.busy || lane.head == lane.order.size()) return;
+    const TaskId id = lane.order[lane.head];
+    if (remaining_[id] > 0) return;
+    lane.busy = true;
+    const Task& t = graph_[id];
+    if (!t.collective) {
+      start_[id] = sim_.now();
+      const core::Time duration = core::from_seconds(compute_.seconds(t.compute, precision_));
+      sim_.schedule_after(duration, [this, id] { finish(id); });
+      return;
+    }
+    if (t.collective_instance < 0) {
+      launch_collective({id});
+      return;
+    }
+    Instance& inst = instances_[t.collective_instance];
+    if (++inst.arrived == inst.members.size()) launch_collective(inst.members);
+  }
+
+  void launch_collective(std::vector<TaskId> members) {
+    for (TaskId m : members) start_[m] = sim_.now();
+    const net::Collective& c = *graph_[members.front()].collective;
+    network_.start(c, sim_, [this, members = std::move(members)] {
+      for (TaskId m : members) finish(m);
+    });
+  }
+
+  void finish(TaskId id) {
+    finished_[id] = true;
+    timeline_.spans.push_back({id, start_[id], sim_.now()});
+    Lane& lane = lanes_[lane_of_[id]];
+    lane.busy = false;
+    ++lane.head;
+    try_start(lane_of_[id]);
+    for (TaskId d : dependents_[id])
+      if (--remaining_[d] == 0) try_start(lane_of_[d]);
+  }
+
+  const TaskGraph& graph_;
+  core::Simulator& sim_;
+  const hw::ComputeModel& compute_;
+  net::CommunicationBackend& network_;
+  hw::Precision precision_;
+  std::vector<std::size_t> remaining_;
+  std::vector<std::vector<TaskId>> dependents_;
+  std::vector<std::size_t> lane_of_;
+  std::vector<core::Time> start_;
+  std::vector<bool> finished_;
+  std::vector<Lane> lanes_;
+  std::map<std::int64_t, Instance> instances_;
+  Timeline timeline_;
+};
+
+}  // namespace
+
+Timeline Executor::run(const workload::TaskGraph& graph, core::Simulator& sim) {
+  Run state(graph, sim, compute_, network_, precision_);
+  return state.execute();
+}
+
+}  // namespace trainsim::exec

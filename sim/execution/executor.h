@@ -1,0 +1,29 @@
+#pragma once
+// Runs a task graph on the discrete-event simulator. Each (rank, stream) lane runs
+// its tasks one at a time in program order, like a CUDA stream; a task starts when
+// it reaches the head of its lane and its dependencies have finished. Lanes run
+// concurrently, so communication overlaps computation. Collectives start once all
+// their simulated participants are ready and finish when the backend says so.
+#include "core/simulator.h"
+#include "execution/timeline.h"
+#include "hardware/compute_model.h"
+#include "network/collective_model.h"
+#include "workload/task_graph.h"
+
+namespace trainsim::exec {
+
+class Executor {
+ public:
+  Executor(const hw::ComputeModel& compute, net::CommunicationBackend& network, hw::Precision precision)
+      : compute_(compute), network_(network), precision_(precision) {}
+
+  // Throws std::logic_error naming a stuck task if the graph cannot finish.
+  Timeline run(const workload::TaskGraph& graph, core::Simulator& sim);
+
+ private:
+  const hw::ComputeModel& compute_;
+  net::CommunicationBackend& network_;
+  hw::Precision precision_;
+};
+
+}  // namespace trainsim::exec

@@ -1,0 +1,49 @@
+#pragma once
+// How long a kernel takes on one GPU. The roofline model here uses datasheet
+// peaks and measured efficiencies (docs/model.md, "Compute cost"); calibrated
+// profiles (issue 5) plug in behind the same interface.
+#include <string_view>
+
+#include "hardware/gpu_spec.h"
+#include "hardware/precision.h"
+
+namespace trainsim::hw {
+
+enum class KernelClass {
+  kMatmul,      // GEMMs on tensor cores
+  kAttention,   // the attention core (QK^T, softmax, AV), fused or not
+  kMemoryBound  // elementwise, normalization, embedding, optimizer
+};
+
+// The work of one kernel launch, or of `count` identical GEMMs launched together
+// (grouped expert GEMMs): flops and bytes are the totals.
+struct KernelWork {
+  KernelClass kind = KernelClass::kMemoryBound;
+  double flops = 0.0;  // executed FLOPs
+  double bytes = 0.0;  // bytes moved to and from HBM
+  int count = 1;
+};
+
+class ComputeModel {
+ public:
+  virtual ~ComputeModel() = default;
+  [[nodiscard]] virtual double seconds(const KernelWork& work, Precision precision) const = 0;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+};
+
+class RooflineComputeModel final : public ComputeModel {
+ public:
+  explicit RooflineComputeModel(GpuSpec gpu);
+  // time = max(flops / (peak * eta(flops per GEMM)), bytes / (bandwidth * eta_mem))
+  [[nodiscard]] double seconds(const KernelWork& work, Precision precision) const override;
+  [[nodiscard]] std::string_view name() const override { return "roofline"; }
+  // eta(F): piecewise linear in log F through the measured points; beyond the
+  // largest point it stays flat; below the smallest it follows the log-log slope
+  // of the first segment (docs/model.md, "Matmul efficiency").
+  [[nodiscard]] double matmul_efficiency(double flops_per_gemm) const;
+
+ private:
+  GpuSpec gpu_;
+};
+
+}  // namespace trainsim::hw

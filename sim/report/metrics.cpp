@@ -1,0 +1,123 @@
+#include "report/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <utility>
+#include <vector>
+
+#include "workload/parameters.h"
+
+namespace trainsim::report {
+
+namespace {
+
+using Interval = std::pair<core::Time, core::Time>;
+
+// Total length of the union of intervals.
+core::Time union_length(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  core::Time total = 0;
+  core::Time cur_start = 0;
+  core::Time cur_end = -1;
+  for (const auto& [a, b] : v) {
+    if (a > cur_end) {
+      if (cur_end > cur_start) total += cur_end - cur_start;
+      cur_start = a;
+      cur_end = b;
+    } else {
+      cur_end = std::max(cur_end, b);
+    }
+  }
+  if (cur_end > cur_start) total += cur_end - cur_start;
+  return total;
+}
+
+Breakdown breakdown_of(const exec::SimulationOutput& out, int rank) {
+  const auto& graph = out.iteration.graph;
+  std::vector<Interval> busy_compute;
+  std::vector<Interval> busy_comm;
+  core::Time compute = 0;
+  core::Time optimizer = 0;
+  for (const exec::Span& span : out.timeline.spans) {
+    const workload::Task& t = graph[span.task];
+    if (t.rank != rank) continue;
+    if (t.stream == workload::Stream::kCompute) {
+      busy_compute.emplace_back(span.start, span.end);
+      (t.category == workload::Category::kOptimizer ? optimizer : compute) += span.end - span.start;
+    } else {
+      busy_comm.emplace_back(span.start, span.end);
+    }
+  }
+  // Exposed communication: time some communication runs while the compute
+  // stream is idle = |compute U comm| - |compute|.
+  std::vector<Interval> both = busy_compute;
+  both.insert(both.end(), busy_comm.begin(), busy_comm.end());
+  const core::Time busy = union_length(busy_compute);
+  const core::Time exposed = union_length(both) - busy;
+  const double iters = out.iteration.iterations;
+  Breakdown b;
+  b.compute = core::to_seconds(compute) / iters;
+  b.optimizer = core::to_seconds(optimizer) / iters;
+  b.exposed_communication = core::to_seconds(exposed) / iters;
+  b.other = core::to_seconds(out.timeline.makespan - union_length(std::move(both))) / iters;
+  return b;
+}
+
+std::string bytes_text(double b) { return fmt::format("{:.1f} GiB", b / (1024.0 * 1024.0 * 1024.0)); }
+
+}  // namespace
+
+Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out) {
+  Metrics m;
+  m.scenario = s.name;
+  m.num_gpus = s.cluster.num_gpus();
+  m.iterations_simulated = out.iteration.iterations;
+  m.iteration_time_s = core::to_seconds(out.timeline.makespan) / out.iteration.iterations;
+  m.tokens_per_iteration = static_cast<double>(out.iteration.tokens_per_iteration);
+  m.tokens_per_s = m.tokens_per_iteration / m.iteration_time_s;
+  m.model_flops_per_iteration = out.iteration.model_flops_per_iteration;
+  m.peak_flops_per_gpu = s.cluster.gpu.peak(s.training.precision);
+  const double n = static_cast<double>(m.num_gpus);
+  m.tflops_per_gpu = m.model_flops_per_iteration / (m.iteration_time_s * n) / 1e12;
+  m.mfu = m.model_flops_per_iteration / (m.iteration_time_s * n * m.peak_flops_per_gpu);
+  m.breakdown_s = breakdown_of(out, out.iteration.simulated_ranks.front());
+  m.num_microbatches = out.iteration.num_microbatches;
+  m.gradient_buckets = out.iteration.gradient_buckets;
+  m.parameters = workload::count_parameters(s.model).total;
+
+  MemoryReport& mem = m.memory;
+  mem.weights = out.memory.weights;
+  mem.gradients = out.memory.gradients;
+  mem.optimizer_states = out.memory.optimizer_states;
+  mem.activations = out.memory.activations;
+  mem.peak_bytes_per_gpu = out.memory.total();
+  mem.capacity_bytes_per_gpu = s.cluster.gpu.memory_capacity_bytes;
+  mem.fits = mem.peak_bytes_per_gpu <= mem.capacity_bytes_per_gpu;
+  if (!mem.fits) {
+    const double states = mem.weights + mem.gradients + mem.optimizer_states;
+    mem.reason = fmt::format(
+        "needs {} per GPU but {} has {}: weights {}, gradients {}, optimizer states {}, activations {}{}",
+        bytes_text(mem.peak_bytes_per_gpu), s.cluster.gpu.name, bytes_text(mem.capacity_bytes_per_gpu),
+        bytes_text(mem.weights), bytes_text(mem.gradients), bytes_text(mem.optimizer_states),
+        bytes_text(mem.activations),
+        states > mem.capacity_bytes_per_gpu
+            ? "; the model states alone exceed the GPU: shard them (ZeRO, tensor or pipeline parallelism)"
+            : "");
+  }
+
+  m.compute_model = out.compute_model;
+  m.network_model = out.network_model;
+  m.train_tokens = s.training.train_tokens;
+  if (m.train_tokens) {
+    // Whole iterations: the last one runs in full even if it overshoots.
+    m.iterations_to_train = std::ceil(*m.train_tokens / m.tokens_per_iteration);
+    m.time_to_train_s = *m.iterations_to_train * m.iteration_time_s;
+    if (s.cluster.price_per_gpu_hour) m.cost_usd = *m.time_to_train_s / 3600.0 * n * *s.cluster.price_per_gpu_hour;
+    // Upper bound until the power model of issue #8: every GPU at its TDP.
+    m.energy_kwh = *m.time_to_train_s / 3600.0 * n * s.cluster.gpu.tdp_watts / 1000.0;
+  }
+  return m;
+}
+
+}  // namespace trainsim::report

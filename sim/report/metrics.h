@@ -1,0 +1,55 @@
+#pragma once
+// The figures a run reports (DESIGN.md, "Result file"), computed from the
+// simulated timeline (docs/results.md defines each one).
+#include <optional>
+#include <string>
+
+#include "execution/simulate.h"
+#include "scenario/scenario.h"
+
+namespace trainsim::report {
+
+struct Breakdown {
+  double compute = 0;                // forward, backward and recomputation kernels
+  double exposed_communication = 0;  // compute stream idle while communication runs
+  double pipeline_bubble = 0;
+  double optimizer = 0;
+  double other = 0;  // idle with nothing in flight
+};
+
+struct MemoryReport {
+  double peak_bytes_per_gpu = 0;
+  double capacity_bytes_per_gpu = 0;
+  bool fits = true;
+  std::string reason;  // why it does not fit
+  double weights = 0, gradients = 0, optimizer_states = 0, activations = 0;
+};
+
+struct Metrics {
+  std::string scenario;
+  long long num_gpus = 0;
+  int iterations_simulated = 1;
+  double iteration_time_s = 0;
+  double tokens_per_iteration = 0;
+  double tokens_per_s = 0;
+  double model_flops_per_iteration = 0;
+  double tflops_per_gpu = 0;
+  double mfu = 0;
+  double peak_flops_per_gpu = 0;
+  Breakdown breakdown_s;
+  MemoryReport memory;
+  long long num_microbatches = 0;
+  int gradient_buckets = 0;
+  double parameters = 0;
+  std::optional<double> train_tokens;
+  std::optional<double> iterations_to_train;
+  std::optional<double> time_to_train_s;
+  std::optional<double> cost_usd;
+  std::optional<double> energy_kwh;
+  std::string compute_model;
+  std::string network_model;
+};
+
+Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out);
+
+}  // namespace trainsim::report

@@ -1,0 +1,67 @@
+#include "report/result_json.h"
+
+#include "report/atomic_file.h"
+
+namespace trainsim::report {
+
+namespace {
+nlohmann::ordered_json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+}  // namespace
+
+nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m, const std::string& timeline_file) {
+  nlohmann::ordered_json j;
+  j["scenario"] = m.scenario;
+  j["num_gpus"] = m.num_gpus;
+  j["iteration_time_s"] = m.iteration_time_s;
+  j["tokens_per_s"] = m.tokens_per_s;
+  j["model_flops_per_iteration"] = m.model_flops_per_iteration;
+  j["tflops_per_gpu"] = m.tflops_per_gpu;
+  j["mfu"] = m.mfu;
+  j["breakdown_s"] = {{"compute", m.breakdown_s.compute},
+                      {"exposed_communication", m.breakdown_s.exposed_communication},
+                      {"pipeline_bubble", m.breakdown_s.pipeline_bubble},
+                      {"optimizer", m.breakdown_s.optimizer},
+                      {"other", m.breakdown_s.other}};
+  nlohmann::ordered_json mem;
+  mem["peak_bytes_per_gpu"] = m.memory.peak_bytes_per_gpu;
+  mem["capacity_bytes_per_gpu"] = m.memory.capacity_bytes_per_gpu;
+  mem["fits"] = m.memory.fits;
+  if (!m.memory.fits) mem["reason"] = m.memory.reason;
+  mem["breakdown_bytes"] = {{"weights", m.memory.weights},
+                            {"gradients", m.memory.gradients},
+                            {"optimizer_states", m.memory.optimizer_states},
+                            {"activations", m.memory.activations}};
+  j["memory"] = mem;
+  j["time_to_train_s"] = optional_number(m.time_to_train_s);
+  j["cost_usd"] = optional_number(m.cost_usd);
+  j["energy_kwh"] = optional_number(m.energy_kwh);
+  // No failures are modeled in this release (issue #8): a failure-free run.
+  j["reliability"] = {{"expected_interruptions", 0.0}, {"goodput", 1.0}, {"checkpoint_interval_s", 0.0}};
+  j["timeline"] = timeline_file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(timeline_file);
+
+  // Beyond the contract: what the figures rest on.
+  j["tokens_per_iteration"] = m.tokens_per_iteration;
+  j["iterations_to_train"] = optional_number(m.iterations_to_train);
+  j["train_tokens"] = optional_number(m.train_tokens);
+  j["peak_flops_per_gpu"] = m.peak_flops_per_gpu;
+  j["parameters"] = m.parameters;
+  j["layout"] = {{"tensor_model_parallel_size", s.parallel.tensor},
+                 {"pipeline_model_parallel_size", s.parallel.pipeline},
+                 {"data_parallel_size", s.parallel.data},
+                 {"context_parallel_size", s.parallel.context},
+                 {"expert_model_parallel_size", s.parallel.expert},
+                 {"micro_batch_size", s.training.micro_batch_size},
+                 {"num_microbatches", m.num_microbatches},
+                 {"gradient_buckets", m.gradient_buckets}};
+  j["cost_models"] = {{"compute", m.compute_model}, {"network", m.network_model}};
+  j["iterations_simulated"] = m.iterations_simulated;
+  return j;
+}
+
+void write_result(const std::filesystem::path& path, const nlohmann::ordered_json& result) {
+  write_atomically(path, [&](std::ostream& out) { out << result.dump(2) << '\n'; });
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,82 @@
+#include "report/summary.h"
+
+#include <fmt/format.h>
+
+namespace trainsim::report {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string si(double v, std::string_view unit) {
+  static constexpr std::pair<double, std::string_view> kScales[] = {
+      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& [scale, prefix] : kScales)
+    if (v >= scale) return fmt::format("{:.3g} {}{}", v / scale, prefix, unit);
+  return fmt::format("{:.3g} {}", v, unit);
+}
+
+std::string duration(double s) {
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
+  if (s < 120.0) return fmt::format("{:.3f} s", s);
+  if (s < 7200.0) return fmt::format("{:.1f} min", s / 60.0);
+  if (s < 3 * 86400.0) return fmt::format("{:.1f} h", s / 3600.0);
+  return fmt::format("{:.1f} days", s / 86400.0);
+}
+
+std::string share(double part, double whole) {
+  return whole > 0 ? fmt::format("{} ({:.1f}%)", duration(part), 100.0 * part / whole) : duration(part);
+}
+
+}  // namespace
+
+std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
+  const auto& c = s.cluster;
+  const auto& p = s.parallel;
+  std::string out;
+  auto line = [&](std::string_view label, const std::string& text) { out += fmt::format("{:<18}{}\n", label, text); };
+  out += fmt::format("trainsim: {}\n\n", s.name);
+  line("cluster", fmt::format("{} x {} ({} nodes x {}), NVSwitch {}/s per GPU, {} x {}bps NICs per node", m.num_gpus,
+                              c.gpu.name, c.num_nodes, c.gpus_per_node, si(c.intra_node.bandwidth, "B"),
+                              c.inter_node.nics_per_node, si(c.inter_node.nic_bandwidth * 8.0, "")));
+  line("model", fmt::format("{}: {} parameters, {} layers, hidden {}, sequence {}", s.model.name,
+                            si(m.parameters, ""), s.model.num_layers, s.model.hidden_size, s.model.seq_length));
+  line("layout", fmt::format("TP {} PP {} DP {} CP {} | micro-batch {} x {} micro-batches, global batch {} "
+                             "({} tokens)",
+                             p.tensor, p.pipeline, p.data, p.context, s.training.micro_batch_size, m.num_microbatches,
+                             s.training.global_batch_size, si(m.tokens_per_iteration, "")));
+  line("cost models", fmt::format("compute: {}; network: {}", m.compute_model, m.network_model));
+  out += '\n';
+  line("iteration time", duration(m.iteration_time_s));
+  line("throughput", fmt::format("{} tokens/s ({} tokens/s per GPU)", si(m.tokens_per_s, ""),
+                                 si(m.tokens_per_s / static_cast<double>(m.num_gpus), "")));
+  line("model FLOPs", fmt::format("{} per iteration, {:.1f} TFLOP/s per GPU, MFU {:.1f}% of {} {}",
+                                  si(m.model_flops_per_iteration, "FLOP"), m.tflops_per_gpu, 100.0 * m.mfu,
+                                  si(m.peak_flops_per_gpu, "FLOP/s"), hw::to_string(s.training.precision)));
+  const Breakdown& b = m.breakdown_s;
+  line("breakdown", fmt::format("compute {}, exposed communication {}, pipeline bubble {}, optimizer {}, other {}",
+                                share(b.compute, m.iteration_time_s), share(b.exposed_communication, m.iteration_time_s),
+                                share(b.pipeline_bubble, m.iteration_time_s), share(b.optimizer, m.iteration_time_s),
+                                share(b.other, m.iteration_time_s)));
+  const MemoryReport& mem = m.memory;
+  line("memory per GPU",
+       fmt::format("{:.1f} GiB of {:.1f} GiB ({}): weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
+                   "activations {:.1f} GiB",
+                   mem.peak_bytes_per_gpu / kGiB, mem.capacity_bytes_per_gpu / kGiB,
+                   mem.fits ? "fits" : "DOES NOT FIT", mem.weights / kGiB, mem.gradients / kGiB,
+                   mem.optimizer_states / kGiB, mem.activations / kGiB));
+  if (!mem.fits) line("", mem.reason);
+  if (m.time_to_train_s) {
+    line("time to train", fmt::format("{} for {} tokens ({:.0f} iterations, no failures modeled)",
+                                      duration(*m.time_to_train_s), si(*m.train_tokens, ""), *m.iterations_to_train));
+    if (m.cost_usd)
+      line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour", *m.cost_usd, *c.price_per_gpu_hour));
+    if (m.energy_kwh) line("energy", fmt::format("{:.0f} kWh (GPUs at TDP, upper bound)", *m.energy_kwh));
+  } else {
+    line("time to train", "set training.train_tokens to get time to train, cost and energy");
+  }
+  return out;
+}
+
+}  // namespace trainsim::report

@@ -1,0 +1,141 @@
+#include "report/timeline_writer.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <ostream>
+
+#include "report/atomic_file.h"
+#include "report/json_text.h"
+
+namespace trainsim::report {
+
+namespace {
+
+using workload::Task;
+
+// Spans of each simulated rank, ordered by (stream, start, task).
+std::map<int, std::vector<std::size_t>> spans_by_rank(const exec::SimulationOutput& out) {
+  std::map<int, std::vector<std::size_t>> by_rank;
+  const auto& graph = out.iteration.graph;
+  for (std::size_t i = 0; i < out.timeline.spans.size(); ++i)
+    by_rank[graph[out.timeline.spans[i].task].rank].push_back(i);
+  for (auto& [rank, idx] : by_rank) {
+    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+      const auto& sa = out.timeline.spans[a];
+      const auto& sb = out.timeline.spans[b];
+      const auto ka = std::make_tuple(graph[sa.task].stream, sa.start, sa.task);
+      const auto kb = std::make_tuple(graph[sb.task].stream, sb.start, sb.task);
+      return ka < kb;
+    });
+  }
+  return by_rank;
+}
+
+double work_bytes(const Task& t) { return t.collective ? t.collective->bytes : t.compute.bytes; }
+
+// Seconds with nanosecond resolution, as exact decimal text.
+std::string seconds_text(core::Time t) { return fmt::format("{}.{:09d}", t / core::kSecond, t % core::kSecond); }
+// Microseconds (the Chrome trace unit) with nanosecond resolution.
+std::string micros_text(core::Time t) { return fmt::format("{}.{:03d}", t / 1000, t % 1000); }
+
+}  // namespace
+
+void write_timeline(const std::filesystem::path& path, const scenario::Scenario& s, const exec::SimulationOutput& out) {
+  const auto by_rank = spans_by_rank(out);
+  const auto& graph = out.iteration.graph;
+  write_atomically(path, [&](std::ostream& os) {
+    os << "{\n\"format\": \"trainsim-timeline\",\n\"version\": 1,\n";
+    os << "\"scenario\": " << json_string(s.name) << ",\n";
+    os << "\"num_gpus\": " << s.cluster.num_gpus() << ",\n";
+    os << "\"gpus_per_node\": " << s.cluster.gpus_per_node << ",\n\"time_unit\": \"s\",\n";
+    os << "\"node_of_rank\": [";
+    for (long long r = 0; r < s.cluster.num_gpus(); ++r)
+      os << (r ? "," : "") << r / s.cluster.gpus_per_node;
+    os << "],\n\"replicas\": [";
+    std::map<int, std::vector<long long>> replicas;
+    for (std::size_t r = 0; r < out.iteration.representative.size(); ++r)
+      replicas[out.iteration.representative[r]].push_back(static_cast<long long>(r));
+    bool first = true;
+    for (const auto& [rep, ranks] : replicas) {
+      os << (first ? "" : ",") << fmt::format("{{\"representative\": {}, \"ranks\": \"{}\"}}", rep, rank_ranges(ranks));
+      first = false;
+    }
+    os << "],\n\"lanes\": [";
+    bool first_lane = true;
+    for (const auto& [rank, idx] : by_rank) {
+      std::size_t i = 0;
+      while (i < idx.size()) {
+        const workload::Stream stream = graph[out.timeline.spans[idx[i]].task].stream;
+        os << (first_lane ? "\n" : ",\n")
+           << fmt::format("{{\"rank\": {}, \"stream\": \"{}\", \"spans\": [", rank, workload::to_string(stream));
+        first_lane = false;
+        bool first_span = true;
+        for (; i < idx.size() && graph[out.timeline.spans[idx[i]].task].stream == stream; ++i) {
+          const exec::Span& sp = out.timeline.spans[idx[i]];
+          const Task& t = graph[sp.task];
+          os << (first_span ? "\n" : ",\n")
+             << fmt::format("{{\"category\": \"{}\", \"name\": {}, \"start\": {}, \"end\": {}, \"flops\": {}, "
+                            "\"bytes\": {}, \"iteration\": {}, \"microbatch\": {}, \"layer\": {}}}",
+                            workload::to_string(t.category), json_string(t.name), seconds_text(sp.start),
+                            seconds_text(sp.end), t.collective ? 0.0 : t.compute.flops, work_bytes(t), t.iteration,
+                            t.microbatch, t.layer);
+          first_span = false;
+        }
+        os << "]}";
+      }
+    }
+    os << "\n],\n\"counters\": []\n}\n";
+  });
+}
+
+void write_trace(const std::filesystem::path& path, const scenario::Scenario& s, const exec::SimulationOutput& out,
+                 const std::vector<long long>& ranks) {
+  const auto by_rank = spans_by_rank(out);
+  const auto& graph = out.iteration.graph;
+  write_atomically(path, [&](std::ostream& os) {
+    os << "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"scenario\": " << json_string(s.name)
+       << ", \"generator\": \"trainsim\"},\n\"traceEvents\": [\n";
+    bool first = true;
+    auto emit = [&](const std::string& event) {
+      os << (first ? "" : ",\n") << event;
+      first = false;
+    };
+    for (const long long rank : ranks) {
+      const int rep = out.iteration.representative[static_cast<std::size_t>(rank)];
+      const long long node = rank / s.cluster.gpus_per_node;
+      emit(fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"name\": \"process_name\", \"args\": {{\"name\": \"GPU {} "
+                       "(node {})\"}}}}",
+                       rank, rank, node));
+      emit(fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"name\": \"process_sort_index\", \"args\": "
+                       "{{\"sort_index\": {}}}}}",
+                       rank, rank));
+      const auto it = by_rank.find(rep);
+      if (it == by_rank.end()) continue;
+      std::vector<bool> named(workload::kNumStreams, false);
+      for (const std::size_t i : it->second) {
+        const exec::Span& sp = out.timeline.spans[i];
+        const Task& t = graph[sp.task];
+        const auto tid = static_cast<int>(t.stream);
+        if (!named[static_cast<std::size_t>(tid)]) {
+          emit(fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
+                           "{{\"name\": \"{}\"}}}}",
+                           rank, tid, workload::to_string(t.stream)));
+          named[static_cast<std::size_t>(tid)] = true;
+        }
+        std::string args = fmt::format("\"iteration\": {}, \"bytes\": {}", t.iteration, work_bytes(t));
+        if (!t.collective) args += fmt::format(", \"flops\": {}", t.compute.flops);
+        if (t.microbatch >= 0) args += fmt::format(", \"microbatch\": {}", t.microbatch);
+        if (t.layer >= 0) args += fmt::format(", \"layer\": {}", t.layer);
+        if (rep != rank) args += fmt::format(", \"replica_of\": {}", rep);
+        emit(fmt::format("{{\"ph\": \"X\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": {}, "
+                         "\"cat\": \"{}\", \"args\": {{{}}}}}",
+                         rank, tid, micros_text(sp.start), micros_text(sp.end - sp.start), json_string(t.name),
+                         workload::to_string(t.category), args));
+      }
+    }
+    os << "\n]}\n";
+  });
+}
+
+}  // namespace trainsim::report

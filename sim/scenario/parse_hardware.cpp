@@ -1,0 +1,165 @@
+// Parses "cluster" and its GPU (preset or inline) into hw::ClusterSpec.
+#include <fmt/format.h>
+
+#include "hardware/precision.h"
+#include "scenario/did_you_mean.h"
+#include "scenario/errors.h"
+#include "scenario/parse_sections.h"
+
+namespace trainsim::scenario {
+
+namespace {
+
+constexpr double kMaxBandwidth = 1e15;  // 1 PB/s: beyond any link that exists
+constexpr double kMaxLatency = 1.0;     // s
+constexpr double kMaxFlops = 1e18;
+constexpr long long kMaxNodes = 1'000'000;
+constexpr long long kMaxGpusPerNode = 1024;
+constexpr long long kMaxGpus = 1'000'000;
+
+std::vector<std::string_view> views(const std::vector<std::string>& names) {
+  return {names.begin(), names.end()};
+}
+
+hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file, const std::string& path) {
+  const ObjectReader g(value, file, path,
+                       {"name", "peak_flops", "memory_capacity", "memory_bandwidth", "memory_bandwidth_efficiency",
+                        "tdp", "matmul_efficiency", "platform", "sources", "preset"});
+  hw::GpuSpec spec;
+  spec.name = g.text("name", "custom GPU");
+  const ObjectReader peaks = g.object("peak_flops", {"fp32", "tf32", "fp16", "bf16", "fp8"});
+  for (std::string_view p : {"fp32", "tf32", "fp16", "bf16", "fp8"}) {
+    if (!peaks.has(p)) continue;
+    spec.peak_flops[*hw::precision_from_string(p)] = peaks.quantity(p, Dimension::kFlopRate, 1e9, kMaxFlops);
+  }
+  if (spec.peak_flops.empty())
+    throw ScenarioError(file, g.path_of("peak_flops"), "at least one of fp32, tf32, fp16, bf16, fp8", "none");
+  spec.memory_capacity_bytes = g.quantity("memory_capacity", Dimension::kBytes, 1e6, 1e15);
+  spec.memory_bandwidth = g.quantity("memory_bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth);
+  spec.memory_bandwidth_efficiency = g.number("memory_bandwidth_efficiency", 0.01, 1.0, 1.0);
+  spec.tdp_watts = g.quantity("tdp", Dimension::kPower, 1.0, 1e5, 0.0);
+  if (g.has("matmul_efficiency")) {
+    const nlohmann::json& pts = g.raw("matmul_efficiency");
+    const std::string expected = "a non-empty array of [flops, efficiency] pairs with flops > 0 and 0 < efficiency <= 1";
+    if (!pts.is_array() || pts.empty()) g.fail("matmul_efficiency", expected, pts);
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const nlohmann::json& pt = pts[i];
+      const bool ok = pt.is_array() && pt.size() == 2 && pt[0].is_number() && pt[1].is_number() &&
+                      pt[0].get<double>() > 0.0 && pt[1].get<double>() > 0.0 && pt[1].get<double>() <= 1.0 &&
+                      pt[0].get<double>() < 1e30;
+      if (!ok) throw ScenarioError(file, g.path_of("matmul_efficiency") + "/" + std::to_string(i), expected,
+                                   describe_found(pt));
+      spec.matmul_efficiency.push_back({pt[0].get<double>(), pt[1].get<double>()});
+    }
+  } else {
+    // Without measurements the model assumes the datasheet peak is reached.
+    spec.matmul_efficiency.push_back({1.0, 1.0});
+  }
+  return spec;
+}
+
+void parse_intra_node(const ObjectReader& o, hw::IntraNodeFabric& f) {
+  f.fabric = o.choice("fabric", {"nvswitch", "pcie"}, f.fabric);
+  f.bandwidth = o.quantity("bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth, f.bandwidth);
+  f.latency = o.quantity("latency", Dimension::kTime, 0.0, kMaxLatency, f.latency);
+  f.bandwidth_efficiency = o.number("bandwidth_efficiency", 0.01, 1.0, f.bandwidth_efficiency);
+}
+
+void parse_inter_node(const ObjectReader& o, hw::InterNodeNetwork& n) {
+  n.topology = o.choice("topology", {"fat_tree", "rail_optimized", "torus2d", "torus3d", "dragonfly", "custom"},
+                        n.topology);
+  n.nics_per_node = static_cast<int>(o.integer("nics_per_node", 1, 64, n.nics_per_node));
+  n.nic_bandwidth = o.quantity("nic_bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth, n.nic_bandwidth);
+  n.latency = o.quantity("latency", Dimension::kTime, 0.0, kMaxLatency, n.latency);
+  n.bandwidth_efficiency = o.number("bandwidth_efficiency", 0.01, 1.0, n.bandwidth_efficiency);
+  n.oversubscription = o.number("oversubscription", 1.0, 64.0, n.oversubscription);
+  n.switch_radix = static_cast<int>(o.integer("switch_radix", 4, 1024, n.switch_radix));
+  n.rails = static_cast<int>(o.integer("rails", 0, 64, n.rails));
+}
+
+const std::vector<std::string_view> kIntraKeys{"fabric", "bandwidth", "latency", "bandwidth_efficiency"};
+const std::vector<std::string_view> kInterKeys{"topology", "nics_per_node", "nic_bandwidth", "latency",
+                                               "bandwidth_efficiency", "oversubscription", "switch_radix",
+                                               "rails"};
+
+}  // namespace
+
+nlohmann::json resolve_preset(const ObjectReader& parent, std::string_view key, PresetKind kind) {
+  const nlohmann::json& value = parent.raw(key);
+  const std::string what = kind == PresetKind::kHardware ? "GPU" : "model";
+  auto lookup = [&](const std::string& name, const std::string& path) {
+    if (auto preset = find_preset(kind, name)) return *preset;
+    const std::vector<std::string> names = preset_names(kind);
+    std::string expected = fmt::format("a {} preset ({})", what, fmt::join(names, ", "));
+    const std::vector<std::string_view> options = views(names);
+    if (auto near = closest_match(name, std::span<const std::string_view>(options)))
+      expected += fmt::format(" - did you mean \"{}\"?", *near);
+    throw ScenarioError(parent.file(), path, expected, "\"" + name + "\"");
+  };
+  if (value.is_string()) return lookup(value.get<std::string>(), parent.path_of(key));
+  if (!value.is_object())
+    parent.fail(key, fmt::format("a {} preset name or an object", what), value);
+  if (!value.contains("preset")) return value;
+  const nlohmann::json& name = value.at("preset");
+  const std::string preset_path = parent.path_of(key) + "/preset";
+  if (!name.is_string())
+    throw ScenarioError(parent.file(), preset_path, fmt::format("a {} preset name", what), describe_found(name));
+  nlohmann::json merged = lookup(name.get<std::string>(), preset_path);
+  nlohmann::json overrides = value;
+  overrides.erase("preset");
+  merged.merge_patch(overrides);
+  merged.erase("preset");
+  return merged;
+}
+
+hw::ClusterSpec parse_cluster(const ObjectReader& root) {
+  const ObjectReader c = root.object(
+      "cluster", {"gpu", "num_nodes", "gpus_per_node", "intra_node", "inter_node", "price_per_gpu_hour"});
+  const nlohmann::json gpu_json = resolve_preset(c, "gpu", PresetKind::kHardware);
+  hw::ClusterSpec cluster;
+  cluster.gpu = parse_gpu_spec(gpu_json, c.file(), c.path_of("gpu"));
+
+  // Platform defaults from the GPU preset, then the scenario's own settings.
+  if (gpu_json.contains("platform")) {
+    const ObjectReader platform(gpu_json.at("platform"), c.file(), c.path_of("gpu") + "/platform",
+                                {"gpus_per_node", "intra_node", "inter_node"});
+    cluster.gpus_per_node = static_cast<int>(platform.integer("gpus_per_node", 1, kMaxGpusPerNode, 8));
+    if (platform.has("intra_node")) parse_intra_node(platform.object("intra_node", kIntraKeys), cluster.intra_node);
+    if (platform.has("inter_node")) parse_inter_node(platform.object("inter_node", kInterKeys), cluster.inter_node);
+  }
+  cluster.num_nodes = static_cast<int>(c.integer("num_nodes", 1, kMaxNodes));
+  cluster.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", 1, kMaxGpusPerNode, cluster.gpus_per_node));
+  if (cluster.num_gpus() > kMaxGpus)
+    c.fail_message("num_nodes", fmt::format("{} nodes x {} GPUs = {} GPUs; at most {} GPUs are supported",
+                                            cluster.num_nodes, cluster.gpus_per_node, cluster.num_gpus(), kMaxGpus));
+  if (c.has("intra_node")) parse_intra_node(c.object("intra_node", kIntraKeys), cluster.intra_node);
+  if (c.has("inter_node")) parse_inter_node(c.object("inter_node", kInterKeys), cluster.inter_node);
+  if (c.has_non_null("price_per_gpu_hour"))
+    cluster.price_per_gpu_hour = c.number("price_per_gpu_hour", 0.0, 1e6);
+
+  const std::string intra = c.path_of("intra_node");
+  const std::string inter = c.path_of("inter_node");
+  if (!(cluster.intra_node.bandwidth > 0.0) && cluster.gpus_per_node > 1)
+    throw ScenarioError(c.file(), intra + "/bandwidth", "an intra-node bandwidth (the GPU has no platform default)",
+                        "none");
+  if (!(cluster.inter_node.nic_bandwidth > 0.0) && cluster.num_nodes > 1)
+    throw ScenarioError(c.file(), inter + "/nic_bandwidth", "a NIC bandwidth (the GPU has no platform default)",
+                        "none");
+  // The analytic model of this release knows one fabric of each kind; the flow
+  // model of the network issue (#3) brings the others.
+  if (cluster.intra_node.fabric != "nvswitch")
+    throw NotSupportedYet(c.file(), intra + "/fabric", "intra_node fabric \"" + cluster.intra_node.fabric + "\"");
+  if (cluster.inter_node.topology != "fat_tree")
+    throw NotSupportedYet(c.file(), inter + "/topology", "inter_node topology \"" + cluster.inter_node.topology + "\"");
+  if (cluster.inter_node.oversubscription != 1.0)
+    throw NotSupportedYet(c.file(), inter + "/oversubscription", "an oversubscribed fat tree");
+  for (std::string_view key : {"switch_radix", "rails"}) {
+    const bool in_scenario = c.has("inter_node") && c.object("inter_node", kInterKeys).has(key);
+    if (in_scenario)
+      throw NotSupportedYet(c.file(), inter + "/" + std::string(key),
+                            "inter_node " + std::string(key) + " (switch-level topology)");
+  }
+  return cluster;
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,71 @@
+// Parses "model" (a preset name, an inline description, or a preset with
+// overrides) into workload::ModelConfig, with Megatron-LM's argument names.
+#include <fmt/format.h>
+
+#include "scenario/errors.h"
+#include "scenario/parse_sections.h"
+
+namespace trainsim::scenario {
+
+namespace {
+constexpr long long kMaxLayers = 100'000;
+constexpr long long kMaxWidth = 10'000'000;
+constexpr long long kMaxSeq = 100'000'000;
+constexpr long long kMaxVocab = 100'000'000;
+}  // namespace
+
+workload::ModelConfig parse_model(const ObjectReader& root) {
+  using workload::ModelConfig;
+  const nlohmann::json model_json = resolve_preset(root, "model", PresetKind::kModel);
+  const ObjectReader m(model_json, root.file(), root.path_of("model"),
+                       {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
+                        "num_query_groups", "kv_channels", "seq_length", "max_position_embeddings", "vocab_size",
+                        "num_experts", "moe_router_topk", "swiglu", "untie_embeddings", "normalization",
+                        "position_embedding_type", "add_bias_linear", "hidden_dropout", "attention_dropout",
+                        "published_parameters", "source", "preset"},
+                       {{"untie_embeddings_and_output_weights", "untie_embeddings"}});
+  ModelConfig c;
+  c.name = m.text("name", root.raw("model").is_string() ? root.raw("model").get<std::string>() : "custom model");
+  c.num_layers = m.integer("num_layers", 1, kMaxLayers);
+  c.hidden_size = m.integer("hidden_size", 1, kMaxWidth);
+  c.num_attention_heads = m.integer("num_attention_heads", 1, kMaxWidth);
+  c.ffn_hidden_size = m.integer("ffn_hidden_size", 1, kMaxWidth * 8, 4 * c.hidden_size);
+  c.num_query_groups = m.integer("num_query_groups", 1, c.num_attention_heads, c.num_attention_heads);
+  if (c.num_attention_heads % c.num_query_groups != 0)
+    m.fail_message("num_query_groups", fmt::format("num_query_groups ({}) must divide num_attention_heads ({})",
+                                                   c.num_query_groups, c.num_attention_heads));
+  if (!m.has_non_null("kv_channels") && c.hidden_size % c.num_attention_heads != 0)
+    m.fail_message("num_attention_heads",
+                   fmt::format("num_attention_heads ({}) must divide hidden_size ({}) unless kv_channels is given",
+                               c.num_attention_heads, c.hidden_size));
+  c.kv_channels = m.integer("kv_channels", 1, kMaxWidth, c.hidden_size / c.num_attention_heads);
+  c.seq_length = m.integer("seq_length", 1, kMaxSeq);
+  c.vocab_size = m.integer("vocab_size", 1, kMaxVocab);
+  c.swiglu = m.boolean("swiglu", false);
+  c.untie_embeddings = m.boolean("untie_embeddings", false);
+  c.normalization = m.choice("normalization", {"LayerNorm", "RMSNorm"}, "LayerNorm") == "RMSNorm"
+                        ? workload::Normalization::kRmsNorm
+                        : workload::Normalization::kLayerNorm;
+  c.position_embedding = m.choice("position_embedding_type", {"learned_absolute", "rope"}, "learned_absolute") == "rope"
+                             ? workload::PositionEmbedding::kRope
+                             : workload::PositionEmbedding::kLearnedAbsolute;
+  c.max_position_embeddings = m.integer("max_position_embeddings", 1, kMaxSeq, c.seq_length);
+  if (c.position_embedding == workload::PositionEmbedding::kLearnedAbsolute && c.seq_length > c.max_position_embeddings)
+    m.fail_message("seq_length", fmt::format("seq_length ({}) exceeds max_position_embeddings ({}) of learned "
+                                             "position embeddings",
+                                             c.seq_length, c.max_position_embeddings));
+  c.add_bias_linear = m.boolean("add_bias_linear", true);
+  c.hidden_dropout = m.number("hidden_dropout", 0.0, 0.99, 0.1);
+  c.attention_dropout = m.number("attention_dropout", 0.0, 0.99, 0.1);
+  c.num_experts = m.integer("num_experts", 0, 100'000, 0);
+  if (c.num_experts == 1) c.num_experts = 0;  // one expert is a dense MLP
+  c.moe_router_topk = m.integer("moe_router_topk", 1, 100'000, 2);
+  if (c.is_moe() && c.moe_router_topk > c.num_experts)
+    m.fail_message("moe_router_topk", fmt::format("moe_router_topk ({}) exceeds num_experts ({})",
+                                                  c.moe_router_topk, c.num_experts));
+  if (m.has_non_null("published_parameters")) c.published_parameters = m.number("published_parameters", 1.0, 1e16);
+  c.source = m.text("source", "");
+  return c;
+}
+
+}  // namespace trainsim::scenario

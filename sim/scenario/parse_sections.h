@@ -1,0 +1,26 @@
+#pragma once
+// The parsers of each scenario section (internal to scenario/).
+#include <nlohmann/json.hpp>
+
+#include "scenario/json_fields.h"
+#include "scenario/presets.h"
+#include "scenario/scenario.h"
+
+namespace trainsim::scenario {
+
+// "gpu": a preset name, an inline spec, or {"preset": NAME, ...overrides}.
+// Also fills the platform defaults (gpus per node, intra/inter-node fabrics).
+hw::ClusterSpec parse_cluster(const ObjectReader& root);
+workload::ModelConfig parse_model(const ObjectReader& root);
+workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster);
+workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::ClusterSpec& cluster,
+                                           const workload::ModelConfig& model,
+                                           const workload::TrainingConfig& training);
+SimulationOptions parse_simulation(const ObjectReader& root);
+void parse_failures(const ObjectReader& root);
+
+// Resolves {"preset": NAME, ...} or "NAME" into the preset's JSON with the
+// object's other keys laid over it (RFC 7396 merge patch).
+nlohmann::json resolve_preset(const ObjectReader& parent, std::string_view key, PresetKind kind);
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,183 @@
+// Parses "training", "parallelism", "simulation" and "failures".
+#include <fmt/format.h>
+
+#include "scenario/errors.h"
+#include "scenario/parse_sections.h"
+
+namespace trainsim::scenario {
+
+namespace {
+constexpr long long kMaxBatch = 1'000'000'000;
+constexpr long long kMaxParallel = 1'000'000;
+}  // namespace
+
+workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster) {
+  const ObjectReader t = root.object("training", {"global_batch_size", "micro_batch_size", "precision", "train_tokens",
+                                                  "optimizer", "grad_reduce_dtype", "attention_backend"});
+  workload::TrainingConfig c;
+  c.global_batch_size = t.integer("global_batch_size", 1, kMaxBatch);
+  c.micro_batch_size = t.integer("micro_batch_size", 1, c.global_batch_size, 1);
+  c.precision = *hw::precision_from_string(t.choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
+  if (!cluster.gpu.supports(c.precision))
+    t.fail_message("precision", fmt::format("{} has no {} peak in its GPU spec (it has no such tensor cores)",
+                                            cluster.gpu.name, hw::to_string(c.precision)));
+  // Megatron-LM accumulates and all-reduces fp32 main gradients with bf16
+  // (accumulate_allreduce_grads_in_fp32); otherwise gradients keep the training type.
+  const std::string default_grad =
+      c.precision == hw::Precision::kBf16 || c.precision == hw::Precision::kFp8 || c.precision == hw::Precision::kTf32
+          ? "fp32"
+          : std::string(hw::to_string(c.precision));
+  c.grad_reduce_dtype = *hw::precision_from_string(t.choice("grad_reduce_dtype", {"fp32", "bf16", "fp16", "fp8"},
+                                                            default_grad));
+  if (t.has_non_null("train_tokens")) c.train_tokens = t.quantity("train_tokens", Dimension::kCount, 1.0, 1e18);
+  const std::string opt = t.choice("optimizer", {"adam", "adamw", "sgd"}, "adam");
+  c.optimizer = opt == "sgd" ? workload::Optimizer::kSgd : workload::Optimizer::kAdam;
+  c.attention_backend = t.choice("attention_backend", {"flash", "unfused"}, "flash") == "unfused"
+                            ? workload::AttentionBackend::kUnfused
+                            : workload::AttentionBackend::kFlash;
+  return c;
+}
+
+workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::ClusterSpec& cluster,
+                                           const workload::ModelConfig& model,
+                                           const workload::TrainingConfig& training) {
+  workload::ParallelConfig p;
+  const nlohmann::json empty = nlohmann::json::object();
+  const ObjectReader o =
+      root.has("parallelism")
+          ? root.object("parallelism",
+                        {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
+                         "context_parallel_size", "expert_model_parallel_size",
+                         "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage",
+                         "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
+                         "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "sync_period"},
+                        {{"tp", "tensor_model_parallel_size"},
+                         {"pp", "pipeline_model_parallel_size"},
+                         {"dp", "data_parallel_size"},
+                         {"cp", "context_parallel_size"},
+                         {"ep", "expert_model_parallel_size"},
+                         {"vpp", "num_layers_per_virtual_pipeline_stage"}})
+          : ObjectReader(empty, root.file(), "/parallelism", {});
+  const long long gpus = cluster.num_gpus();
+  p.tensor = static_cast<int>(o.integer("tensor_model_parallel_size", 1, kMaxParallel, 1));
+  p.pipeline = static_cast<int>(o.integer("pipeline_model_parallel_size", 1, kMaxParallel, 1));
+  p.context = static_cast<int>(o.integer("context_parallel_size", 1, kMaxParallel, 1));
+  p.expert = static_cast<int>(o.integer("expert_model_parallel_size", 1, kMaxParallel, 1));
+  const long long mp = p.model_parallel_size();
+  if (gpus % mp != 0)
+    o.fail_message("tensor_model_parallel_size",
+                   fmt::format("tensor ({}) x pipeline ({}) x context ({}) parallel = {} does not divide the {} GPUs",
+                               p.tensor, p.pipeline, p.context, mp, gpus));
+  if (o.has_non_null("data_parallel_size") && o.raw("data_parallel_size").is_string()) {
+    o.choice("data_parallel_size", {"auto"});
+    p.data = static_cast<int>(gpus / mp);
+  } else {
+    p.data = static_cast<int>(o.integer("data_parallel_size", 1, kMaxParallel, gpus / mp));
+    if (p.data * mp != gpus)
+      o.fail_message("data_parallel_size",
+                     fmt::format("tensor ({}) x pipeline ({}) x context ({}) x data ({}) parallel = {} but the cluster "
+                                 "has {} GPUs; use \"auto\" or a matching size",
+                                 p.tensor, p.pipeline, p.context, p.data, mp * p.data, gpus));
+  }
+  if (training.global_batch_size % (training.micro_batch_size * p.data) != 0)
+    throw ScenarioError(root.file(), "/training/global_batch_size",
+                        fmt::format("global_batch_size ({}) must be divisible by micro_batch_size ({}) x "
+                                    "data_parallel_size ({}) = {}",
+                                    training.global_batch_size, training.micro_batch_size, p.data,
+                                    training.micro_batch_size * p.data));
+  if (model.num_attention_heads % p.tensor != 0 || model.num_query_groups % p.tensor != 0)
+    o.fail_message("tensor_model_parallel_size",
+                   fmt::format("tensor_model_parallel_size ({}) must divide num_attention_heads ({}) and "
+                               "num_query_groups ({})",
+                               p.tensor, model.num_attention_heads, model.num_query_groups));
+  if (p.pipeline > model.num_layers)
+    o.fail_message("pipeline_model_parallel_size",
+                   fmt::format("pipeline_model_parallel_size ({}) exceeds num_layers ({})", p.pipeline,
+                               model.num_layers));
+  if (p.expert > 1 && (!model.is_moe() || model.num_experts % p.expert != 0))
+    o.fail_message("expert_model_parallel_size",
+                   fmt::format("expert_model_parallel_size ({}) must divide num_experts ({})", p.expert,
+                               model.num_experts));
+  if (o.has_non_null("num_layers_per_virtual_pipeline_stage"))
+    p.layers_per_virtual_stage =
+        static_cast<int>(o.integer("num_layers_per_virtual_pipeline_stage", 1, model.num_layers));
+  p.sequence_parallel = o.boolean("sequence_parallel", false);
+  p.zero_stage = static_cast<int>(o.integer("zero_stage", 0, 3, 0));
+  const std::string recompute = o.has("recompute_granularity") && o.raw("recompute_granularity").is_null()
+                                    ? "none"
+                                    : o.choice("recompute_granularity", {"none", "selective", "full"}, "none");
+  p.recompute = recompute == "full"        ? workload::Recompute::kFull
+                : recompute == "selective" ? workload::Recompute::kSelective
+                                           : workload::Recompute::kNone;
+  p.overlap_grad_reduce = o.boolean("overlap_grad_reduce", false);
+  p.overlap_param_gather = o.boolean("overlap_param_gather", false);
+  const std::string schedule = o.choice("pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"}, "1f1b");
+  p.schedule = schedule == "gpipe"  ? workload::PipelineSchedule::kGpipe
+               : schedule == "1f1b" ? workload::PipelineSchedule::k1F1B
+                                    : workload::PipelineSchedule::kInterleaved1F1B;
+  const std::string mode = o.choice("mode", {"sync", "async_ps", "local_sgd"}, "sync");
+  p.mode = mode == "sync"       ? workload::TrainingMode::kSync
+           : mode == "async_ps" ? workload::TrainingMode::kAsyncPs
+                                : workload::TrainingMode::kLocalSgd;
+  if (o.has_non_null("ddp_bucket_size")) p.ddp_bucket_size = o.integer("ddp_bucket_size", 1, 1'000'000'000'000LL);
+  o.integer("staleness", 0, 1'000'000, 0);
+  o.integer("num_servers", 1, kMaxParallel, 1);
+  o.integer("sync_period", 1, 1'000'000, 1);
+
+  // Parsed and validated above; simulated by the strategies issue (#4).
+  auto later = [&](std::string_view key, const std::string& what) {
+    throw NotSupportedYet(root.file(), o.path_of(key), what + " (parallel strategies, issue #4)");
+  };
+  if (p.tensor > 1) later("tensor_model_parallel_size", "tensor parallelism");
+  if (p.pipeline > 1) later("pipeline_model_parallel_size", "pipeline parallelism");
+  if (p.context > 1) later("context_parallel_size", "context parallelism");
+  if (p.expert > 1) later("expert_model_parallel_size", "expert parallelism");
+  if (p.layers_per_virtual_stage) later("num_layers_per_virtual_pipeline_stage", "interleaved pipeline stages");
+  if (p.sequence_parallel) later("sequence_parallel", "sequence parallelism");
+  if (p.zero_stage > 0) later("zero_stage", "ZeRO / distributed optimizer");
+  if (p.overlap_param_gather) later("overlap_param_gather", "parameter all-gather overlap (ZeRO)");
+  if (p.schedule != workload::PipelineSchedule::k1F1B && p.pipeline > 1) later("pipeline_schedule", "this schedule");
+  if (p.mode != workload::TrainingMode::kSync) later("mode", "mode \"" + mode + "\"");
+  for (std::string_view key : {"staleness", "num_servers", "sync_period"})
+    if (o.has(key)) later(key, std::string(key) + " (asynchronous training)");
+  return p;
+}
+
+SimulationOptions parse_simulation(const ObjectReader& root) {
+  SimulationOptions s;
+  if (!root.has("simulation")) return s;
+  const ObjectReader o = root.object("simulation", {"network_model", "iterations", "seed", "collective_algorithm"});
+  const std::string model = o.choice("network_model", {"analytic", "flow"}, "analytic");
+  if (model == "flow")
+    throw NotSupportedYet(root.file(), o.path_of("network_model"),
+                          "network_model \"flow\" (flow-level network, issue #3); use \"analytic\"");
+  s.iterations = static_cast<int>(o.integer("iterations", 1, 1000, 1));
+  s.seed = static_cast<std::uint64_t>(o.integer("seed", 0, INT64_MAX, 1));
+  const std::string algo = o.choice(
+      "collective_algorithm", {"auto", "ring", "tree", "halving_doubling", "hierarchical", "nvls", "direct", "pairwise"},
+      "auto");
+  if (algo != "auto")
+    throw NotSupportedYet(root.file(), o.path_of("collective_algorithm"),
+                          "forcing collective_algorithm \"" + algo + "\" (network issue #3)");
+  return s;
+}
+
+void parse_failures(const ObjectReader& root) {
+  if (!root.has("failures") || root.raw("failures").is_null()) return;
+  const ObjectReader f = root.object("failures", {"gpu_mtbf", "node_mtbf", "link_mtbf", "switch_mtbf",
+                                                  "checkpoint_interval", "checkpoint_write_bandwidth",
+                                                  "restart_overhead", "seed", "trials"});
+  for (std::string_view key : {"gpu_mtbf", "node_mtbf", "link_mtbf", "switch_mtbf", "restart_overhead"})
+    if (f.has(key)) f.quantity(key, Dimension::kTime, 0.0, 1e12);
+  if (f.has("checkpoint_interval") && !f.raw("checkpoint_interval").is_string()) {
+    f.quantity("checkpoint_interval", Dimension::kTime, 1e-3, 1e12);
+  } else if (f.has("checkpoint_interval") && f.raw("checkpoint_interval") != "auto") {
+    f.quantity("checkpoint_interval", Dimension::kTime, 1e-3, 1e12);
+  }
+  if (f.has("checkpoint_write_bandwidth")) f.quantity("checkpoint_write_bandwidth", Dimension::kBandwidth, 1.0, 1e15);
+  f.integer("seed", 0, INT64_MAX, 1);
+  f.integer("trials", 1, 1'000'000, 1);
+  throw NotSupportedYet(root.file(), "/failures", "failure modeling and full-run replay (issue #8)");
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,28 @@
+#include "workload/layout.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace trainsim::workload {
+
+net::CommGroup group_shape(int size, long long stride, int gpus_per_node) {
+  if (size < 1 || stride < 1 || gpus_per_node < 1) throw std::invalid_argument("group shape: sizes must be positive");
+  net::CommGroup g;
+  g.size = size;
+  if (stride >= gpus_per_node) {
+    g.ranks_per_node = 1;
+  } else {
+    if (gpus_per_node % stride != 0)
+      throw std::invalid_argument("group stride " + std::to_string(stride) + " does not divide " +
+                                  std::to_string(gpus_per_node) + " GPUs per node");
+    g.ranks_per_node = std::min(size, static_cast<int>(gpus_per_node / stride));
+  }
+  if (size % g.ranks_per_node != 0)
+    throw std::invalid_argument("group of " + std::to_string(size) + " ranks does not tile nodes of " +
+                                std::to_string(g.ranks_per_node) + " members");
+  g.nodes = size / g.ranks_per_node;
+  return g;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,42 @@
+#pragma once
+// A decoder-only transformer described by its hyperparameters, with
+// Megatron-LM's names (GPT and Llama styles: learned or rotary positions,
+// LayerNorm or RMSNorm, GELU MLP or SwiGLU, MHA or GQA, tied or untied
+// embeddings, dense or mixture-of-experts MLP).
+#include <optional>
+#include <string>
+
+namespace trainsim::workload {
+
+enum class Normalization { kLayerNorm, kRmsNorm };
+enum class PositionEmbedding { kLearnedAbsolute, kRope };
+
+struct ModelConfig {
+  std::string name;
+  long long num_layers = 0;
+  long long hidden_size = 0;
+  long long ffn_hidden_size = 0;
+  long long num_attention_heads = 0;
+  long long num_query_groups = 0;  // = num_attention_heads for multi-head attention
+  long long kv_channels = 0;       // head dimension; hidden_size / num_attention_heads by default
+  long long seq_length = 0;
+  long long max_position_embeddings = 0;
+  long long vocab_size = 0;
+  long long num_experts = 0;  // 0: dense MLP
+  long long moe_router_topk = 2;
+  bool swiglu = false;
+  bool untie_embeddings = false;
+  Normalization normalization = Normalization::kLayerNorm;
+  PositionEmbedding position_embedding = PositionEmbedding::kLearnedAbsolute;
+  bool add_bias_linear = true;
+  double hidden_dropout = 0.1;
+  double attention_dropout = 0.1;
+  std::optional<double> published_parameters;  // from the preset's source
+  std::string source;
+
+  [[nodiscard]] bool is_moe() const { return num_experts > 1; }
+  [[nodiscard]] long long query_width() const { return num_attention_heads * kv_channels; }
+  [[nodiscard]] long long kv_width() const { return num_query_groups * kv_channels; }
+};
+
+}  // namespace trainsim::workload

@@ -1,0 +1,38 @@
+#pragma once
+// The parallel layout and its options (scenario "parallelism"), Megatron-LM names.
+#include <algorithm>
+#include <optional>
+
+namespace trainsim::workload {
+
+enum class Recompute { kNone, kSelective, kFull };
+enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
+enum class TrainingMode { kSync, kAsyncPs, kLocalSgd };
+
+struct ParallelConfig {
+  int tensor = 1;    // tensor_model_parallel_size
+  int pipeline = 1;  // pipeline_model_parallel_size
+  int data = 1;      // data_parallel_size (resolved from "auto")
+  int context = 1;   // context_parallel_size
+  int expert = 1;    // expert_model_parallel_size
+  std::optional<int> layers_per_virtual_stage;
+  bool sequence_parallel = false;
+  int zero_stage = 0;
+  Recompute recompute = Recompute::kNone;
+  bool overlap_grad_reduce = false;  // Megatron-LM's default
+  bool overlap_param_gather = false;
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  TrainingMode mode = TrainingMode::kSync;
+  // Parameters per gradient bucket; Megatron-LM's default is max(4e7, 1e6 * dp)
+  // (megatron/core/distributed/distributed_data_parallel_config.py).
+  std::optional<long long> ddp_bucket_size;
+
+  [[nodiscard]] long long model_parallel_size() const {
+    return static_cast<long long>(tensor) * pipeline * context;
+  }
+  [[nodiscard]] long long bucket_size_params() const {
+    return ddp_bucket_size.value_or(std::max(40'000'000LL, 1'000'000LL * data));
+  }
+};
+
+}  // namespace trainsim::workload

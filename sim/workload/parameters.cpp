@@ -1,0 +1,38 @@
+#include "workload/parameters.h"
+
+namespace trainsim::workload {
+
+ParameterCount count_parameters(const ModelConfig& m) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double f = static_cast<double>(m.ffn_hidden_size);
+  const double q = static_cast<double>(m.query_width());
+  const double kv = static_cast<double>(m.kv_width());
+  const double bias = m.add_bias_linear ? 1.0 : 0.0;
+  // LayerNorm has a scale and a shift, RMSNorm only a scale.
+  const double norm = m.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
+
+  ParameterCount c;
+  c.word_embeddings = static_cast<double>(m.vocab_size) * h;
+  c.position_embeddings = m.position_embedding == PositionEmbedding::kLearnedAbsolute
+                              ? static_cast<double>(m.max_position_embeddings) * h
+                              : 0.0;
+  // QKV: h x (q + 2 kv) (+ bias); output projection: q x h (+ bias).
+  c.attention_per_layer = h * (q + 2.0 * kv) + bias * (q + 2.0 * kv) + q * h + bias * h;
+  // GELU MLP: h x f and f x h; SwiGLU adds the gate (a second h x f).
+  const double up_width = m.swiglu ? 2.0 * f : f;
+  const double expert = h * up_width + bias * up_width + f * h + bias * h;
+  const double experts = m.is_moe() ? static_cast<double>(m.num_experts) : 1.0;
+  const double router = m.is_moe() ? h * static_cast<double>(m.num_experts) : 0.0;
+  c.mlp_per_layer = experts * expert + router;
+  c.norms_per_layer = 2.0 * norm;
+  c.final_norm = norm;
+  c.output_layer = m.untie_embeddings ? static_cast<double>(m.vocab_size) * h : 0.0;
+  const double L = static_cast<double>(m.num_layers);
+  c.layers = L * (c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer);
+  c.total = c.word_embeddings + c.position_embeddings + c.layers + c.final_norm + c.output_layer;
+  const double active_experts = m.is_moe() ? static_cast<double>(m.moe_router_topk) : 1.0;
+  c.active_per_token = c.total - L * (experts - active_experts) * expert;
+  return c;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,23 @@
+#pragma once
+// Parameter counts of a ModelConfig, by part (docs/model.md, "Parameters").
+#include "workload/model_config.h"
+
+namespace trainsim::workload {
+
+struct ParameterCount {
+  double word_embeddings = 0;      // V h
+  double position_embeddings = 0;  // max_position_embeddings h (learned positions only)
+  double attention_per_layer = 0;  // QKV and output projections with biases
+  double mlp_per_layer = 0;        // all experts and the router for MoE
+  double norms_per_layer = 0;
+  double final_norm = 0;
+  double output_layer = 0;  // V h when untied, else 0 (shared with the embedding)
+  double layers = 0;        // num_layers * (attention + mlp + norms)
+  double total = 0;
+  // Parameters one token passes through (MoE: top-k experts instead of all).
+  double active_per_token = 0;
+};
+
+ParameterCount count_parameters(const ModelConfig& m);
+
+}  // namespace trainsim::workload

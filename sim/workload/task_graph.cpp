@@ -1,0 +1,58 @@
+#include "workload/task_graph.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace trainsim::workload {
+
+std::string_view to_string(Stream s) {
+  switch (s) {
+    case Stream::kCompute: return "compute";
+    case Stream::kTpComm: return "tp_comm";
+    case Stream::kDpComm: return "dp_comm";
+    case Stream::kPpComm: return "pp_comm";
+    case Stream::kCpComm: return "cp_comm";
+    case Stream::kEpComm: return "ep_comm";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(Category c) {
+  switch (c) {
+    case Category::kForward: return "forward";
+    case Category::kBackward: return "backward";
+    case Category::kRecompute: return "recompute";
+    case Category::kOptimizer: return "optimizer";
+    case Category::kAllReduce: return "all_reduce";
+    case Category::kAllGather: return "all_gather";
+    case Category::kReduceScatter: return "reduce_scatter";
+    case Category::kAllToAll: return "all_to_all";
+    case Category::kSend: return "send";
+    case Category::kRecv: return "recv";
+  }
+  return "unknown";
+}
+
+Category category_of(net::CollectiveKind k) {
+  switch (k) {
+    case net::CollectiveKind::kAllReduce: return Category::kAllReduce;
+    case net::CollectiveKind::kAllGather: return Category::kAllGather;
+    case net::CollectiveKind::kReduceScatter: return Category::kReduceScatter;
+    case net::CollectiveKind::kAllToAll: return Category::kAllToAll;
+    case net::CollectiveKind::kBroadcast:
+    case net::CollectiveKind::kReduce:
+    case net::CollectiveKind::kSendRecv: return Category::kSend;
+  }
+  return Category::kSend;
+}
+
+TaskId TaskGraph::add(Task task) {
+  if (tasks_.size() >= UINT32_MAX) throw std::length_error("task graph exceeds 2^32 tasks");
+  const auto id = static_cast<TaskId>(tasks_.size());
+  for (TaskId d : task.deps)
+    if (d >= id) throw std::invalid_argument("task '" + task.name + "' depends on a later task " + std::to_string(d));
+  tasks_.push_back(std::move(task));
+  return id;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,57 @@
+#pragma once
+// The per-iteration task graph: kernels and collectives placed on (rank, stream)
+// lanes with dependencies. Tasks on one lane run in the order they were added
+// (like a CUDA stream); `deps` adds cross-lane ordering.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hardware/compute_model.h"
+#include "network/collective.h"
+
+namespace trainsim::workload {
+
+enum class Stream : std::uint8_t { kCompute, kTpComm, kDpComm, kPpComm, kCpComm, kEpComm };
+enum class Category : std::uint8_t {
+  kForward, kBackward, kRecompute, kOptimizer,
+  kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSend, kRecv
+};
+inline constexpr int kNumStreams = 6;
+
+std::string_view to_string(Stream s);
+std::string_view to_string(Category c);
+Category category_of(net::CollectiveKind k);
+
+using TaskId = std::uint32_t;
+
+struct Task {
+  std::string name;
+  int rank = 0;
+  Stream stream = Stream::kCompute;
+  Category category = Category::kForward;
+  hw::KernelWork compute;                 // compute tasks
+  std::optional<net::Collective> collective;  // communication tasks
+  // Tasks of one collective call on different simulated ranks share an instance
+  // id and start together once every one of them is ready; -1: not shared.
+  std::int64_t collective_instance = -1;
+  std::vector<TaskId> deps;
+  int iteration = 0;
+  int microbatch = -1;
+  long long layer = -1;
+  double model_flops = 0.0;
+};
+
+class TaskGraph {
+ public:
+  TaskId add(Task task);
+  [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
+  [[nodiscard]] const Task& operator[](TaskId id) const { return tasks_[id]; }
+  [[nodiscard]] std::size_t size() const { return tasks_.size(); }
+
+ private:
+  std::vector<Task> tasks_;
+};
+
+}  // namespace trainsim::workload

@@ -1,0 +1,27 @@
+#pragma once
+// How the model is trained (scenario "training"), independent of the layout.
+#include <optional>
+
+#include "hardware/precision.h"
+
+namespace trainsim::workload {
+
+enum class Optimizer { kAdam, kSgd };
+// "flash": fused attention that never stores the s x s scores (Dao et al. 2022);
+// "unfused": QK^T, softmax, dropout and AV as separate kernels (Megatron-LM in SC'21).
+enum class AttentionBackend { kFlash, kUnfused };
+
+struct TrainingConfig {
+  long long global_batch_size = 1;  // sequences per iteration
+  long long micro_batch_size = 1;   // sequences per micro-batch per model replica
+  hw::Precision precision = hw::Precision::kBf16;
+  // Gradients are accumulated and all-reduced in this type. Megatron-LM keeps fp32
+  // main gradients for bf16 (accumulate_allreduce_grads_in_fp32), so that is the
+  // default for bf16; the training precision otherwise.
+  hw::Precision grad_reduce_dtype = hw::Precision::kFp32;
+  std::optional<double> train_tokens;
+  Optimizer optimizer = Optimizer::kAdam;
+  AttentionBackend attention_backend = AttentionBackend::kFlash;
+};
+
+}  // namespace trainsim::workload

@@ -1,0 +1,245 @@
+#include "workload/transformer_ops.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace trainsim::workload {
+
+namespace {
+constexpr double kMaskBytes = 1.0;   // dropout masks are stored as bytes
+constexpr double kFp32Bytes = 4.0;   // softmax statistics and loss in fp32
+// FlashAttention-2 (Dao 2023, section 3.1): the backward pass runs 5 matmuls to
+// the forward's 2, so 2.5x the forward FLOPs.
+constexpr double kFlashBackwardFactor = 2.5;
+// Causal attention computes half of the s x s score matrix when the kernel skips
+// masked blocks (flash); model FLOPs still count the full matrix (Megatron-LM).
+constexpr double kCausalFraction = 0.5;
+}  // namespace
+
+TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch)
+    : model_(model),
+      training_(training),
+      b_(static_cast<double>(micro_batch)),
+      s_(static_cast<double>(model.seq_length)),
+      tokens_(b_ * s_) {
+  if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
+  const bool wide = training.precision == hw::Precision::kFp32 || training.precision == hw::Precision::kTf32;
+  act_bytes_ = wide ? 4.0 : 2.0;
+  gemm_bytes_ = training.precision == hw::Precision::kFp8 ? 1.0 : act_bytes_;
+}
+
+Op TransformerOps::matmul(std::string name, double m, double n, double k, double params, long long layer,
+                          int count) const {
+  Op op;
+  op.name = std::move(name);
+  op.work.kind = hw::KernelClass::kMatmul;
+  op.work.flops = 2.0 * m * n * k * count;
+  op.work.bytes = (m * k + k * n + m * n) * gemm_bytes_ * count;
+  op.work.count = count;
+  op.model_flops = op.work.flops;
+  op.grad_params = params;
+  op.layer = layer;
+  return op;
+}
+
+Op TransformerOps::elementwise(std::string name, double bytes, double params, long long layer) const {
+  Op op;
+  op.name = std::move(name);
+  op.work.kind = hw::KernelClass::kMemoryBound;
+  op.work.bytes = bytes;
+  op.grad_params = params;
+  op.layer = layer;
+  return op;
+}
+
+// Matmul backward = data gradient + weight gradient, each as large as the forward
+// GEMM; elementwise backward reads the saved input and the incoming gradient.
+Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_factor) {
+  Op op = fwd;
+  op.name = fwd.name + ".backward";
+  op.work.flops *= flops_factor;
+  op.work.bytes *= bytes_factor;
+  op.model_flops = fwd.model_flops * 2.0;
+  return op;
+}
+
+std::vector<Op> TransformerOps::embedding_forward() const {
+  const double h = static_cast<double>(model_.hidden_size);
+  double bytes = 2.0 * tokens_ * h * act_bytes_;  // gather rows, write the sum
+  if (model_.position_embedding == PositionEmbedding::kLearnedAbsolute) bytes += tokens_ * h * act_bytes_;
+  if (model_.hidden_dropout > 0.0) bytes += tokens_ * h * kMaskBytes;
+  const double params = static_cast<double>(model_.vocab_size) * h +
+                        (model_.position_embedding == PositionEmbedding::kLearnedAbsolute
+                             ? static_cast<double>(model_.max_position_embeddings) * h
+                             : 0.0);
+  return {elementwise("embedding", bytes, params, -1)};
+}
+
+std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
+  const double q = static_cast<double>(model_.query_width());
+  const double kv = static_cast<double>(model_.kv_width());
+  const double a = static_cast<double>(model_.num_attention_heads);
+  const double full_flops = 4.0 * b_ * s_ * s_ * q;  // QK^T and AV, 2 b s^2 q each
+  if (training_.attention_backend == AttentionBackend::kFlash) {
+    Op op;
+    op.name = "attention";
+    op.layer = layer;
+    op.work.kind = hw::KernelClass::kAttention;
+    op.work.flops = full_flops * kCausalFraction;
+    // Reads Q, K, V and writes O and the fp32 log-sum-exp per row.
+    op.work.bytes = tokens_ * (2.0 * q + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
+    op.model_flops = full_flops;
+    return {op};
+  }
+  // Unfused (Megatron-LM, SC'21): batched GEMMs per head plus a softmax kernel
+  // over the b a s^2 scores, which are written to and read from HBM.
+  const double heads = b_ * a;
+  const double scores = heads * s_ * s_;
+  const int count = static_cast<int>(heads);
+  Op qk;
+  qk.name = "attention.scores";
+  qk.layer = layer;
+  qk.work = {hw::KernelClass::kAttention, full_flops / 2.0, tokens_ * (q + kv) * act_bytes_ + scores * act_bytes_,
+             count};
+  qk.model_flops = full_flops / 2.0;
+  double softmax_bytes = 2.0 * scores * act_bytes_;
+  if (model_.attention_dropout > 0.0) softmax_bytes += scores * (kMaskBytes + act_bytes_);
+  Op softmax = elementwise("attention.softmax", softmax_bytes, 0.0, layer);
+  Op av;
+  av.name = "attention.context";
+  av.layer = layer;
+  av.work = {hw::KernelClass::kAttention, full_flops / 2.0, scores * act_bytes_ + tokens_ * (kv + q) * act_bytes_,
+             count};
+  av.model_flops = full_flops / 2.0;
+  return {qk, softmax, av};
+}
+
+std::vector<Op> TransformerOps::layer_forward(long long layer) const {
+  const double h = static_cast<double>(model_.hidden_size);
+  const double f = static_cast<double>(model_.ffn_hidden_size);
+  const double q = static_cast<double>(model_.query_width());
+  const double kv = static_cast<double>(model_.kv_width());
+  const double bias = model_.add_bias_linear ? 1.0 : 0.0;
+  const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
+  const double norm_bytes = 2.0 * tokens_ * h * act_bytes_;
+  // Bias-dropout-add: read the branch and the residual, write the sum (+ mask).
+  const double residual_bytes =
+      3.0 * tokens_ * h * act_bytes_ + (model_.hidden_dropout > 0.0 ? tokens_ * h * kMaskBytes : 0.0);
+
+  std::vector<Op> ops;
+  ops.push_back(elementwise("input_norm", norm_bytes, norm_params, layer));
+  ops.push_back(matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer));
+  for (Op& op : attention_core_forward(layer)) ops.push_back(std::move(op));
+  ops.push_back(matmul("attn_out_proj", tokens_, h, q, q * h + bias * h, layer));
+  ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer));
+  ops.push_back(elementwise("post_attn_norm", norm_bytes, norm_params, layer));
+
+  const double up = model_.swiglu ? 2.0 * f : f;
+  // GELU reads f and writes f; SwiGLU reads gate and up (2f) and writes f.
+  const double act_bytes = (up + f) * tokens_ * act_bytes_;
+  if (!model_.is_moe()) {
+    ops.push_back(matmul("mlp_up", tokens_, up, h, h * up + bias * up, layer));
+    ops.push_back(elementwise("mlp_act", act_bytes, 0.0, layer));
+    ops.push_back(matmul("mlp_down", tokens_, h, f, f * h + bias * h, layer));
+  } else {
+    // Top-k routing with perfect balance: each of E experts gets b s k / E tokens
+    // (the load imbalance and capacity factor come with expert parallelism, issue 4).
+    const double e = static_cast<double>(model_.num_experts);
+    const double k = static_cast<double>(model_.moe_router_topk);
+    const double per_expert = tokens_ * k / e;
+    const int experts = static_cast<int>(model_.num_experts);
+    ops.push_back(matmul("router", tokens_, e, h, h * e, layer));
+    ops.push_back(elementwise("moe_dispatch", 2.0 * k * tokens_ * h * act_bytes_, 0.0, layer));
+    ops.push_back(matmul("experts_up", per_expert, up, h, e * (h * up + bias * up), layer, experts));
+    ops.push_back(elementwise("experts_act", act_bytes * k, 0.0, layer));
+    ops.push_back(matmul("experts_down", per_expert, h, f, e * (f * h + bias * h), layer, experts));
+    ops.push_back(elementwise("moe_combine", 2.0 * k * tokens_ * h * act_bytes_, 0.0, layer));
+  }
+  ops.push_back(elementwise("mlp_residual", residual_bytes, 0.0, layer));
+  for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
+  return ops;
+}
+
+std::vector<Op> TransformerOps::head_forward() const {
+  const double h = static_cast<double>(model_.hidden_size);
+  const double v = static_cast<double>(model_.vocab_size);
+  const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
+  const double out_params = model_.untie_embeddings ? v * h : 0.0;
+  std::vector<Op> ops;
+  ops.push_back(elementwise("final_norm", 2.0 * tokens_ * h * act_bytes_, norm_params, -1));
+  ops.push_back(matmul("output_layer", tokens_, v, h, out_params, -1));
+  // Cross-entropy in fp32 over the logits (Megatron-LM casts them to float).
+  ops.push_back(elementwise("loss", tokens_ * v * (act_bytes_ + kFp32Bytes), 0.0, -1));
+  return ops;
+}
+
+std::vector<Op> TransformerOps::head_backward() const {
+  std::vector<Op> fwd = head_forward();
+  std::vector<Op> ops;
+  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it)
+    ops.push_back(backward_of(*it, 2.0, 2.0));
+  ops.front().work.bytes = ops.front().work.bytes / 2.0;  // loss backward rewrites the saved softmax once
+  return ops;
+}
+
+std::vector<Op> TransformerOps::layer_backward(long long layer) const {
+  std::vector<Op> fwd = layer_forward(layer);
+  std::vector<Op> ops;
+  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
+    const bool flash = it->work.kind == hw::KernelClass::kAttention &&
+                       training_.attention_backend == AttentionBackend::kFlash;
+    ops.push_back(backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0));
+  }
+  return ops;
+}
+
+std::vector<Op> TransformerOps::layer_recompute(long long layer, Recompute granularity) const {
+  std::vector<Op> ops;
+  if (granularity == Recompute::kFull) {
+    ops = layer_forward(layer);
+  } else if (granularity == Recompute::kSelective && training_.attention_backend == AttentionBackend::kUnfused) {
+    ops = attention_core_forward(layer);
+    for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
+  }
+  for (Op& op : ops) {
+    op.name += ".recompute";
+    op.model_flops = 0.0;  // recomputation is not model work (DESIGN.md, result contract)
+    op.grad_params = 0.0;
+  }
+  return ops;
+}
+
+std::vector<Op> TransformerOps::embedding_backward() const {
+  std::vector<Op> fwd = embedding_forward();
+  Op op = backward_of(fwd.front(), 1.0, 1.0);
+  // Scatter-add of the incoming gradient into the (fp32 or bf16) embedding gradient.
+  const double h = static_cast<double>(model_.hidden_size);
+  op.work.bytes = tokens_ * h * (act_bytes_ + 2.0 * hw::bytes_per_element(training_.grad_reduce_dtype));
+  // Tied embeddings: the shared matrix's gradient is complete only now.
+  return {op};
+}
+
+Op TransformerOps::optimizer_step(double params) const {
+  // Per parameter, Adam (Kingma & Ba 2015) in mixed precision reads the gradient,
+  // reads and writes the fp32 master weight, momentum and variance, and writes the
+  // 16-bit weight; the global gradient norm for clipping reads the gradient once more.
+  const double grad = hw::bytes_per_element(training_.grad_reduce_dtype);
+  const bool mixed = act_bytes_ < 4.0;
+  const double states = training_.optimizer == Optimizer::kAdam ? 2.0 : 1.0;  // (m, v) or momentum
+  const double master = mixed ? 2.0 * 4.0 + act_bytes_ : 2.0 * 4.0;           // rw fp32 + write copy
+  const double bytes_per_param = 2.0 * grad + master + states * 2.0 * 4.0;
+  Op op = elementwise("optimizer_step", params * bytes_per_param, 0.0, -1);
+  return op;
+}
+
+double TransformerOps::model_flops_per_microbatch() const {
+  double fwd = 0.0;
+  for (const Op& op : head_forward()) fwd += op.model_flops;
+  const std::vector<Op> layer = layer_forward(0);
+  double per_layer = 0.0;
+  for (const Op& op : layer) per_layer += op.model_flops;
+  fwd += per_layer * static_cast<double>(model_.num_layers);
+  return 3.0 * fwd;
+}
+
+}  // namespace trainsim::workload
