@@ -32,6 +32,24 @@ std::string join(std::initializer_list<std::string_view> items) {
   return out;
 }
 
+// A key typed short ("seq_len" for "seq_length") is too far from the full name
+// for an edit-distance suggestion; a unique extension of it is suggested instead.
+std::optional<std::string_view> unique_extension(std::string_view typed, const std::vector<std::string_view>& keys) {
+  constexpr std::size_t kMinPrefix = 3;
+  if (typed.size() < kMinPrefix) return std::nullopt;
+  std::optional<std::string_view> found;
+  for (std::string_view k : keys) {
+    if (k.size() > typed.size() && k.starts_with(typed)) {
+      if (found) return std::nullopt;
+      found = k;
+    }
+  }
+  return found;
+}
+
+// 2^63: the first double above every long long (a double cannot hold 2^63 - 1).
+constexpr double kTwoTo63 = 9223372036854775808.0;
+
 std::string integer_range(long long min, long long max) {
   return fmt::format("an integer from {} to {}", min, max);
 }
@@ -50,8 +68,12 @@ ObjectReader::ObjectReader(const nlohmann::json& value, std::string file, std::s
                            std::vector<std::string_view> known,
                            std::vector<std::pair<std::string_view, std::string_view>> aliases)
     : value_(value), file_(std::move(file)), path_(std::move(path)) {
-  if (!value_.is_object())
-    throw ScenarioError(file_, path_.empty() ? "/" : path_, "an object", describe_found(value_));
+  if (!value_.is_object()) {
+    // The empty pointer names the whole document; errors.cpp leaves it out.
+    if (path_.empty())
+      throw ScenarioError(file_, "", "a JSON object at the top level (the scenario)", describe_found(value_));
+    throw ScenarioError(file_, path_, "an object", describe_found(value_));
+  }
   std::vector<std::string_view> spellings = known;
   for (const auto& [alias, full] : aliases) spellings.push_back(alias);
   for (const auto& [key, _] : value_.items()) {
@@ -64,6 +86,8 @@ ObjectReader::ObjectReader(const nlohmann::json& value, std::string file, std::s
       std::string expected = "a known key";
       if (auto near = closest_match(key, std::span<const std::string_view>(spellings)))
         expected += fmt::format(" (did you mean \"{}\"?)", *near);
+      else if (auto abbreviated = unique_extension(key, spellings))
+        expected += fmt::format(" (did you mean \"{}\"?)", *abbreviated);
       else
         expected += " (one of: " + [&] {
           std::string list;
@@ -75,7 +99,8 @@ ObjectReader::ObjectReader(const nlohmann::json& value, std::string file, std::s
     for (const auto& [seen_full, seen_spelling] : present_)
       if (seen_full == full)
         throw ScenarioError(file_, path_ + "/" + json_pointer_escape(key),
-                            fmt::format("\"{}\" once (it is the same setting as \"{}\")", full, seen_spelling),
+                            fmt::format("only one of \"{}\" and \"{}\" (the same setting{})", seen_spelling, key,
+                                        seen_spelling == full || key == full ? "" : ", \"" + full + "\""),
                             "both");
     present_.emplace_back(full, key);
   }
@@ -132,7 +157,9 @@ long long ObjectReader::integer(std::string_view key, long long min, long long m
     result = v->get<long long>();
   } else if (v->is_number_float()) {
     const double d = v->get<double>();
-    if (!(std::trunc(d) == d) || d < static_cast<double>(min) || d > static_cast<double>(max))
+    // static_cast<double>(max) rounds up to 2^63 for max = INT64_MAX, and
+    // converting 2^63 back to long long is undefined: reject it first.
+    if (!(std::trunc(d) == d) || d < static_cast<double>(min) || d > static_cast<double>(max) || d >= kTwoTo63)
       fail(key, integer_range(min, max), *v);
     result = static_cast<long long>(d);
   } else {

@@ -85,8 +85,11 @@ const std::vector<std::string_view> kInterKeys{"topology", "nics_per_node", "nic
 }  // namespace
 
 nlohmann::json resolve_preset(const ObjectReader& parent, std::string_view key, PresetKind kind) {
-  const nlohmann::json& value = parent.raw(key);
   const std::string what = kind == PresetKind::kHardware ? "GPU" : "model";
+  if (!parent.has_non_null(key))
+    throw ScenarioError(parent.file(), parent.path_of(key), fmt::format("a {} preset name or an object", what),
+                        parent.has(key) ? "null" : "nothing (the key is required)");
+  const nlohmann::json& value = parent.raw(key);
   auto lookup = [&](const std::string& name, const std::string& path) {
     if (auto preset = find_preset(kind, name)) return *preset;
     const std::vector<std::string> names = preset_names(kind);

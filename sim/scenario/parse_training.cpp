@@ -1,5 +1,11 @@
 // Parses "training", "parallelism", "simulation" and "failures".
+#include <array>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "scenario/errors.h"
 #include "scenario/parse_sections.h"
@@ -16,11 +22,20 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                                   "optimizer", "grad_reduce_dtype", "attention_backend"});
   workload::TrainingConfig c;
   c.global_batch_size = t.integer("global_batch_size", 1, kMaxBatch);
-  c.micro_batch_size = t.integer("micro_batch_size", 1, c.global_batch_size, 1);
+  c.micro_batch_size = t.integer("micro_batch_size", 1, kMaxBatch, 1);
+  if (c.micro_batch_size > c.global_batch_size)
+    t.fail_message("micro_batch_size", fmt::format("micro_batch_size ({}) exceeds global_batch_size ({})",
+                                                   c.micro_batch_size, c.global_batch_size));
   c.precision = *hw::precision_from_string(t.choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
-  if (!cluster.gpu.supports(c.precision))
-    t.fail_message("precision", fmt::format("{} has no {} peak in its GPU spec (it has no such tensor cores)",
-                                            cluster.gpu.name, hw::to_string(c.precision)));
+  if (!cluster.gpu.supports(c.precision)) {
+    std::vector<std::string_view> supported;
+    for (const auto& [p, _] : cluster.gpu.peak_flops) supported.push_back(hw::to_string(p));
+    t.fail_message("precision",
+                   fmt::format("{} has no {} peak in its GPU spec{}; it has {}", cluster.gpu.name,
+                               hw::to_string(c.precision),
+                               t.has_non_null("precision") ? "" : " (training.precision defaults to bf16)",
+                               fmt::join(supported, ", ")));
+  }
   // Megatron-LM accumulates and all-reduces fp32 main gradients with bf16
   // (accumulate_allreduce_grads_in_fp32); otherwise gradients keep the training type.
   const std::string default_grad =
@@ -64,12 +79,24 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   p.context = static_cast<int>(o.integer("context_parallel_size", 1, kMaxParallel, 1));
   p.expert = static_cast<int>(o.integer("expert_model_parallel_size", 1, kMaxParallel, 1));
   const long long mp = p.model_parallel_size();
-  if (gpus % mp != 0)
-    o.fail_message("tensor_model_parallel_size",
+  if (gpus % mp != 0) {
+    // Point at the size that does not divide the GPU count, else at the first one given.
+    const std::array<std::pair<std::string_view, int>, 3> sizes{{{"tensor_model_parallel_size", p.tensor},
+                                                                 {"pipeline_model_parallel_size", p.pipeline},
+                                                                 {"context_parallel_size", p.context}}};
+    std::string_view culprit;
+    for (const auto& [key, size] : sizes)
+      if (culprit.empty() && gpus % size != 0) culprit = key;
+    for (const auto& [key, size] : sizes)
+      if (culprit.empty() && size > 1) culprit = key;
+    if (culprit.empty()) culprit = "tensor_model_parallel_size";
+    o.fail_message(culprit,
                    fmt::format("tensor ({}) x pipeline ({}) x context ({}) parallel = {} does not divide the {} GPUs",
                                p.tensor, p.pipeline, p.context, mp, gpus));
+  }
   if (o.has_non_null("data_parallel_size") && o.raw("data_parallel_size").is_string()) {
-    o.choice("data_parallel_size", {"auto"});
+    if (o.raw("data_parallel_size") != "auto")
+      o.fail("data_parallel_size", "an integer or \"auto\"", o.raw("data_parallel_size"));
     p.data = static_cast<int>(gpus / mp);
   } else {
     p.data = static_cast<int>(o.integer("data_parallel_size", 1, kMaxParallel, gpus / mp));

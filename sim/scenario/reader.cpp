@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -67,15 +69,100 @@ std::string strip_exception_prefix(std::string message) {
   return message;
 }
 
+bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The parser's message for {"a": 1,} is "unexpected '}'; expected string
+// literal", which does not say that the comma is the mistake.
+std::string trailing_comma_hint(std::string_view text, std::size_t byte) {
+  // `byte` is the 1-based position of the last character the parser read.
+  if (byte == 0 || byte > text.size()) return "";
+  const char closing = text[byte - 1];
+  if (closing != '}' && closing != ']') return "";
+  std::size_t i = byte - 1;
+  while (i > 0 && is_json_space(text[i - 1])) --i;
+  if (i == 0 || text[i - 1] != ',') return "";
+  return fmt::format(" (a trailing comma before '{}' is not allowed in JSON)", closing);
+}
+
+std::string json_pointer_escape(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+// nlohmann::json keeps the last of two equal keys in an object without a word;
+// in a scenario that is an editing mistake (two "global_batch_size" with
+// different values), so it is rejected. Runs as the parser's callback.
+class DuplicateKeyCheck {
+ public:
+  explicit DuplicateKeyCheck(const std::string& file) : file_(file) {}
+
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start: frames_.push_back(Frame{true, {}, {}, 0}); break;
+      case Event::array_start: frames_.push_back(Frame{false, {}, {}, 0}); break;
+      case Event::key: {
+        if (frames_.empty()) break;
+        std::string key = parsed.get<std::string>();
+        if (!frames_.back().keys.insert(key).second)
+          throw ScenarioError(file_, path_to(key), "each key once in an object", "\"" + key + "\" twice");
+        frames_.back().key = std::move(key);
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        element_done();
+        break;
+      case Event::value: element_done(); break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;        // the member being parsed (objects)
+    std::size_t index = 0;  // the element being parsed (arrays)
+  };
+
+  void element_done() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+
+  // The pointer to `key` in the innermost open object.
+  [[nodiscard]] std::string path_to(const std::string& key) const {
+    std::string path;
+    for (std::size_t i = 0; i + 1 < frames_.size(); ++i)
+      path += "/" + (frames_[i].object ? json_pointer_escape(frames_[i].key) : std::to_string(frames_[i].index));
+    return path + "/" + json_pointer_escape(key);
+  }
+
+  const std::string& file_;
+  std::vector<Frame> frames_;
+};
+
 }  // namespace
 
 Scenario parse_scenario_text(std::string_view text, const std::string& file) {
+  if (text.find_first_not_of(" \t\n\r") == std::string_view::npos)
+    throw ScenarioError(file, "", "a JSON object (the scenario)", "an empty document");
   check_nesting(text, file);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
+    DuplicateKeyCheck duplicates(file);
+    doc = nlohmann::json::parse(text, [&duplicates](int depth, nlohmann::json::parse_event_t event,
+                                                    nlohmann::json& parsed) {
+      return duplicates(depth, event, parsed);
+    });
   } catch (const nlohmann::json::parse_error& e) {
-    throw ScenarioError(file, "", "valid JSON", strip_exception_prefix(e.what()));
+    throw ScenarioError(file, "", "valid JSON", strip_exception_prefix(e.what()) + trailing_comma_hint(text, e.byte));
   }
   const ObjectReader root(doc, file, "",
                           {"name", "description", "cluster", "model", "training", "parallelism", "failures",
@@ -100,6 +187,7 @@ Scenario parse_scenario_text(std::string_view text, const std::string& file) {
 Scenario read_scenario_file(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::error_code ec;
+  if (!std::filesystem::exists(path, ec) && !ec) throw ScenarioError(file, "", "an existing scenario file", "no such file");
   if (std::filesystem::is_directory(path, ec))
     throw ScenarioError(file, "", "a scenario file", "a directory");
   std::ifstream in(path, std::ios::binary);

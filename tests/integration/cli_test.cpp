@@ -1,0 +1,179 @@
+// End to end: the real `trainsim` binary on shipped scenarios.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(TRAINSIM_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name; }
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trainsim_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(Cli, RunPrintsASummary) {
+  const Result r = run("run " + scenario("gpt2-124m-8xh100.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("iteration time"));
+  EXPECT_THAT(r.output, HasSubstr("MFU"));
+  EXPECT_THAT(r.output, HasSubstr("memory per GPU"));
+  EXPECT_THAT(r.output, HasSubstr("time to train"));
+}
+
+TEST_F(Cli, ResultHasEveryContractKey) {
+  const fs::path out = dir_ / "result.json";
+  const Result r = run("run -q " + scenario("gpt2-124m-8xh100.json") + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(out));
+  for (const char* key : {"scenario", "num_gpus", "iteration_time_s", "tokens_per_s", "model_flops_per_iteration",
+                          "tflops_per_gpu", "mfu", "breakdown_s", "memory", "time_to_train_s", "cost_usd",
+                          "energy_kwh", "reliability", "timeline"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"compute", "exposed_communication", "pipeline_bubble", "optimizer", "other"})
+    EXPECT_TRUE(j["breakdown_s"].contains(key)) << key;
+  for (const char* key : {"peak_bytes_per_gpu", "capacity_bytes_per_gpu", "fits"})
+    EXPECT_TRUE(j["memory"].contains(key)) << key;
+  EXPECT_EQ(j["num_gpus"], 8);
+  EXPECT_EQ(j["timeline"], "result.timeline.json");
+  const auto tl = nlohmann::json::parse(slurp(dir_ / "result.timeline.json"));
+  EXPECT_EQ(tl["num_gpus"], 8);
+  EXPECT_EQ(tl["node_of_rank"].size(), 8u);
+  EXPECT_FALSE(tl["lanes"].empty());
+  // MFU as the contract defines it.
+  const double mfu = j["model_flops_per_iteration"].get<double>() /
+                     (j["iteration_time_s"].get<double>() * 8 * 989e12);
+  EXPECT_DOUBLE_EQ(j["mfu"].get<double>(), mfu);
+}
+
+TEST_F(Cli, SameScenarioGivesByteIdenticalFiles) {
+  for (const char* name : {"a", "b"}) {
+    const fs::path d = dir_ / name;
+    fs::create_directories(d);
+    const Result r = run("run -q " + scenario("llama3-8b-64xh100.json") + " --out " + (d / "r.json").string() +
+                         " --trace " + (d / "t.json").string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  for (const char* file : {"r.json", "r.timeline.json", "t.json"}) {
+    SCOPED_TRACE(file);
+    const std::string a = slurp(dir_ / "a" / file);
+    EXPECT_FALSE(a.empty());
+    EXPECT_EQ(a, slurp(dir_ / "b" / file));
+  }
+}
+
+TEST_F(Cli, TraceHasAProcessPerGpuAndAThreadPerStream) {
+  const fs::path trace = dir_ / "t.json";
+  const Result r = run("run -q " + scenario("llama3-8b-64xh100.json") + " --trace " + trace.string() +
+                       " --trace-ranks 0-1,63");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(trace));
+  std::set<int> pids;
+  std::set<std::string> threads;
+  std::set<std::string> processes;
+  for (const auto& e : j["traceEvents"]) {
+    pids.insert(e["pid"].get<int>());
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "X") {
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+      EXPECT_TRUE(e.contains("cat"));
+    }
+  }
+  EXPECT_EQ(pids, (std::set<int>{0, 1, 63}));
+  EXPECT_EQ(threads, (std::set<std::string>{"compute", "dp_comm"}));
+  EXPECT_TRUE(processes.contains("GPU 63 (node 7)"));
+}
+
+TEST_F(Cli, DoesNotFitIsReportedWithItsReason) {
+  const fs::path out = dir_ / "r.json";
+  const Result r = run("run " + scenario("gpt3-175b-1024xa100-dp.json") + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("DOES NOT FIT"));
+  const auto j = nlohmann::json::parse(slurp(out));
+  EXPECT_FALSE(j["memory"]["fits"].get<bool>());
+  EXPECT_THAT(j["memory"]["reason"].get<std::string>(), HasSubstr("model states alone exceed"));
+}
+
+TEST_F(Cli, BadScenarioFailsCleanlyAndWritesNothing) {
+  const fs::path bad = dir_ / "bad.json";
+  std::ofstream(bad) << R"({"cluster": {"gpu": "H100-SXM5-80G", "num_nodes": 1}, "model": "gpt2-124m",
+                           "training": {"global_batch_size": 8}})";
+  const fs::path out = dir_ / "r.json";
+  const Result r = run("run " + bad.string() + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("bad.json: /cluster/gpu"));
+  EXPECT_THAT(r.output, HasSubstr("did you mean \"H100-SXM5-80GB\""));
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(Cli, UnwritableOutputIsAnErrorAndLeavesNoTemporaryFile) {
+  const fs::path out = dir_ / "missing-dir" / "r.json";
+  const Result r = run("run -q " + scenario("gpt2-124m-1xh100.json") + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("cannot write"));
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+TEST_F(Cli, BadRankListAndMissingFileAreErrors) {
+  Result r = run("run -q " + scenario("gpt2-124m-8xh100.json") + " --trace " + (dir_ / "t.json").string() +
+                 " --trace-ranks 0-9");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("outside 0-7"));
+  r = run("run " + (dir_ / "nope.json").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("nope.json"));
+}
+
+TEST_F(Cli, PresetsAreListed) {
+  const Result r = run("presets");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* name : {"A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "B200", "gpt2-124m", "gpt2-350m",
+                           "gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b"})
+    EXPECT_THAT(r.output, HasSubstr(name));
+}
+
+}  // namespace

@@ -1,0 +1,57 @@
+// The roofline compute model against its definition.
+#include <cmath>
+#include <gtest/gtest.h>
+
+#include "hardware/compute_model.h"
+#include "test_scenarios.h"
+
+namespace trainsim {
+namespace {
+
+hw::GpuSpec h100() { return testing::make_scenario("\"gpt2-124m\"").cluster.gpu; }
+
+TEST(Roofline, EfficiencyPassesThroughEveryMeasuredPoint) {
+  const hw::GpuSpec gpu = h100();
+  const hw::RooflineComputeModel model(gpu);
+  for (const auto& p : gpu.matmul_efficiency) EXPECT_DOUBLE_EQ(model.matmul_efficiency(p.flops), p.efficiency);
+  // 4096^3 bf16 on an H100 (PUBLIC_DATA.md): 220.0 us measured.
+  const hw::KernelWork gemm{hw::KernelClass::kMatmul, 2.0 * 4096.0 * 4096.0 * 4096.0, 3 * 4096.0 * 4096.0 * 2, 1};
+  EXPECT_NEAR(model.seconds(gemm, hw::Precision::kBf16) * 1e6, 220.0, 0.5);
+}
+
+TEST(Roofline, InterpolatesLinearlyInLogFlops) {
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency = {{1e9, 0.2}, {1e11, 0.6}};
+  const hw::RooflineComputeModel model(gpu);
+  EXPECT_DOUBLE_EQ(model.matmul_efficiency(1e10), 0.4);  // halfway in log space
+  EXPECT_DOUBLE_EQ(model.matmul_efficiency(1e13), 0.6);  // flat above
+  // Below: the first segment's log-log slope, log(3)/log(100) per decade.
+  EXPECT_NEAR(model.matmul_efficiency(1e7), 0.2 * std::pow(3.0, -1.0), 1e-12);
+}
+
+TEST(Roofline, MemoryBoundKernelsRunAtMeasuredBandwidth) {
+  const hw::RooflineComputeModel model(h100());
+  const hw::KernelWork copy{hw::KernelClass::kMemoryBound, 0.0, 2.9e9, 1};
+  // 3350 GB/s x 0.866 measured = 2.9011 TB/s.
+  EXPECT_DOUBLE_EQ(model.seconds(copy, hw::Precision::kBf16), 2.9e9 / (3350e9 * 0.866));
+}
+
+TEST(Roofline, GroupedGemmsUseThePerGemmEfficiency) {
+  const hw::RooflineComputeModel model(h100());
+  const double f = 1.374e11;
+  const hw::KernelWork one{hw::KernelClass::kMatmul, f, 0.0, 1};
+  const hw::KernelWork eight{hw::KernelClass::kMatmul, 8 * f, 0.0, 8};
+  EXPECT_DOUBLE_EQ(model.seconds(eight, hw::Precision::kBf16), 8 * model.seconds(one, hw::Precision::kBf16));
+}
+
+TEST(Roofline, RejectsImpossibleSpecsAndWork) {
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency = {{1e9, 1.5}};
+  EXPECT_THROW(hw::RooflineComputeModel{gpu}, std::invalid_argument);
+  const hw::RooflineComputeModel model(h100());
+  EXPECT_THROW((void)model.seconds({hw::KernelClass::kMatmul, -1.0, 0.0, 1}, hw::Precision::kBf16),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trainsim

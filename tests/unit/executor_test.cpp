@@ -1,0 +1,135 @@
+// The executor's stream semantics on hand-built task graphs with fake costs.
+#include <gtest/gtest.h>
+
+#include "execution/executor.h"
+
+namespace trainsim {
+namespace {
+
+using workload::Category;
+using workload::Stream;
+using workload::Task;
+using workload::TaskGraph;
+
+// Compute takes `flops` seconds; collectives take `bytes` seconds.
+class FlopsAreSeconds final : public hw::ComputeModel {
+ public:
+  [[nodiscard]] double seconds(const hw::KernelWork& w, hw::Precision) const override { return w.flops; }
+  [[nodiscard]] std::string_view name() const override { return "test"; }
+};
+class BytesAreSeconds final : public net::CollectiveModel {
+ public:
+  [[nodiscard]] double seconds(const net::Collective& c) const override { return c.bytes; }
+  [[nodiscard]] std::string_view name() const override { return "test"; }
+};
+
+Task compute(int rank, double seconds, std::vector<workload::TaskId> deps = {}) {
+  Task t;
+  t.name = "k";
+  t.rank = rank;
+  t.compute = {hw::KernelClass::kMatmul, seconds, 0.0, 1};
+  t.deps = std::move(deps);
+  return t;
+}
+
+Task collective(int rank, double seconds, std::vector<workload::TaskId> deps, std::int64_t instance = -1) {
+  Task t;
+  t.name = "ar";
+  t.rank = rank;
+  t.stream = Stream::kDpComm;
+  t.category = Category::kAllReduce;
+  t.collective = net::Collective{net::CollectiveKind::kAllReduce, seconds, {2, 1, 2}};
+  t.deps = std::move(deps);
+  t.collective_instance = instance;
+  return t;
+}
+
+struct Fixture {
+  FlopsAreSeconds compute_model;
+  net::AnalyticBackend backend{std::make_unique<BytesAreSeconds>()};
+  core::Simulator sim;
+  exec::Timeline run(const TaskGraph& g) {
+    exec::Executor e(compute_model, backend, hw::Precision::kBf16);
+    return e.run(g, sim);
+  }
+};
+
+core::Time at(double s) { return core::from_seconds(s); }
+
+TEST(Executor, OneLaneRunsInProgramOrder) {
+  TaskGraph g;
+  g.add(compute(0, 1.0));
+  g.add(compute(0, 2.0));
+  Fixture f;
+  const auto tl = f.run(g);
+  ASSERT_EQ(tl.spans.size(), 2u);
+  EXPECT_EQ(tl.spans[1].start, at(1.0));
+  EXPECT_EQ(tl.makespan, at(3.0));
+}
+
+TEST(Executor, CommunicationOverlapsLaterComputation) {
+  // backward 1 s -> all-reduce 3 s (depends on it) while backward 2 s runs; then
+  // the optimizer (1 s) waits for both: 1 + max(3, 2) + 1 = 5 s.
+  TaskGraph g;
+  const auto b1 = g.add(compute(0, 1.0));
+  const auto ar = g.add(collective(0, 3.0, {b1}));
+  g.add(compute(0, 2.0));
+  g.add(compute(0, 1.0, {ar}));
+  Fixture f;
+  EXPECT_EQ(f.run(g).makespan, at(5.0));
+}
+
+TEST(Executor, ExposedCommunicationWhenComputeIsShort) {
+  TaskGraph g;
+  const auto b1 = g.add(compute(0, 1.0));
+  const auto ar = g.add(collective(0, 3.0, {b1}));
+  g.add(compute(0, 0.5));
+  g.add(compute(0, 1.0, {ar}));
+  Fixture f;
+  EXPECT_EQ(f.run(g).makespan, at(5.0));  // 1 + 3 + 1; the 0.5 s hides under the all-reduce
+}
+
+TEST(Executor, SharedCollectiveStartsWhenTheLastParticipantArrives) {
+  TaskGraph g;
+  const auto a = g.add(compute(0, 1.0));
+  const auto b = g.add(compute(1, 4.0));
+  const auto c0 = g.add(collective(0, 2.0, {a}, 7));
+  const auto c1 = g.add(collective(1, 2.0, {b}, 7));
+  Fixture f;
+  const auto tl = f.run(g);
+  for (const auto& s : tl.spans)
+    if (s.task == c0 || s.task == c1) {
+      EXPECT_EQ(s.start, at(4.0));
+      EXPECT_EQ(s.end, at(6.0));
+    }
+  EXPECT_EQ(tl.makespan, at(6.0));
+}
+
+TEST(Executor, SameGraphGivesTheSameTimeline) {
+  TaskGraph g;
+  const auto a = g.add(compute(0, 0.25));
+  g.add(collective(0, 0.5, {a}));
+  g.add(compute(0, 0.125));
+  Fixture f1, f2;
+  const auto t1 = f1.run(g);
+  const auto t2 = f2.run(g);
+  ASSERT_EQ(t1.spans.size(), t2.spans.size());
+  for (std::size_t i = 0; i < t1.spans.size(); ++i) {
+    EXPECT_EQ(t1.spans[i].task, t2.spans[i].task);
+    EXPECT_EQ(t1.spans[i].start, t2.spans[i].start);
+  }
+}
+
+TEST(Executor, ReportsADeadlockInsteadOfHanging) {
+  // Two participants of one collective queued on the same lane: the first waits
+  // for the second, which can never reach the head of the lane.
+  TaskGraph stuck;
+  const auto x = stuck.add(compute(0, 1.0));
+  stuck.add(collective(0, 1.0, {x}, 9));
+  stuck.add(collective(0, 1.0, {}, 9));
+  Fixture f;
+  EXPECT_THROW(f.run(stuck), std::logic_error);
+}
+
+}  // namespace
+}  // namespace trainsim

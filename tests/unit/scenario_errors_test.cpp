@@ -1,0 +1,447 @@
+// Bad scenario files: each must be rejected with a ScenarioError (or
+// NotSupportedYet for keys whose simulation lands later) whose message names the
+// file, the JSON path of the offending value, what was expected and what was
+// found, precisely enough that a user knows what to fix.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario/errors.h"
+#include "scenario/reader.h"
+
+namespace trainsim::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// 8 H100 in one node, GPT-2 small, pure data parallelism: the smallest valid
+// scenario. Every case below breaks exactly one thing in it.
+constexpr std::string_view kBase = R"({
+  "cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1},
+  "model": "gpt2-124m",
+  "training": {"global_batch_size": 8, "micro_batch_size": 1}
+})";
+
+// kBase with an RFC 7396 merge patch applied (null removes a key).
+std::string patched(std::string_view patch) {
+  nlohmann::json doc = nlohmann::json::parse(kBase);
+  doc.merge_patch(nlohmann::json::parse(patch));
+  return doc.dump(2);
+}
+
+enum class Kind { kInvalid, kNotSupported };
+
+struct BadCase {
+  std::string name;  // test name: letters, digits and '_'
+  std::string text;  // the whole scenario file
+  std::string path;  // the JSON pointer the error must name ("" for whole-document errors)
+  std::vector<std::string> expected;  // substrings of what(): what was expected and what was found
+  Kind kind = Kind::kInvalid;
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+BadCase invalid(std::string name, std::string text, std::string path, std::vector<std::string> expected) {
+  return {std::move(name), std::move(text), std::move(path), std::move(expected), Kind::kInvalid};
+}
+
+BadCase later(std::string name, std::string text, std::string path, std::vector<std::string> expected) {
+  return {std::move(name), std::move(text), std::move(path), std::move(expected), Kind::kNotSupported};
+}
+
+std::string nested(std::string_view open, std::size_t depth) {
+  std::string out;
+  out.reserve(open.size() * depth);
+  for (std::size_t i = 0; i < depth; ++i) out += open;
+  return out;
+}
+
+std::vector<BadCase> bad_cases() {
+  const std::string inline_gpu_head =
+      R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"name": "X1", "peak_flops": {"bf16": "100TFLOP/s"},
+          "memory_capacity": "16GiB", "memory_bandwidth": "1TB/s")";
+  const std::string inline_gpu_tail =
+      R"(}}, "model": "gpt2-124m", "training": {"global_batch_size": 8, "micro_batch_size": 1}})";
+  const std::string inline_model_head =
+      R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "training": {"global_batch_size": 8}, "model": )";
+
+  return {
+      // --- Malformed JSON: no path; the parser's line and column instead.
+      invalid("TruncatedJson", R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1)", "",
+              {"expected valid JSON", "line 1", "unexpected end of input"}),
+      invalid("TrailingCommaInObject", R"({"model": "gpt2-124m",})", "",
+              {"expected valid JSON", "line 1, column 23", "trailing comma"}),
+      invalid("TrailingCommaInArray", "{\"model\": \"gpt2-124m\",\n \"x\": [1, 2,]}", "",
+              {"expected valid JSON", "line 2, column 12", "trailing comma"}),
+      invalid("SingleQuotes", "{'model': 'gpt2-124m'}", "", {"expected valid JSON", "line 1, column 2"}),
+      invalid("TextAfterDocument", std::string(kBase) + " {}", "", {"expected valid JSON", "end of input"}),
+      invalid("EmptyDocument", "  \n ", "", {"a JSON object", "an empty document"}),
+      invalid("TopLevelArray", R"([{"model": "gpt2-124m"}])", "", {"expected a JSON object at the top level", "found an array"}),
+      invalid("TopLevelNumber", "42", "", {"expected a JSON object at the top level", "found 42"}),
+      invalid("TopLevelString", R"("gpt2-124m")", "", {"expected a JSON object at the top level", R"(found "gpt2-124m")"}),
+      invalid("DuplicateKey", R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "num_nodes": 2},
+              "model": "gpt2-124m", "training": {"global_batch_size": 8}})",
+              "/cluster/num_nodes", {"each key once", R"("num_nodes" twice)"}),
+      invalid("DuplicateKeyInArrayElement", R"({"x": [0, [1], {"b": {}, "a": 1, "a": 2}], "model": "gpt2-124m"})",
+              "/x/2/a", {"each key once", R"("a" twice)"}),
+      invalid("DuplicateTopLevelKeyWithSlash", R"({"a/b": 1, "a/b": 2})", "/a~1b", {R"("a/b" twice)"}),
+
+      // --- Wrong types.
+      invalid("StringWhereInteger", patched(R"({"cluster": {"num_nodes": "two"}})"), "/cluster/num_nodes",
+              {"expected an integer from 1 to 1000000", R"(found "two")"}),
+      invalid("ArrayWhereObject", patched(R"({"training": [8, 1]})"), "/training",
+              {"expected an object", "found an array"}),
+      invalid("BoolWhereNumber", patched(R"({"cluster": {"price_per_gpu_hour": true}})"),
+              "/cluster/price_per_gpu_hour", {"expected a number from 0 to", "found true"}),
+      invalid("FractionalInteger", patched(R"({"training": {"micro_batch_size": 1.5}})"),
+              "/training/micro_batch_size", {"expected an integer", "found 1.5"}),
+      invalid("StringWhereBool", patched(R"({"parallelism": {"overlap_grad_reduce": "yes"}})"),
+              "/parallelism/overlap_grad_reduce", {"expected true or false", R"(found "yes")"}),
+      invalid("NumberWhereModel", patched(R"({"model": 7})"), "/model",
+              {"expected a model preset name or an object", "found 7"}),
+      invalid("NumberWhereName", patched(R"({"name": 7})"), "/name", {"expected a string", "found 7"}),
+      invalid("ObjectWhereQuantity", patched(R"({"cluster": {"intra_node": {"latency": {"us": 2}}}})"),
+              "/cluster/intra_node/latency", {"expected a duration such as", "found an object"}),
+      invalid("NumberWhereGpuPresetName", patched(R"({"cluster": {"gpu": {"preset": 100}}})"), "/cluster/gpu/preset",
+              {"expected a GPU preset name", "found 100"}),
+
+      // --- Zero and negative sizes.
+      invalid("ZeroNodes", patched(R"({"cluster": {"num_nodes": 0}})"), "/cluster/num_nodes",
+              {"expected an integer from 1 to 1000000", "found 0"}),
+      invalid("NegativeMicroBatch", patched(R"({"training": {"micro_batch_size": -1}})"),
+              "/training/micro_batch_size", {"expected an integer from 1", "found -1"}),
+      invalid("ZeroHiddenSize", patched(R"({"model": {"preset": "gpt2-124m", "hidden_size": 0}})"),
+              "/model/hidden_size", {"expected an integer from 1", "found 0"}),
+      invalid("ZeroGpusPerNode", patched(R"({"cluster": {"gpus_per_node": 0}})"), "/cluster/gpus_per_node",
+              {"expected an integer from 1 to 1024", "found 0"}),
+      invalid("NegativeBandwidth", patched(R"({"cluster": {"inter_node": {"nic_bandwidth": "-400Gbps"}}})"),
+              "/cluster/inter_node/nic_bandwidth", {"expected a bandwidth from 1e+06", R"(found "-400Gbps")"}),
+      invalid("MicroBatchAboveGlobalBatch", patched(R"({"training": {"micro_batch_size": 16}})"),
+              "/training/micro_batch_size", {"micro_batch_size (16)", "global_batch_size (8)"}),
+
+      // --- The parallel layout against the cluster and the batch.
+      invalid("TensorParallelNotDividingGpus",
+              patched(R"({"parallelism": {"tensor_model_parallel_size": 3}})"),
+              "/parallelism/tensor_model_parallel_size", {"tensor (3) x pipeline (1) x context (1)", "= 3",
+                                                           "does not divide the 8 GPUs"}),
+      invalid("ContextParallelNotDividingGpus", patched(R"({"parallelism": {"cp": 3}})"), "/parallelism/cp",
+              {"context (3)", "does not divide the 8 GPUs"}),
+      invalid("ModelParallelLargerThanCluster", patched(R"({"parallelism": {"tp": 4, "pp": 4}})"),
+              "/parallelism/tp", {"tensor (4) x pipeline (4) x context (1) parallel = 16", "does not divide the 8 GPUs"}),
+      invalid("DataParallelMismatch", patched(R"({"parallelism": {"dp": 4}})"), "/parallelism/dp",
+              {"data (4) parallel = 4", "the cluster has 8 GPUs", R"(use "auto")"}),
+      invalid("DataParallelUnknownWord", patched(R"({"parallelism": {"data_parallel_size": "half"}})"),
+              "/parallelism/data_parallel_size", {R"(expected an integer or "auto")", R"(found "half")"}),
+      invalid("GlobalBatchNotDivisible", patched(R"({"training": {"global_batch_size": 12}})"),
+              "/training/global_batch_size",
+              {"global_batch_size (12)", "divisible by micro_batch_size (1) x data_parallel_size (8) = 8"}),
+      invalid("TensorParallelNotDividingHeads", patched(R"({"parallelism": {"tp": 8}})"), "/parallelism/tp",
+              {"tensor_model_parallel_size (8) must divide num_attention_heads (12) and num_query_groups (12)"}),
+      invalid("PipelineDeeperThanModel",
+              patched(R"({"cluster": {"num_nodes": 4}, "model": {"preset": "gpt2-124m", "num_layers": 2},
+                          "parallelism": {"pp": 4}})"),
+              "/parallelism/pp", {"pipeline_model_parallel_size (4) exceeds num_layers (2)"}),
+
+      // --- Presets.
+      invalid("UnknownGpuPreset", patched(R"({"cluster": {"gpu": "H100-SXM5-80G"}})"), "/cluster/gpu",
+              {"expected a GPU preset", R"(did you mean "H100-SXM5-80GB"?)", R"(found "H100-SXM5-80G")"}),
+      invalid("UnknownGpuPresetInOverride", patched(R"({"cluster": {"gpu": {"preset": "a100"}}})"),
+              "/cluster/gpu/preset", {"expected a GPU preset", "A100-SXM4-80GB", R"(found "a100")"}),
+      invalid("UnknownModelPreset", patched(R"({"model": "llama3-9b"})"), "/model",
+              {"expected a model preset", R"(did you mean "llama3-8b"?)", R"(found "llama3-9b")"}),
+      invalid("UnknownModelPresetFarOff", patched(R"({"model": "bert-large"})"), "/model",
+              {"expected a model preset (", "gpt2-124m", "mixtral-8x7b", R"(found "bert-large")"}),
+
+      // --- Units.
+      invalid("UnknownUnit", patched(R"({"cluster": {"inter_node": {"nic_bandwidth": "400Gbs"}}})"),
+              "/cluster/inter_node/nic_bandwidth",
+              {"expected a bandwidth", R"(found "400Gbs")", R"(did you mean "400Gbps"?)"}),
+      invalid("UnitOfWrongDimension", patched(R"({"cluster": {"intra_node": {"bandwidth": "2us"}}})"),
+              "/cluster/intra_node/bandwidth", {"expected a bandwidth", R"(found "2us")", "a duration, not a bandwidth"}),
+      invalid("NoNumberInQuantity", patched(R"({"cluster": {"inter_node": {"latency": "fast"}}})"),
+              "/cluster/inter_node/latency", {"expected a duration", R"("fast", which does not start with a number)"}),
+      invalid("LatencyAboveOneSecond", patched(R"({"cluster": {"inter_node": {"latency": "2s"}}})"),
+              "/cluster/inter_node/latency", {"expected a duration from 0 to 1 (SI units)", R"(found "2s")"}),
+
+      // --- Absurd values.
+      invalid("HugeFloatNodes", patched(R"({"cluster": {"num_nodes": 1e30}})"), "/cluster/num_nodes",
+              {"expected an integer from 1 to 1000000", "found 1e+30"}),
+      invalid("TenMillionNodes", patched(R"({"cluster": {"num_nodes": 10000000}})"), "/cluster/num_nodes",
+              {"expected an integer from 1 to 1000000", "found 10000000"}),
+      invalid("HugeFloatBatch", patched(R"({"training": {"global_batch_size": 1e30}})"),
+              "/training/global_batch_size", {"expected an integer from 1 to 1000000000", "found 1e+30"}),
+      invalid("Uint64Nodes", patched(R"({"cluster": {"num_nodes": 18446744073709551615}})"), "/cluster/num_nodes",
+              {"expected an integer from 1 to 1000000", "found 18446744073709551615"}),
+      invalid("IntegerBeyondUint64", patched(R"({"cluster": {"num_nodes": 100000000000000000000000}})"),
+              "/cluster/num_nodes", {"expected an integer from 1 to 1000000", "found 9.999999999999999e+22"}),
+      invalid("TooManyGpus", patched(R"({"cluster": {"num_nodes": 200000}})"), "/cluster/num_nodes",
+              {"200000 nodes x 8 GPUs = 1600000 GPUs", "at most 1000000 GPUs"}),
+      invalid("SeedTwoToThe63AsFloat", patched(R"({"simulation": {"seed": 9.223372036854775807e18}})"),
+              "/simulation/seed", {"expected an integer from 0 to 9223372036854775807", "found 9.223372036854776e+18"}),
+      invalid("DeeplyNestedArrays", nested("[", 100000), "",
+              {"expected JSON nested at most 64 levels deep", "line 1, column 65"}),
+      invalid("DeeplyNestedObjects", nested(R"({"a":)", 100000), "", {"at most 64 levels deep", "line 1, column 321"}),
+      invalid("DeeplyNestedValue", "{\"description\": " + nested("[", 70), "",
+              {"at most 64 levels deep", "line 1, column 80"}),
+
+      // --- Unknown keys, with a did-you-mean.
+      invalid("MisspelledTensorParallel", patched(R"({"parallelism": {"tensor_model_paralel_size": 2}})"),
+              "/parallelism/tensor_model_paralel_size",
+              {R"(did you mean "tensor_model_parallel_size"?)", R"(unknown key "tensor_model_paralel_size")"}),
+      invalid("MisspelledGlobalBatch", patched(R"({"training": {"global_batch_size": null, "globl_batch_size": 8}})"),
+              "/training/globl_batch_size",
+              {R"(did you mean "global_batch_size"?)", R"(unknown key "globl_batch_size")"}),
+      invalid("MisspelledTopLevelKey", patched(R"({"model": null, "modle": "gpt2-124m"})"), "/modle",
+              {R"(did you mean "model"?)", R"(unknown key "modle")"}),
+      invalid("UnknownKeyNoNearMatch", patched(R"({"cluster": {"colour": "blue"}})"), "/cluster/colour",
+              {"expected a known key (one of: gpu, num_nodes, gpus_per_node", R"(unknown key "colour")"}),
+      invalid("MisspelledModelOverride", patched(R"({"model": {"preset": "llama3-8b", "seq_len": 4096}})"),
+              "/model/seq_len", {R"(did you mean "seq_length"?)", R"(unknown key "seq_len")"}),
+      invalid("MisspelledInlineGpuKey", inline_gpu_head + R"(, "peak_flop": {})" + inline_gpu_tail,
+              "/cluster/gpu/peak_flop", {R"(did you mean "peak_flops"?)", R"(unknown key "peak_flop")"}),
+      invalid("KeyWithSlashIsEscaped", patched(R"({"training": {"a/b": 1}})"), "/training/a~1b",
+              {R"(unknown key "a/b")"}),
+
+      // --- An alias together with its full name.
+      invalid("AliasAndFullName",
+              patched(R"({"parallelism": {"tp": 1, "tensor_model_parallel_size": 1}})"), "/parallelism/tp",
+              {R"(only one of "tensor_model_parallel_size" and "tp")", "the same setting", "found both"}),
+      invalid("DataParallelAliasAndFullName", patched(R"({"parallelism": {"dp": "auto", "data_parallel_size": 8}})"),
+              "/parallelism/dp", {R"(only one of "data_parallel_size" and "dp")", "found both"}),
+
+      // --- The model's own consistency.
+      invalid("HeadsNotDividingHidden",
+              inline_model_head +
+                  R"({"num_layers": 2, "hidden_size": 100, "num_attention_heads": 3, "seq_length": 128,
+                      "vocab_size": 1000}})",
+              "/model/num_attention_heads", {"num_attention_heads (3) must divide hidden_size (100)", "kv_channels"}),
+      invalid("QueryGroupsNotDividingHeads",
+              inline_model_head +
+                  R"({"num_layers": 2, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 5,
+                      "seq_length": 128, "vocab_size": 1000}})",
+              "/model/num_query_groups", {"num_query_groups (5) must divide num_attention_heads (32)"}),
+      invalid("QueryGroupsAboveHeads",
+              patched(R"({"model": {"preset": "llama3-8b", "num_query_groups": 64}})"), "/model/num_query_groups",
+              {"expected an integer from 1 to 32", "found 64"}),
+      invalid("SeqLengthBeyondLearnedPositions",
+              patched(R"({"model": {"preset": "gpt2-124m", "seq_length": 2048}})"), "/model/seq_length",
+              {"seq_length (2048) exceeds max_position_embeddings (1024)", "learned position embeddings"}),
+      invalid("TopkAboveExperts", patched(R"({"model": {"preset": "mixtral-8x7b", "moe_router_topk": 9}})"),
+              "/model/moe_router_topk", {"moe_router_topk (9) exceeds num_experts (8)"}),
+      invalid("InlineModelMissingLayers",
+              inline_model_head + R"({"hidden_size": 64, "num_attention_heads": 4, "seq_length": 128,
+                                      "vocab_size": 1000}})",
+              "/model/num_layers", {"expected an integer from 1 to 100000", "found nothing (the key is required)"}),
+      invalid("UnknownNormalization", patched(R"({"model": {"preset": "llama3-8b", "normalization": "rmsnorm"}})"),
+              "/model/normalization", {R"(one of "LayerNorm", "RMSNorm")", R"(did you mean "RMSNorm"?)",
+                                       R"(found "rmsnorm")"}),
+
+      // --- Training.
+      invalid("Fp8OnA100", patched(R"({"cluster": {"gpu": "A100-SXM4-80GB"}, "training": {"precision": "fp8"}})"),
+              "/training/precision", {"A100-SXM4-80GB has no fp8 peak", "it has fp32, tf32, fp16, bf16"}),
+      invalid("UnknownPrecision", patched(R"({"training": {"precision": "bf17"}})"), "/training/precision",
+              {R"(expected one of "fp32", "tf32", "fp16", "bf16", "fp8")", R"(did you mean "bf16"?)",
+               R"(found "bf17")"}),
+      invalid("DefaultPrecisionUnsupported",
+              R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"name": "X1", "peak_flops": {"fp32":
+                  "10TFLOP/s"}, "memory_capacity": "16GiB", "memory_bandwidth": "1TB/s"}}, "model": "gpt2-124m",
+                  "training": {"global_batch_size": 8}})",
+              "/training/precision", {"X1 has no bf16 peak", "training.precision defaults to bf16", "it has fp32"}),
+
+      // --- Inline GPU specs.
+      invalid("MatmulEfficiencyAboveOne", inline_gpu_head + R"(, "matmul_efficiency": [[1e10, 0.5], [1e12, 1.5]])" +
+                                              inline_gpu_tail,
+              "/cluster/gpu/matmul_efficiency/1", {"[flops, efficiency] pairs", "0 < efficiency <= 1", "found an array"}),
+      invalid("MatmulEfficiencyNotAnArray", inline_gpu_head + R"(, "matmul_efficiency": "high")" + inline_gpu_tail,
+              "/cluster/gpu/matmul_efficiency", {"a non-empty array of [flops, efficiency] pairs", R"(found "high")"}),
+      invalid("MatmulEfficiencyEmpty", inline_gpu_head + R"(, "matmul_efficiency": [])" + inline_gpu_tail,
+              "/cluster/gpu/matmul_efficiency", {"a non-empty array", "found an empty array"}),
+      invalid("MatmulEfficiencyTriple", inline_gpu_head + R"(, "matmul_efficiency": [[1e10, 0.5, 3]])" +
+                                            inline_gpu_tail,
+              "/cluster/gpu/matmul_efficiency/0", {"[flops, efficiency] pairs", "found an array"}),
+      invalid("InlineGpuMissingPeaks",
+              R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"memory_capacity": "16GiB",
+                  "memory_bandwidth": "1TB/s"}}, "model": "gpt2-124m", "training": {"global_batch_size": 8}})",
+              "/cluster/gpu/peak_flops", {"expected an object", "found nothing (the key is required)"}),
+      invalid("InlineGpuEmptyPeaks",
+              R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"peak_flops": {}, "memory_capacity":
+                  "16GiB", "memory_bandwidth": "1TB/s"}}, "model": "gpt2-124m", "training": {"global_batch_size": 8}})",
+              "/cluster/gpu/peak_flops", {"at least one of fp32, tf32, fp16, bf16, fp8", "found none"}),
+      invalid("InlineGpuWithoutPlatformNeedsFabric",
+              R"({"cluster": {"num_nodes": 1, "gpu": {"peak_flops": {"bf16": "100TFLOP/s"}, "memory_capacity":
+                  "16GiB", "memory_bandwidth": "1TB/s"}}, "model": "gpt2-124m", "training": {"global_batch_size": 8}})",
+              "/cluster/intra_node/bandwidth", {"an intra-node bandwidth (the GPU has no platform default)"}),
+      invalid("GpuOverrideBadCapacity", patched(R"({"cluster": {"gpu": {"preset": "H100-SXM5-80GB",
+                                                    "memory_capacity": "80Gb"}}})"),
+              "/cluster/gpu/memory_capacity", {"expected a size in bytes", R"(found "80Gb")", "did you mean"}),
+
+      // --- Missing required keys.
+      invalid("NoCluster", patched(R"({"cluster": null})"), "/cluster",
+              {"expected an object", "found nothing (the key is required)"}),
+      invalid("NoGpu", patched(R"({"cluster": {"gpu": null}})"), "/cluster/gpu",
+              {"expected a GPU preset name or an object", "found nothing (the key is required)"}),
+      invalid("NoNumNodes", patched(R"({"cluster": {"num_nodes": null}})"), "/cluster/num_nodes",
+              {"expected an integer from 1 to 1000000", "found nothing (the key is required)"}),
+      invalid("NoModel", patched(R"({"model": null})"), "/model",
+              {"expected a model preset name or an object", "found nothing (the key is required)"}),
+      invalid("NoTraining", patched(R"({"training": null})"), "/training",
+              {"expected an object", "found nothing (the key is required)"}),
+      invalid("NoGlobalBatchSize", patched(R"({"training": {"global_batch_size": null}})"),
+              "/training/global_batch_size",
+              {"expected an integer from 1 to 1000000000", "found nothing (the key is required)"}),
+      invalid("NullRequiredValue",
+              R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": "gpt2-124m",
+                  "training": {"global_batch_size": null}})",
+              "/training/global_batch_size", {"expected an integer", "found null"}),
+
+      // --- Known keys whose simulation lands with a later issue.
+      later("TensorParallel", patched(R"({"parallelism": {"tp": 2}})"), "/parallelism/tp",
+            {"not supported yet", "tensor parallelism"}),
+      later("PipelineParallel", patched(R"({"parallelism": {"pipeline_model_parallel_size": 2}})"),
+            "/parallelism/pipeline_model_parallel_size", {"not supported yet", "pipeline parallelism"}),
+      later("ContextParallel", patched(R"({"parallelism": {"cp": 2}})"), "/parallelism/cp",
+            {"not supported yet", "context parallelism"}),
+      later("ExpertParallel", patched(R"({"model": "mixtral-8x7b", "parallelism": {"ep": 2}})"), "/parallelism/ep",
+            {"not supported yet", "expert parallelism"}),
+      later("ZeroStage1", patched(R"({"parallelism": {"zero_stage": 1}})"), "/parallelism/zero_stage",
+            {"not supported yet", "ZeRO"}),
+      later("SequenceParallel", patched(R"({"parallelism": {"sequence_parallel": true}})"),
+            "/parallelism/sequence_parallel", {"not supported yet", "sequence parallelism"}),
+      later("AsyncParameterServer", patched(R"({"parallelism": {"mode": "async_ps"}})"), "/parallelism/mode",
+            {"not supported yet", R"(mode "async_ps")"}),
+      later("Failures", patched(R"({"failures": {"gpu_mtbf": "50000h", "checkpoint_interval": "auto"}})"),
+            "/failures", {"not supported yet", "failure modeling"}),
+      later("Calibration", patched(R"({"calibration": "scenarios/calibration/h100-sxm5-80gb.json"})"),
+            "/calibration", {"not supported yet", "calibration profiles"}),
+      later("FlowNetworkModel", patched(R"({"simulation": {"network_model": "flow"}})"),
+            "/simulation/network_model", {"not supported yet", R"(network_model "flow")", R"(use "analytic")"}),
+      later("Torus3d", patched(R"({"cluster": {"inter_node": {"topology": "torus3d"}}})"),
+            "/cluster/inter_node/topology", {"not supported yet", R"(topology "torus3d")"}),
+      later("Oversubscription4", patched(R"({"cluster": {"inter_node": {"oversubscription": 4}}})"),
+            "/cluster/inter_node/oversubscription", {"not supported yet", "oversubscribed fat tree"}),
+      later("PcieFabric", patched(R"({"cluster": {"intra_node": {"fabric": "pcie"}}})"), "/cluster/intra_node/fabric",
+            {"not supported yet", R"(fabric "pcie")"}),
+      later("ForcedCollectiveAlgorithm", patched(R"({"simulation": {"collective_algorithm": "ring"}})"),
+            "/simulation/collective_algorithm", {"not supported yet", R"(collective_algorithm "ring")"}),
+  };
+}
+
+std::string error_name(const testing::TestParamInfo<BadCase>& info) { return info.param.name; }
+
+class ScenarioErrors : public testing::TestWithParam<BadCase> {};
+
+TEST_P(ScenarioErrors, RejectedWithAPreciseMessage) {
+  const BadCase& c = GetParam();
+  try {
+    static_cast<void>(parse_scenario_text(c.text, "bad.json"));
+    FAIL() << "accepted a bad scenario:\n" << c.text.substr(0, 2000);
+  } catch (const ScenarioError& e) {
+    const std::string message = e.what();
+    SCOPED_TRACE(message);
+    EXPECT_EQ(e.file(), "bad.json");
+    EXPECT_EQ(e.json_path(), c.path);
+    if (c.path.empty()) {
+      EXPECT_THAT(message, StartsWith("bad.json: "));
+    } else {
+      EXPECT_THAT(message, StartsWith("bad.json: " + c.path + ": "));
+    }
+    for (const std::string& part : c.expected) EXPECT_THAT(message, HasSubstr(part));
+    const bool not_supported = dynamic_cast<const NotSupportedYet*>(&e) != nullptr;
+    if (c.kind == Kind::kNotSupported) {
+      EXPECT_TRUE(not_supported) << "expected NotSupportedYet, got " << typeid(e).name();
+      EXPECT_THAT(message, HasSubstr("not supported yet"));
+    } else {
+      EXPECT_FALSE(not_supported) << "a bad value must not be reported as a missing feature";
+      EXPECT_THAT(message, Not(HasSubstr("not supported yet")));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BadScenarios, ScenarioErrors, testing::ValuesIn(bad_cases()), error_name);
+
+TEST(ScenarioErrorsTable, HasDistinctNamesAndEnoughCases) {
+  const std::vector<BadCase> cases = bad_cases();
+  EXPECT_GE(cases.size(), 35u);
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    for (std::size_t j = i + 1; j < cases.size(); ++j) {
+      EXPECT_NE(cases[i].name, cases[j].name);
+      EXPECT_NE(cases[i].text, cases[j].text) << cases[i].name << " and " << cases[j].name;
+    }
+}
+
+// --- read_scenario_file: the file itself is the problem.
+
+class ScenarioFileErrors : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(testing::TempDir()) /
+           ("trainsim_scenario_errors_" +
+            std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static std::string error_of(const std::filesystem::path& path, const std::string& json_path = "") {
+    try {
+      static_cast<void>(read_scenario_file(path));
+    } catch (const NotSupportedYet& e) {
+      ADD_FAILURE() << "NotSupportedYet for a file problem: " << e.what();
+      return e.what();
+    } catch (const ScenarioError& e) {
+      EXPECT_EQ(e.file(), path.string());
+      EXPECT_EQ(e.json_path(), json_path);
+      return e.what();
+    }
+    ADD_FAILURE() << "read " << path << " without an error";
+    return {};
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ScenarioFileErrors, MissingFile) {
+  const std::filesystem::path path = dir_ / "no_such_scenario.json";
+  const std::string message = error_of(path);
+  EXPECT_THAT(message, StartsWith(path.string() + ": "));
+  EXPECT_THAT(message, HasSubstr("expected an existing scenario file, found no such file"));
+}
+
+TEST_F(ScenarioFileErrors, Directory) {
+  const std::string message = error_of(dir_);
+  EXPECT_THAT(message, StartsWith(dir_.string() + ": "));
+  EXPECT_THAT(message, HasSubstr("expected a scenario file, found a directory"));
+}
+
+TEST_F(ScenarioFileErrors, EmptyFile) {
+  const std::filesystem::path path = dir_ / "empty.json";
+  { std::ofstream out(path); }
+  const std::string message = error_of(path);
+  EXPECT_THAT(message, StartsWith(path.string() + ": "));
+  EXPECT_THAT(message, HasSubstr("expected a JSON object (the scenario), found an empty document"));
+}
+
+TEST_F(ScenarioFileErrors, BadContentNamesTheFile) {
+  const std::filesystem::path path = dir_ / "typo.json";
+  {
+    std::ofstream out(path);
+    out << patched(R"({"training": {"precision": "bf17"}})");
+  }
+  const std::string message = error_of(path, "/training/precision");
+  EXPECT_THAT(message, StartsWith(path.string() + ": /training/precision: "));
+  EXPECT_THAT(message, HasSubstr(R"(did you mean "bf16"?)"));
+}
+
+}  // namespace
+}  // namespace trainsim::scenario
