@@ -1,6 +1,7 @@
 #include "core/time.h"
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -15,20 +16,29 @@ namespace {
 // in int64_t after rounding.
 constexpr double kTwoPow63 = 9223372036854775808.0;
 
+// std::to_string(double) prints "%f", which shows -1e-12 as "-0.000000";
+// 17 significant digits always show what a user needs to find the bad value.
+std::string describe(double seconds) {
+  std::ostringstream out;
+  out.precision(17);
+  out << seconds;
+  return out.str();
+}
+
 }  // namespace
 
 Time from_seconds(double seconds) {
   // !(x >= 0) also rejects NaN, which compares false with everything.
   if (!(seconds >= 0.0)) {
     throw std::domain_error("from_seconds: duration must be a non-negative number, got " +
-                            std::to_string(seconds));
+                            describe(seconds) + " s");
   }
   if (!std::isfinite(seconds)) {
     throw std::domain_error("from_seconds: duration must be finite");
   }
   const double ns = seconds * 1e9;
   if (ns >= kTwoPow63) {
-    throw std::domain_error("from_seconds: " + std::to_string(seconds) +
+    throw std::domain_error("from_seconds: " + describe(seconds) +
                             " s does not fit in 64-bit nanoseconds (max ~292 years)");
   }
   // llround rounds halfway cases away from zero and does not depend on the

@@ -1,0 +1,36 @@
+// Whole-scenario simulation speed: read nothing, build the task graph, run it.
+#include <benchmark/benchmark.h>
+#include <string>
+
+#include "execution/simulate.h"
+#include "scenario/reader.h"
+
+namespace {
+
+using namespace trainsim;
+
+scenario::Scenario make(const std::string& model, int nodes, int global_batch) {
+  return scenario::parse_scenario_text(
+      R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": )" + std::to_string(nodes) + R"(}, "model": ")" + model +
+          R"(", "training": {"global_batch_size": )" + std::to_string(global_batch) +
+          R"(}, "parallelism": {"overlap_grad_reduce": true, "recompute_granularity": "full"}})",
+      "bench.json");
+}
+
+// llama3-8b data parallel: 64 GPUs (8 micro-batches each) up to 16,384 GPUs.
+void BM_SimulateLlama3_8bDataParallel(benchmark::State& state) {
+  const auto nodes = static_cast<int>(state.range(0));
+  const scenario::Scenario s = make("llama3-8b", nodes, nodes * 8 * 8);
+  std::size_t tasks = 0;
+  for (auto _ : state) {
+    const exec::SimulationOutput out = exec::simulate(s);
+    tasks = out.iteration.graph.size();
+    benchmark::DoNotOptimize(out.timeline.makespan);
+  }
+  state.counters["gpus"] = nodes * 8;
+  state.counters["tasks"] = static_cast<double>(tasks);
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(tasks));
+}
+BENCHMARK(BM_SimulateLlama3_8bDataParallel)->Arg(8)->Arg(128)->Arg(2048)->Unit(benchmark::kMillisecond);
+
+}  // namespace
