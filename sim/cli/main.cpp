@@ -23,7 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace trainsim;
 
-constexpr int kExitError = 1;
+constexpr int kExitError = 1;  // a scenario, simulation or output error
+constexpr int kExitUsage = 2;  // bad command-line arguments
 
 struct RunOptions {
   std::string scenario;
@@ -84,13 +85,20 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand("run", "Simulate a scenario and print its summary");
   run_cmd->add_option("scenario", run_opts.scenario, "Scenario JSON file")->required();
   run_cmd->add_option("--out", run_opts.out, "Write the result JSON here (and RESULT.timeline.json beside it)");
-  run_cmd->add_option("--trace", run_opts.trace, "Write a Chrome/Perfetto trace here");
-  run_cmd->add_option("--trace-ranks", run_opts.trace_ranks,
-                      "Ranks in the trace, e.g. 0-7,16 (default: all up to 64 GPUs, else the first node)");
+  CLI::Option* trace = run_cmd->add_option("--trace", run_opts.trace, "Write a Chrome/Perfetto trace here");
+  run_cmd
+      ->add_option("--trace-ranks", run_opts.trace_ranks,
+                   "Ranks in the trace, e.g. 0-7,16 (default: all up to 64 GPUs, else the first node)")
+      ->needs(trace);
   run_cmd->add_flag("--quiet,-q", run_opts.quiet, "Print nothing but errors");
   CLI::App* presets_cmd = app.add_subcommand("presets", "List the built-in GPU and model presets");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end here too, with code 0.
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
   try {
     if (presets_cmd->parsed()) {
       list_presets();

@@ -1,7 +1,7 @@
 #pragma once
 // One GPU model as the simulator sees it: datasheet peaks plus the measured
 // efficiencies that turn peaks into achievable rates (sources in the preset
-// files, scenarios/hardware/*.json, and in docs/model.md section "Compute").
+// files, scenarios/hardware/*.json, and in docs/model.md section "Compute cost").
 #include <map>
 #include <string>
 #include <vector>

@@ -19,10 +19,7 @@ double Ring::reduce_scatter(double bytes, int n) const {
 
 HierarchicalRingModel::HierarchicalRingModel(const hw::ClusterSpec& cluster)
     : intra_{cluster.nvlink_bandwidth(), cluster.intra_node.latency},
-      inter_{cluster.nic_bandwidth_per_gpu(), cluster.inter_node.latency} {
-  if (!(intra_.bandwidth > 0.0) || !(inter_.bandwidth > 0.0))
-    throw std::invalid_argument("collective model: bandwidths must be positive");
-}
+      inter_{cluster.nic_bandwidth_per_gpu(), cluster.inter_node.latency} {}
 
 double HierarchicalRingModel::seconds(const Collective& c) const {
   const CommGroup& g = c.group;
@@ -33,6 +30,10 @@ double HierarchicalRingModel::seconds(const Collective& c) const {
   if (g.size == 1) return 0.0;
   const int k = g.ranks_per_node;
   const int n = g.nodes;
+  // A single-node cluster may have no NICs and a one-GPU node no NVSwitch; the
+  // scenario reader requires each link a layout can use.
+  if ((k > 1 && !(intra_.bandwidth > 0.0)) || (n > 1 && !(inter_.bandwidth > 0.0)))
+    throw std::invalid_argument("collective model: a link this group uses has no bandwidth");
   switch (c.kind) {
     case CollectiveKind::kAllReduce:
       if (n == 1) return intra_.all_reduce(c.bytes, k);

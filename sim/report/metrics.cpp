@@ -115,7 +115,8 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
     m.time_to_train_s = *m.iterations_to_train * m.iteration_time_s;
     if (s.cluster.price_per_gpu_hour) m.cost_usd = *m.time_to_train_s / 3600.0 * n * *s.cluster.price_per_gpu_hour;
     // Upper bound until the power model of issue #8: every GPU at its TDP.
-    m.energy_kwh = *m.time_to_train_s / 3600.0 * n * s.cluster.gpu.tdp_watts / 1000.0;
+    if (s.cluster.gpu.tdp_watts > 0.0)
+      m.energy_kwh = *m.time_to_train_s / 3600.0 * n * s.cluster.gpu.tdp_watts / 1000.0;
   }
   return m;
 }

@@ -1,5 +1,7 @@
 #include "report/result_json.h"
 
+#include <cmath>
+
 #include "report/atomic_file.h"
 
 namespace trainsim::report {
@@ -25,14 +27,14 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
                       {"optimizer", m.breakdown_s.optimizer},
                       {"other", m.breakdown_s.other}};
   nlohmann::ordered_json mem;
-  mem["peak_bytes_per_gpu"] = m.memory.peak_bytes_per_gpu;
-  mem["capacity_bytes_per_gpu"] = m.memory.capacity_bytes_per_gpu;
+  mem["peak_bytes_per_gpu"] = std::llround(m.memory.peak_bytes_per_gpu);
+  mem["capacity_bytes_per_gpu"] = std::llround(m.memory.capacity_bytes_per_gpu);
   mem["fits"] = m.memory.fits;
   if (!m.memory.fits) mem["reason"] = m.memory.reason;
-  mem["breakdown_bytes"] = {{"weights", m.memory.weights},
-                            {"gradients", m.memory.gradients},
-                            {"optimizer_states", m.memory.optimizer_states},
-                            {"activations", m.memory.activations}};
+  mem["breakdown_bytes"] = {{"weights", std::llround(m.memory.weights)},
+                            {"gradients", std::llround(m.memory.gradients)},
+                            {"optimizer_states", std::llround(m.memory.optimizer_states)},
+                            {"activations", std::llround(m.memory.activations)}};
   j["memory"] = mem;
   j["time_to_train_s"] = optional_number(m.time_to_train_s);
   j["cost_usd"] = optional_number(m.cost_usd);

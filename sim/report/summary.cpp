@@ -13,7 +13,15 @@ std::string si(double v, std::string_view unit) {
       {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
   for (const auto& [scale, prefix] : kScales)
     if (v >= scale) return fmt::format("{:.3g} {}{}", v / scale, prefix, unit);
-  return fmt::format("{:.3g} {}", v, unit);
+  return unit.empty() ? fmt::format("{:.3g}", v) : fmt::format("{:.3g} {}", v, unit);
+}
+
+// Token and parameter counts: 10B, 15T (as scenario files write them).
+std::string count(double v) {
+  static constexpr std::pair<double, std::string_view> kScales[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+  for (const auto& [scale, suffix] : kScales)
+    if (v >= scale) return fmt::format("{:.3g}{}", v / scale, suffix);
+  return fmt::format("{:.3g}", v);
 }
 
 std::string duration(double s) {
@@ -37,20 +45,21 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
   std::string out;
   auto line = [&](std::string_view label, const std::string& text) { out += fmt::format("{:<18}{}\n", label, text); };
   out += fmt::format("trainsim: {}\n\n", s.name);
-  line("cluster", fmt::format("{} x {} ({} nodes x {}), NVSwitch {}/s per GPU, {} x {}bps NICs per node", m.num_gpus,
-                              c.gpu.name, c.num_nodes, c.gpus_per_node, si(c.intra_node.bandwidth, "B"),
-                              c.inter_node.nics_per_node, si(c.inter_node.nic_bandwidth * 8.0, "")));
+  line("cluster", fmt::format("{} x {} ({} node{} x {}), {} {}/s per GPU, {} x {}bps NICs per node ({})",
+                              m.num_gpus, c.gpu.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node,
+                              c.intra_node.fabric, si(c.intra_node.bandwidth, "B"), c.inter_node.nics_per_node,
+                              si(c.inter_node.nic_bandwidth * 8.0, ""), c.inter_node.topology));
   line("model", fmt::format("{}: {} parameters, {} layers, hidden {}, sequence {}", s.model.name,
-                            si(m.parameters, ""), s.model.num_layers, s.model.hidden_size, s.model.seq_length));
+                            count(m.parameters), s.model.num_layers, s.model.hidden_size, s.model.seq_length));
   line("layout", fmt::format("TP {} PP {} DP {} CP {} | micro-batch {} x {} micro-batches, global batch {} "
                              "({} tokens)",
                              p.tensor, p.pipeline, p.data, p.context, s.training.micro_batch_size, m.num_microbatches,
-                             s.training.global_batch_size, si(m.tokens_per_iteration, "")));
+                             s.training.global_batch_size, count(m.tokens_per_iteration)));
   line("cost models", fmt::format("compute: {}; network: {}", m.compute_model, m.network_model));
   out += '\n';
   line("iteration time", duration(m.iteration_time_s));
-  line("throughput", fmt::format("{} tokens/s ({} tokens/s per GPU)", si(m.tokens_per_s, ""),
-                                 si(m.tokens_per_s / static_cast<double>(m.num_gpus), "")));
+  line("throughput", fmt::format("{} tokens/s ({} tokens/s per GPU)", count(m.tokens_per_s),
+                                 count(m.tokens_per_s / static_cast<double>(m.num_gpus))));
   line("model FLOPs", fmt::format("{} per iteration, {:.1f} TFLOP/s per GPU, MFU {:.1f}% of {} {}",
                                   si(m.model_flops_per_iteration, "FLOP"), m.tflops_per_gpu, 100.0 * m.mfu,
                                   si(m.peak_flops_per_gpu, "FLOP/s"), hw::to_string(s.training.precision)));
@@ -69,7 +78,7 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
   if (!mem.fits) line("", mem.reason);
   if (m.time_to_train_s) {
     line("time to train", fmt::format("{} for {} tokens ({:.0f} iterations, no failures modeled)",
-                                      duration(*m.time_to_train_s), si(*m.train_tokens, ""), *m.iterations_to_train));
+                                      duration(*m.time_to_train_s), count(*m.train_tokens), *m.iterations_to_train));
     if (m.cost_usd)
       line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour", *m.cost_usd, *c.price_per_gpu_hour));
     if (m.energy_kwh) line("energy", fmt::format("{:.0f} kWh (GPUs at TDP, upper bound)", *m.energy_kwh));

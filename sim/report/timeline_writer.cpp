@@ -75,9 +75,11 @@ void write_timeline(const std::filesystem::path& path, const scenario::Scenario&
           const exec::Span& sp = out.timeline.spans[idx[i]];
           const Task& t = graph[sp.task];
           os << (first_span ? "\n" : ",\n")
-             << fmt::format("{{\"category\": \"{}\", \"name\": {}, \"start\": {}, \"end\": {}, \"flops\": {}, "
-                            "\"bytes\": {}, \"iteration\": {}, \"microbatch\": {}, \"layer\": {}}}",
-                            workload::to_string(t.category), json_string(t.name), seconds_text(sp.start),
+             << fmt::format("{{\"rank\": {}, \"stream\": \"{}\", \"category\": \"{}\", \"name\": {}, "
+                            "\"start\": {}, \"end\": {}, \"flops\": {}, \"bytes\": {}, \"iteration\": {}, "
+                            "\"microbatch\": {}, \"layer\": {}}}",
+                            rank, workload::to_string(stream), workload::to_string(t.category), json_string(t.name),
+                            seconds_text(sp.start),
                             seconds_text(sp.end), t.collective ? 0.0 : t.compute.flops, work_bytes(t), t.iteration,
                             t.microbatch, t.layer);
           first_span = false;

@@ -50,6 +50,19 @@ std::optional<std::string_view> unique_extension(std::string_view typed, const s
 // 2^63: the first double above every long long (a double cannot hold 2^63 - 1).
 constexpr double kTwoTo63 = 9223372036854775808.0;
 
+// The SI unit plain numbers are read in, for range messages.
+std::string_view si_unit(Dimension d) {
+  switch (d) {
+    case Dimension::kTime: return " s";
+    case Dimension::kBytes: return " B";
+    case Dimension::kBandwidth: return " B/s";
+    case Dimension::kFlopRate: return " FLOP/s";
+    case Dimension::kPower: return " W";
+    case Dimension::kCount: return "";
+  }
+  return "";
+}
+
 std::string integer_range(long long min, long long max) {
   return fmt::format("an integer from {} to {}", min, max);
 }
@@ -202,7 +215,7 @@ double ObjectReader::quantity(std::string_view key, Dimension dim, double min, d
     fail(key, expected, *v);
   }
   if (!(d >= min && d <= max))
-    fail(key, fmt::format("{} from {:g} to {:g} (SI units)", describe(dim), min, max), *v);
+    fail(key, fmt::format("{} from {:g}{} to {:g}{}", describe(dim), min, si_unit(dim), max, si_unit(dim)), *v);
   return d;
 }
 

@@ -1,4 +1,10 @@
 // Parses "cluster" and its GPU (preset or inline) into hw::ClusterSpec.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "hardware/precision.h"
@@ -19,6 +25,42 @@ constexpr long long kMaxGpus = 1'000'000;
 
 std::vector<std::string_view> views(const std::vector<std::string>& names) {
   return {names.begin(), names.end()};
+}
+
+// ASCII-only case folding, as in did_you_mean.cpp (preset names are ASCII).
+char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool iequal_prefix(std::string_view prefix, std::string_view name) {
+  if (prefix.size() > name.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i)
+    if (fold(prefix[i]) != fold(name[i])) return false;
+  return true;
+}
+
+// The preset a mistyped name most likely means. A short or differently cased
+// name ("a100", "h100") is the start of exactly one preset; an edit distance
+// alone would rank "a100" nearer to "B200" than to "A100-SXM4-80GB".
+std::optional<std::string> suggest_preset(std::string_view typed, const std::vector<std::string>& names) {
+  std::optional<std::string> extension;
+  int extensions = 0;
+  for (const std::string& name : names) {
+    if (iequal_prefix(typed, name)) {
+      extension = name;
+      ++extensions;
+    }
+  }
+  if (extensions == 1 && typed.size() >= 2) return extension;
+  const std::vector<std::string_view> options = views(names);
+  return closest_match(typed, std::span<const std::string_view>(options));
+}
+
+// A matmul_efficiency point as written, so the message shows the bad number.
+std::string describe_point(const nlohmann::json& pt) {
+  constexpr std::size_t kMaxLength = 60;
+  if (!pt.is_array()) return describe_found(pt);
+  std::string text = pt.dump();
+  if (text.size() > kMaxLength) text = text.substr(0, kMaxLength) + "...";
+  return text;
 }
 
 hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file, const std::string& path) {
@@ -48,7 +90,7 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
                       pt[0].get<double>() > 0.0 && pt[1].get<double>() > 0.0 && pt[1].get<double>() <= 1.0 &&
                       pt[0].get<double>() < 1e30;
       if (!ok) throw ScenarioError(file, g.path_of("matmul_efficiency") + "/" + std::to_string(i), expected,
-                                   describe_found(pt));
+                                   describe_point(pt));
       spec.matmul_efficiency.push_back({pt[0].get<double>(), pt[1].get<double>()});
     }
   } else {
@@ -93,10 +135,8 @@ nlohmann::json resolve_preset(const ObjectReader& parent, std::string_view key, 
   auto lookup = [&](const std::string& name, const std::string& path) {
     if (auto preset = find_preset(kind, name)) return *preset;
     const std::vector<std::string> names = preset_names(kind);
-    std::string expected = fmt::format("a {} preset ({})", what, fmt::join(names, ", "));
-    const std::vector<std::string_view> options = views(names);
-    if (auto near = closest_match(name, std::span<const std::string_view>(options)))
-      expected += fmt::format(" - did you mean \"{}\"?", *near);
+    std::string expected = fmt::format("one of the {} presets {}", what, fmt::join(names, ", "));
+    if (auto near = suggest_preset(name, names)) expected += fmt::format(" (did you mean \"{}\"?)", *near);
     throw ScenarioError(parent.file(), path, expected, "\"" + name + "\"");
   };
   if (value.is_string()) return lookup(value.get<std::string>(), parent.path_of(key));
@@ -151,11 +191,17 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   // The analytic model of this release knows one fabric of each kind; the flow
   // model of the network issue (#3) brings the others.
   if (cluster.intra_node.fabric != "nvswitch")
-    throw NotSupportedYet(c.file(), intra + "/fabric", "intra_node fabric \"" + cluster.intra_node.fabric + "\"");
+    throw NotSupportedYet(c.file(), intra + "/fabric",
+                          "intra_node fabric \"" + cluster.intra_node.fabric +
+                              "\" (network issue #3); use \"nvswitch\"");
   if (cluster.inter_node.topology != "fat_tree")
-    throw NotSupportedYet(c.file(), inter + "/topology", "inter_node topology \"" + cluster.inter_node.topology + "\"");
+    throw NotSupportedYet(c.file(), inter + "/topology",
+                          "inter_node topology \"" + cluster.inter_node.topology +
+                              "\" (network issue #3); use \"fat_tree\"");
   if (cluster.inter_node.oversubscription != 1.0)
-    throw NotSupportedYet(c.file(), inter + "/oversubscription", "an oversubscribed fat tree");
+    throw NotSupportedYet(c.file(), inter + "/oversubscription",
+                          fmt::format("an oversubscribed fat tree ({:g}:1, network issue #3); use 1",
+                                      cluster.inter_node.oversubscription));
   for (std::string_view key : {"switch_radix", "rails"}) {
     const bool in_scenario = c.has("inter_node") && c.object("inter_node", kInterKeys).has(key);
     if (in_scenario)

@@ -1,5 +1,9 @@
 // Parses "model" (a preset name, an inline description, or a preset with
 // overrides) into workload::ModelConfig, with Megatron-LM's argument names.
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "scenario/errors.h"
@@ -16,14 +20,21 @@ constexpr long long kMaxVocab = 100'000'000;
 
 workload::ModelConfig parse_model(const ObjectReader& root) {
   using workload::ModelConfig;
-  const nlohmann::json model_json = resolve_preset(root, "model", PresetKind::kModel);
+  nlohmann::json model_json = resolve_preset(root, "model", PresetKind::kModel);
+  // Presets spell keys in full; an override spelled with an alias replaces the
+  // preset's value rather than clashing with it as "both given".
+  const std::vector<std::pair<std::string_view, std::string_view>> aliases{
+      {"untie_embeddings_and_output_weights", "untie_embeddings"}};
+  if (const nlohmann::json& given = root.raw("model"); given.is_object() && given.contains("preset"))
+    for (const auto& [alias, full] : aliases)
+      if (given.contains(alias) && !given.contains(full)) model_json.erase(std::string(full));
   const ObjectReader m(model_json, root.file(), root.path_of("model"),
                        {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
                         "num_query_groups", "kv_channels", "seq_length", "max_position_embeddings", "vocab_size",
                         "num_experts", "moe_router_topk", "swiglu", "untie_embeddings", "normalization",
                         "position_embedding_type", "add_bias_linear", "hidden_dropout", "attention_dropout",
                         "published_parameters", "source", "preset"},
-                       {{"untie_embeddings_and_output_weights", "untie_embeddings"}});
+                       aliases);
   ModelConfig c;
   c.name = m.text("name", root.raw("model").is_string() ? root.raw("model").get<std::string>() : "custom model");
   c.num_layers = m.integer("num_layers", 1, kMaxLayers);

@@ -72,11 +72,13 @@ std::string strip_exception_prefix(std::string message) {
 bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // The parser's message for {"a": 1,} is "unexpected '}'; expected string
-// literal", which does not say that the comma is the mistake.
-std::string trailing_comma_hint(std::string_view text, std::size_t byte) {
+// literal", which does not say that the comma is the mistake; the two usual
+// slips from other formats get a hint.
+std::string parse_hint(std::string_view text, std::size_t byte) {
   // `byte` is the 1-based position of the last character the parser read.
   if (byte == 0 || byte > text.size()) return "";
   const char closing = text[byte - 1];
+  if (closing == '\'') return " (JSON strings and keys take double quotes)";
   if (closing != '}' && closing != ']') return "";
   std::size_t i = byte - 1;
   while (i > 0 && is_json_space(text[i - 1])) --i;
@@ -162,7 +164,7 @@ Scenario parse_scenario_text(std::string_view text, const std::string& file) {
       return duplicates(depth, event, parsed);
     });
   } catch (const nlohmann::json::parse_error& e) {
-    throw ScenarioError(file, "", "valid JSON", strip_exception_prefix(e.what()) + trailing_comma_hint(text, e.byte));
+    throw ScenarioError(file, "", "valid JSON", strip_exception_prefix(e.what()) + parse_hint(text, e.byte));
   }
   const ObjectReader root(doc, file, "",
                           {"name", "description", "cluster", "model", "training", "parallelism", "failures",
@@ -187,7 +189,8 @@ Scenario parse_scenario_text(std::string_view text, const std::string& file) {
 Scenario read_scenario_file(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec) && !ec) throw ScenarioError(file, "", "an existing scenario file", "no such file");
+  if (!std::filesystem::exists(path, ec) && !ec)
+    throw ScenarioError(file, "", "an existing scenario file", "no such file");
   if (std::filesystem::is_directory(path, ec))
     throw ScenarioError(file, "", "a scenario file", "a directory");
   std::ifstream in(path, std::ios::binary);

@@ -66,7 +66,9 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   out.model_flops_per_iteration =
       ops.model_flops_per_microbatch() * static_cast<double>(out.num_microbatches) * parallel.data;
 
-  const net::CommGroup dp_group = group_shape(parallel.data, parallel.model_parallel_size(), cluster.gpus_per_node);
+  // Rank order tp-cp-ep-dp-pp: data-parallel peers are tp x cp ranks apart.
+  const net::CommGroup dp_group =
+      group_shape(parallel.data, static_cast<long long>(parallel.tensor) * parallel.context, cluster.gpus_per_node);
   const double grad_bytes = hw::bytes_per_element(training.grad_reduce_dtype);
   // Megatron-LM: one bucket for the whole model unless gradients are reduced
   // while the backward pass runs.

@@ -16,8 +16,8 @@ struct TrainingConfig {
   long long micro_batch_size = 1;   // sequences per micro-batch per model replica
   hw::Precision precision = hw::Precision::kBf16;
   // Gradients are accumulated and all-reduced in this type. Megatron-LM keeps fp32
-  // main gradients for bf16 (accumulate_allreduce_grads_in_fp32), so that is the
-  // default for bf16; the training precision otherwise.
+  // main gradients for bf16 (accumulate_allreduce_grads_in_fp32), so fp32 is the
+  // default for bf16, fp8 and tf32; fp16 and fp32 training keep their own type.
   hw::Precision grad_reduce_dtype = hw::Precision::kFp32;
   std::optional<double> train_tokens;
   Optimizer optimizer = Optimizer::kAdam;

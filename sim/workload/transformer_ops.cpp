@@ -8,8 +8,8 @@ namespace trainsim::workload {
 namespace {
 constexpr double kMaskBytes = 1.0;   // dropout masks are stored as bytes
 constexpr double kFp32Bytes = 4.0;   // softmax statistics and loss in fp32
-// FlashAttention-2 (Dao 2023, section 3.1): the backward pass runs 5 matmuls to
-// the forward's 2, so 2.5x the forward FLOPs.
+// FlashAttention-2 (Dao 2023; its benchmark_flash_attention.py counts the same):
+// the backward pass runs 5 matmuls to the forward's 2, so 2.5x the forward FLOPs.
 constexpr double kFlashBackwardFactor = 2.5;
 // Causal attention computes half of the s x s score matrix when the kernel skips
 // masked blocks (flash); model FLOPs still count the full matrix (Megatron-LM).

@@ -43,9 +43,9 @@ std::string patched(std::string_view patch) {
 enum class Kind { kInvalid, kNotSupported };
 
 struct BadCase {
-  std::string name;  // test name: letters, digits and '_'
-  std::string text;  // the whole scenario file
-  std::string path;  // the JSON pointer the error must name ("" for whole-document errors)
+  std::string name;                   // test name: letters, digits and '_'
+  std::string text;                   // the whole scenario file
+  std::string path;                   // the JSON pointer the error must name ("" for whole-document errors)
   std::vector<std::string> expected;  // substrings of what(): what was expected and what was found
   Kind kind = Kind::kInvalid;
 };
@@ -83,13 +83,16 @@ std::vector<BadCase> bad_cases() {
       invalid("TrailingCommaInObject", R"({"model": "gpt2-124m",})", "",
               {"expected valid JSON", "line 1, column 23", "trailing comma"}),
       invalid("TrailingCommaInArray", "{\"model\": \"gpt2-124m\",\n \"x\": [1, 2,]}", "",
-              {"expected valid JSON", "line 2, column 12", "trailing comma"}),
-      invalid("SingleQuotes", "{'model': 'gpt2-124m'}", "", {"expected valid JSON", "line 1, column 2"}),
+              {"expected valid JSON", "line 2, column 13", "trailing comma before ']'"}),
+      invalid("SingleQuotes", "{'model': 'gpt2-124m'}", "",
+              {"expected valid JSON", "line 1, column 2", "double quotes"}),
       invalid("TextAfterDocument", std::string(kBase) + " {}", "", {"expected valid JSON", "end of input"}),
       invalid("EmptyDocument", "  \n ", "", {"a JSON object", "an empty document"}),
-      invalid("TopLevelArray", R"([{"model": "gpt2-124m"}])", "", {"expected a JSON object at the top level", "found an array"}),
+      invalid("TopLevelArray", R"([{"model": "gpt2-124m"}])", "",
+              {"expected a JSON object at the top level", "found an array"}),
       invalid("TopLevelNumber", "42", "", {"expected a JSON object at the top level", "found 42"}),
-      invalid("TopLevelString", R"("gpt2-124m")", "", {"expected a JSON object at the top level", R"(found "gpt2-124m")"}),
+      invalid("TopLevelString", R"("gpt2-124m")", "",
+              {"expected a JSON object at the top level", R"(found "gpt2-124m")"}),
       invalid("DuplicateKey", R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "num_nodes": 2},
               "model": "gpt2-124m", "training": {"global_batch_size": 8}})",
               "/cluster/num_nodes", {"each key once", R"("num_nodes" twice)"}),
@@ -102,10 +105,10 @@ std::vector<BadCase> bad_cases() {
               {"expected an integer from 1 to 1000000", R"(found "two")"}),
       invalid("ArrayWhereObject", patched(R"({"training": [8, 1]})"), "/training",
               {"expected an object", "found an array"}),
-      invalid("BoolWhereNumber", patched(R"({"cluster": {"price_per_gpu_hour": true}})"),
-              "/cluster/price_per_gpu_hour", {"expected a number from 0 to", "found true"}),
-      invalid("FractionalInteger", patched(R"({"training": {"micro_batch_size": 1.5}})"),
-              "/training/micro_batch_size", {"expected an integer", "found 1.5"}),
+      invalid("BoolWhereNumber", patched(R"({"cluster": {"price_per_gpu_hour": true}})"), "/cluster/price_per_gpu_hour",
+              {"expected a number from 0 to", "found true"}),
+      invalid("FractionalInteger", patched(R"({"training": {"micro_batch_size": 1.5}})"), "/training/micro_batch_size",
+              {"expected an integer", "found 1.5"}),
       invalid("StringWhereBool", patched(R"({"parallelism": {"overlap_grad_reduce": "yes"}})"),
               "/parallelism/overlap_grad_reduce", {"expected true or false", R"(found "yes")"}),
       invalid("NumberWhereModel", patched(R"({"model": 7})"), "/model",
@@ -119,26 +122,26 @@ std::vector<BadCase> bad_cases() {
       // --- Zero and negative sizes.
       invalid("ZeroNodes", patched(R"({"cluster": {"num_nodes": 0}})"), "/cluster/num_nodes",
               {"expected an integer from 1 to 1000000", "found 0"}),
-      invalid("NegativeMicroBatch", patched(R"({"training": {"micro_batch_size": -1}})"),
-              "/training/micro_batch_size", {"expected an integer from 1", "found -1"}),
+      invalid("NegativeMicroBatch", patched(R"({"training": {"micro_batch_size": -1}})"), "/training/micro_batch_size",
+              {"expected an integer from 1", "found -1"}),
       invalid("ZeroHiddenSize", patched(R"({"model": {"preset": "gpt2-124m", "hidden_size": 0}})"),
               "/model/hidden_size", {"expected an integer from 1", "found 0"}),
       invalid("ZeroGpusPerNode", patched(R"({"cluster": {"gpus_per_node": 0}})"), "/cluster/gpus_per_node",
               {"expected an integer from 1 to 1024", "found 0"}),
       invalid("NegativeBandwidth", patched(R"({"cluster": {"inter_node": {"nic_bandwidth": "-400Gbps"}}})"),
-              "/cluster/inter_node/nic_bandwidth", {"expected a bandwidth from 1e+06", R"(found "-400Gbps")"}),
+              "/cluster/inter_node/nic_bandwidth",
+              {"expected a bandwidth from 1e+06 B/s to 1e+15 B/s", R"(found "-400Gbps")"}),
       invalid("MicroBatchAboveGlobalBatch", patched(R"({"training": {"micro_batch_size": 16}})"),
               "/training/micro_batch_size", {"micro_batch_size (16)", "global_batch_size (8)"}),
 
       // --- The parallel layout against the cluster and the batch.
-      invalid("TensorParallelNotDividingGpus",
-              patched(R"({"parallelism": {"tensor_model_parallel_size": 3}})"),
-              "/parallelism/tensor_model_parallel_size", {"tensor (3) x pipeline (1) x context (1)", "= 3",
-                                                           "does not divide the 8 GPUs"}),
+      invalid("TensorParallelNotDividingGpus", patched(R"({"parallelism": {"tensor_model_parallel_size": 3}})"),
+              "/parallelism/tensor_model_parallel_size",
+              {"tensor (3) x pipeline (1) x context (1)", "= 3", "does not divide the 8 GPUs"}),
       invalid("ContextParallelNotDividingGpus", patched(R"({"parallelism": {"cp": 3}})"), "/parallelism/cp",
               {"context (3)", "does not divide the 8 GPUs"}),
-      invalid("ModelParallelLargerThanCluster", patched(R"({"parallelism": {"tp": 4, "pp": 4}})"),
-              "/parallelism/tp", {"tensor (4) x pipeline (4) x context (1) parallel = 16", "does not divide the 8 GPUs"}),
+      invalid("ModelParallelLargerThanCluster", patched(R"({"parallelism": {"tp": 4, "pp": 4}})"), "/parallelism/tp",
+              {"tensor (4) x pipeline (4) x context (1) parallel = 16", "does not divide the 8 GPUs"}),
       invalid("DataParallelMismatch", patched(R"({"parallelism": {"dp": 4}})"), "/parallelism/dp",
               {"data (4) parallel = 4", "the cluster has 8 GPUs", R"(use "auto")"}),
       invalid("DataParallelUnknownWord", patched(R"({"parallelism": {"data_parallel_size": "half"}})"),
@@ -155,32 +158,37 @@ std::vector<BadCase> bad_cases() {
 
       // --- Presets.
       invalid("UnknownGpuPreset", patched(R"({"cluster": {"gpu": "H100-SXM5-80G"}})"), "/cluster/gpu",
-              {"expected a GPU preset", R"(did you mean "H100-SXM5-80GB"?)", R"(found "H100-SXM5-80G")"}),
+              {"expected one of the GPU presets A100-SXM4-80GB, B200, H100-SXM5-80GB, H200-SXM-141GB",
+               R"(did you mean "H100-SXM5-80GB"?)", R"(found "H100-SXM5-80G")"}),
       invalid("UnknownGpuPresetInOverride", patched(R"({"cluster": {"gpu": {"preset": "a100"}}})"),
-              "/cluster/gpu/preset", {"expected a GPU preset", "A100-SXM4-80GB", R"(found "a100")"}),
+              "/cluster/gpu/preset",
+              {"expected one of the GPU presets", R"(did you mean "A100-SXM4-80GB"?)", R"(found "a100")"}),
+      invalid("LowerCaseGpuPreset", patched(R"({"cluster": {"gpu": "h200"}})"), "/cluster/gpu",
+              {R"(did you mean "H200-SXM-141GB"?)", R"(found "h200")"}),
       invalid("UnknownModelPreset", patched(R"({"model": "llama3-9b"})"), "/model",
-              {"expected a model preset", R"(did you mean "llama3-8b"?)", R"(found "llama3-9b")"}),
+              {"expected one of the model presets", R"(did you mean "llama3-8b"?)", R"(found "llama3-9b")"}),
       invalid("UnknownModelPresetFarOff", patched(R"({"model": "bert-large"})"), "/model",
-              {"expected a model preset (", "gpt2-124m", "mixtral-8x7b", R"(found "bert-large")"}),
+              {"expected one of the model presets gpt2-124m,", "mixtral-8x7b", R"(found "bert-large")"}),
 
       // --- Units.
       invalid("UnknownUnit", patched(R"({"cluster": {"inter_node": {"nic_bandwidth": "400Gbs"}}})"),
               "/cluster/inter_node/nic_bandwidth",
               {"expected a bandwidth", R"(found "400Gbs")", R"(did you mean "400Gbps"?)"}),
       invalid("UnitOfWrongDimension", patched(R"({"cluster": {"intra_node": {"bandwidth": "2us"}}})"),
-              "/cluster/intra_node/bandwidth", {"expected a bandwidth", R"(found "2us")", "a duration, not a bandwidth"}),
+              "/cluster/intra_node/bandwidth",
+              {"expected a bandwidth", R"(found "2us")", "a duration, not a bandwidth"}),
       invalid("NoNumberInQuantity", patched(R"({"cluster": {"inter_node": {"latency": "fast"}}})"),
               "/cluster/inter_node/latency", {"expected a duration", R"("fast", which does not start with a number)"}),
       invalid("LatencyAboveOneSecond", patched(R"({"cluster": {"inter_node": {"latency": "2s"}}})"),
-              "/cluster/inter_node/latency", {"expected a duration from 0 to 1 (SI units)", R"(found "2s")"}),
+              "/cluster/inter_node/latency", {"expected a duration from 0 s to 1 s", R"(found "2s")"}),
 
       // --- Absurd values.
       invalid("HugeFloatNodes", patched(R"({"cluster": {"num_nodes": 1e30}})"), "/cluster/num_nodes",
               {"expected an integer from 1 to 1000000", "found 1e+30"}),
       invalid("TenMillionNodes", patched(R"({"cluster": {"num_nodes": 10000000}})"), "/cluster/num_nodes",
               {"expected an integer from 1 to 1000000", "found 10000000"}),
-      invalid("HugeFloatBatch", patched(R"({"training": {"global_batch_size": 1e30}})"),
-              "/training/global_batch_size", {"expected an integer from 1 to 1000000000", "found 1e+30"}),
+      invalid("HugeFloatBatch", patched(R"({"training": {"global_batch_size": 1e30}})"), "/training/global_batch_size",
+              {"expected an integer from 1 to 1000000000", "found 1e+30"}),
       invalid("Uint64Nodes", patched(R"({"cluster": {"num_nodes": 18446744073709551615}})"), "/cluster/num_nodes",
               {"expected an integer from 1 to 1000000", "found 18446744073709551615"}),
       invalid("IntegerBeyondUint64", patched(R"({"cluster": {"num_nodes": 100000000000000000000000}})"),
@@ -214,11 +222,15 @@ std::vector<BadCase> bad_cases() {
               {R"(unknown key "a/b")"}),
 
       // --- An alias together with its full name.
-      invalid("AliasAndFullName",
-              patched(R"({"parallelism": {"tp": 1, "tensor_model_parallel_size": 1}})"), "/parallelism/tp",
+      invalid("AliasAndFullName", patched(R"({"parallelism": {"tp": 1, "tensor_model_parallel_size": 1}})"),
+              "/parallelism/tp",
               {R"(only one of "tensor_model_parallel_size" and "tp")", "the same setting", "found both"}),
       invalid("DataParallelAliasAndFullName", patched(R"({"parallelism": {"dp": "auto", "data_parallel_size": 8}})"),
               "/parallelism/dp", {R"(only one of "data_parallel_size" and "dp")", "found both"}),
+      invalid("ModelAliasAndFullNameInOverride", patched(R"({"model": {"preset": "gpt2-124m", "untie_embeddings": true,
+                                    "untie_embeddings_and_output_weights": true}})"),
+              "/model/untie_embeddings_and_output_weights",
+              {R"(only one of "untie_embeddings" and "untie_embeddings_and_output_weights")", "found both"}),
 
       // --- The model's own consistency.
       invalid("HeadsNotDividingHidden",
@@ -231,11 +243,10 @@ std::vector<BadCase> bad_cases() {
                   R"({"num_layers": 2, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 5,
                       "seq_length": 128, "vocab_size": 1000}})",
               "/model/num_query_groups", {"num_query_groups (5) must divide num_attention_heads (32)"}),
-      invalid("QueryGroupsAboveHeads",
-              patched(R"({"model": {"preset": "llama3-8b", "num_query_groups": 64}})"), "/model/num_query_groups",
-              {"expected an integer from 1 to 32", "found 64"}),
-      invalid("SeqLengthBeyondLearnedPositions",
-              patched(R"({"model": {"preset": "gpt2-124m", "seq_length": 2048}})"), "/model/seq_length",
+      invalid("QueryGroupsAboveHeads", patched(R"({"model": {"preset": "llama3-8b", "num_query_groups": 64}})"),
+              "/model/num_query_groups", {"expected an integer from 1 to 32", "found 64"}),
+      invalid("SeqLengthBeyondLearnedPositions", patched(R"({"model": {"preset": "gpt2-124m", "seq_length": 2048}})"),
+              "/model/seq_length",
               {"seq_length (2048) exceeds max_position_embeddings (1024)", "learned position embeddings"}),
       invalid("TopkAboveExperts", patched(R"({"model": {"preset": "mixtral-8x7b", "moe_router_topk": 9}})"),
               "/model/moe_router_topk", {"moe_router_topk (9) exceeds num_experts (8)"}),
@@ -244,15 +255,15 @@ std::vector<BadCase> bad_cases() {
                                       "vocab_size": 1000}})",
               "/model/num_layers", {"expected an integer from 1 to 100000", "found nothing (the key is required)"}),
       invalid("UnknownNormalization", patched(R"({"model": {"preset": "llama3-8b", "normalization": "rmsnorm"}})"),
-              "/model/normalization", {R"(one of "LayerNorm", "RMSNorm")", R"(did you mean "RMSNorm"?)",
-                                       R"(found "rmsnorm")"}),
+              "/model/normalization",
+              {R"(one of "LayerNorm", "RMSNorm")", R"(did you mean "RMSNorm"?)", R"(found "rmsnorm")"}),
 
       // --- Training.
       invalid("Fp8OnA100", patched(R"({"cluster": {"gpu": "A100-SXM4-80GB"}, "training": {"precision": "fp8"}})"),
               "/training/precision", {"A100-SXM4-80GB has no fp8 peak", "it has fp32, tf32, fp16, bf16"}),
-      invalid("UnknownPrecision", patched(R"({"training": {"precision": "bf17"}})"), "/training/precision",
-              {R"(expected one of "fp32", "tf32", "fp16", "bf16", "fp8")", R"(did you mean "bf16"?)",
-               R"(found "bf17")"}),
+      invalid(
+          "UnknownPrecision", patched(R"({"training": {"precision": "bf17"}})"), "/training/precision",
+          {R"(expected one of "fp32", "tf32", "fp16", "bf16", "fp8")", R"(did you mean "bf16"?)", R"(found "bf17")"}),
       invalid("DefaultPrecisionUnsupported",
               R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"name": "X1", "peak_flops": {"fp32":
                   "10TFLOP/s"}, "memory_capacity": "16GiB", "memory_bandwidth": "1TB/s"}}, "model": "gpt2-124m",
@@ -260,16 +271,17 @@ std::vector<BadCase> bad_cases() {
               "/training/precision", {"X1 has no bf16 peak", "training.precision defaults to bf16", "it has fp32"}),
 
       // --- Inline GPU specs.
-      invalid("MatmulEfficiencyAboveOne", inline_gpu_head + R"(, "matmul_efficiency": [[1e10, 0.5], [1e12, 1.5]])" +
-                                              inline_gpu_tail,
-              "/cluster/gpu/matmul_efficiency/1", {"[flops, efficiency] pairs", "0 < efficiency <= 1", "found an array"}),
+      invalid("MatmulEfficiencyAboveOne",
+              inline_gpu_head + R"(, "matmul_efficiency": [[1e10, 0.5], [1e12, 1.5]])" + inline_gpu_tail,
+              "/cluster/gpu/matmul_efficiency/1",
+              {"[flops, efficiency] pairs", "0 < efficiency <= 1", "found [1000000000000.0,1.5]"}),
       invalid("MatmulEfficiencyNotAnArray", inline_gpu_head + R"(, "matmul_efficiency": "high")" + inline_gpu_tail,
               "/cluster/gpu/matmul_efficiency", {"a non-empty array of [flops, efficiency] pairs", R"(found "high")"}),
       invalid("MatmulEfficiencyEmpty", inline_gpu_head + R"(, "matmul_efficiency": [])" + inline_gpu_tail,
               "/cluster/gpu/matmul_efficiency", {"a non-empty array", "found an empty array"}),
-      invalid("MatmulEfficiencyTriple", inline_gpu_head + R"(, "matmul_efficiency": [[1e10, 0.5, 3]])" +
-                                            inline_gpu_tail,
-              "/cluster/gpu/matmul_efficiency/0", {"[flops, efficiency] pairs", "found an array"}),
+      invalid("MatmulEfficiencyTriple",
+              inline_gpu_head + R"(, "matmul_efficiency": [[1e10, 0.5, 3]])" + inline_gpu_tail,
+              "/cluster/gpu/matmul_efficiency/0", {"[flops, efficiency] pairs", "found [10000000000.0,0.5,3]"}),
       invalid("InlineGpuMissingPeaks",
               R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"memory_capacity": "16GiB",
                   "memory_bandwidth": "1TB/s"}}, "model": "gpt2-124m", "training": {"global_batch_size": 8}})",
@@ -320,18 +332,18 @@ std::vector<BadCase> bad_cases() {
             "/parallelism/sequence_parallel", {"not supported yet", "sequence parallelism"}),
       later("AsyncParameterServer", patched(R"({"parallelism": {"mode": "async_ps"}})"), "/parallelism/mode",
             {"not supported yet", R"(mode "async_ps")"}),
-      later("Failures", patched(R"({"failures": {"gpu_mtbf": "50000h", "checkpoint_interval": "auto"}})"),
-            "/failures", {"not supported yet", "failure modeling"}),
-      later("Calibration", patched(R"({"calibration": "scenarios/calibration/h100-sxm5-80gb.json"})"),
-            "/calibration", {"not supported yet", "calibration profiles"}),
-      later("FlowNetworkModel", patched(R"({"simulation": {"network_model": "flow"}})"),
-            "/simulation/network_model", {"not supported yet", R"(network_model "flow")", R"(use "analytic")"}),
+      later("Failures", patched(R"({"failures": {"gpu_mtbf": "50000h", "checkpoint_interval": "auto"}})"), "/failures",
+            {"not supported yet", "failure modeling"}),
+      later("Calibration", patched(R"({"calibration": "scenarios/calibration/h100-sxm5-80gb.json"})"), "/calibration",
+            {"not supported yet", "calibration profiles"}),
+      later("FlowNetworkModel", patched(R"({"simulation": {"network_model": "flow"}})"), "/simulation/network_model",
+            {"not supported yet", R"(network_model "flow")", R"(use "analytic")"}),
       later("Torus3d", patched(R"({"cluster": {"inter_node": {"topology": "torus3d"}}})"),
-            "/cluster/inter_node/topology", {"not supported yet", R"(topology "torus3d")"}),
+            "/cluster/inter_node/topology", {"not supported yet", R"(topology "torus3d")", R"(use "fat_tree")"}),
       later("Oversubscription4", patched(R"({"cluster": {"inter_node": {"oversubscription": 4}}})"),
-            "/cluster/inter_node/oversubscription", {"not supported yet", "oversubscribed fat tree"}),
+            "/cluster/inter_node/oversubscription", {"not supported yet", "oversubscribed fat tree (4:1", "use 1"}),
       later("PcieFabric", patched(R"({"cluster": {"intra_node": {"fabric": "pcie"}}})"), "/cluster/intra_node/fabric",
-            {"not supported yet", R"(fabric "pcie")"}),
+            {"not supported yet", R"(fabric "pcie")", R"(use "nvswitch")"}),
       later("ForcedCollectiveAlgorithm", patched(R"({"simulation": {"collective_algorithm": "ring"}})"),
             "/simulation/collective_algorithm", {"not supported yet", R"(collective_algorithm "ring")"}),
   };
@@ -368,7 +380,7 @@ TEST_P(ScenarioErrors, RejectedWithAPreciseMessage) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BadScenarios, ScenarioErrors, testing::ValuesIn(bad_cases()), error_name);
+INSTANTIATE_TEST_SUITE_P(ScenarioBad, ScenarioErrors, testing::ValuesIn(bad_cases()), error_name);
 
 TEST(ScenarioErrorsTable, HasDistinctNamesAndEnoughCases) {
   const std::vector<BadCase> cases = bad_cases();
@@ -386,8 +398,7 @@ class ScenarioFileErrors : public testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::path(testing::TempDir()) /
-           ("trainsim_scenario_errors_" +
-            std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("trainsim_scenario_errors_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
