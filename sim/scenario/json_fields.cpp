@@ -11,16 +11,6 @@ namespace trainsim::scenario {
 namespace {
 constexpr std::size_t kMaxFoundLength = 60;
 
-std::string json_pointer_escape(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
 std::string join(std::initializer_list<std::string_view> items) {
   std::string out;
   for (auto it = items.begin(); it != items.end(); ++it) {
@@ -67,6 +57,16 @@ std::string integer_range(long long min, long long max) {
   return fmt::format("an integer from {} to {}", min, max);
 }
 }  // namespace
+
+std::string json_pointer_escape(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
 
 std::string describe_found(const nlohmann::json& value) {
   if (value.is_object()) return value.empty() ? "an empty object" : "an object";

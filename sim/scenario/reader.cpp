@@ -86,16 +86,6 @@ std::string parse_hint(std::string_view text, std::size_t byte) {
   return fmt::format(" (a trailing comma before '{}' is not allowed in JSON)", closing);
 }
 
-std::string json_pointer_escape(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
 // nlohmann::json keeps the last of two equal keys in an object without a word;
 // in a scenario that is an editing mistake (two "global_batch_size" with
 // different values), so it is rejected. Runs as the parser's callback.
