@@ -196,11 +196,9 @@ void parse_failures(const ObjectReader& root) {
                                                   "restart_overhead", "seed", "trials"});
   for (std::string_view key : {"gpu_mtbf", "node_mtbf", "link_mtbf", "switch_mtbf", "restart_overhead"})
     if (f.has(key)) f.quantity(key, Dimension::kTime, 0.0, 1e12);
-  if (f.has("checkpoint_interval") && !f.raw("checkpoint_interval").is_string()) {
+  // "auto" (Young/Daly, issue #8) or a duration.
+  if (f.has("checkpoint_interval") && f.raw("checkpoint_interval") != "auto")
     f.quantity("checkpoint_interval", Dimension::kTime, 1e-3, 1e12);
-  } else if (f.has("checkpoint_interval") && f.raw("checkpoint_interval") != "auto") {
-    f.quantity("checkpoint_interval", Dimension::kTime, 1e-3, 1e12);
-  }
   if (f.has("checkpoint_write_bandwidth")) f.quantity("checkpoint_write_bandwidth", Dimension::kBandwidth, 1.0, 1e15);
   f.integer("seed", 0, INT64_MAX, 1);
   f.integer("trials", 1, 1'000'000, 1);
