@@ -4,9 +4,26 @@
 
 #include "execution/executor.h"
 #include "hardware/compute_model.h"
-#include "network/collective_model.h"
+#include "network/collective_engine.h"
+#include "network/topology_builders.h"
 
 namespace trainsim::exec {
+
+namespace {
+
+// Links whose utilization over time goes into the trace: those of rank 0 (its
+// NVLink ports, its node's NICs and their cables).
+std::vector<std::uint32_t> watched_links(const net::Topology& t) {
+  std::vector<std::uint32_t> links{t.gpu_up(0), t.gpu_down(0)};
+  for (int r = 0; r < t.nics_per_node(); ++r) {
+    if (!t.nic_connected(0, r)) continue;
+    links.push_back(t.nic_uplink(0, r));
+    links.push_back(t.nic_downlink(0, r));
+  }
+  return links;
+}
+
+}  // namespace
 
 SimulationOutput simulate(const scenario::Scenario& s) {
   SimulationOutput out;
@@ -14,13 +31,41 @@ SimulationOutput simulate(const scenario::Scenario& s) {
   out.memory = workload::estimate_memory(s.model, s.training, s.parallel);
 
   const hw::RooflineComputeModel compute(s.cluster.gpu);
-  net::AnalyticBackend network(std::make_unique<net::HierarchicalRingModel>(s.cluster));
+  const net::Topology topology = net::build_topology(s.cluster);
+  net::CollectivePlanner planner(topology, s.simulation.collective_algorithm, s.cluster.inter_node.multipath);
+  std::unique_ptr<net::CommunicationBackend> network;
+  net::FlowBackend* flow = nullptr;
+  if (s.simulation.network_model == scenario::NetworkModel::kFlow) {
+    auto backend = std::make_unique<net::FlowBackend>(planner, watched_links(topology));
+    flow = backend.get();
+    network = std::move(backend);
+  } else {
+    network = std::make_unique<net::ScheduleBackend>(planner);
+  }
   out.compute_model = std::string(compute.name());
-  out.network_model = std::string(network.name());
+  out.network_model = std::string(network->name());
+  out.network.topology = topology.description;
 
   core::Simulator sim;
-  Executor executor(compute, network, s.training.precision);
+  Executor executor(compute, *network, s.training.precision);
   out.timeline = executor.run(out.iteration.graph, sim);
+
+  if (flow != nullptr) {
+    const net::LinkStatistics& st = flow->statistics();
+    out.network.flows = st.flows;
+    out.network.solves = st.solves;
+    for (std::uint32_t l = 0; l < st.bytes.size(); ++l) {
+      if (st.bytes[l] <= 0.0) continue;
+      const net::LinkView v = topology.link(l);
+      out.network.links.push_back({topology.link_name(l), st.bytes[l], v.capacity});
+    }
+    for (const auto& [link, series] : st.series) {
+      CounterSeries c;
+      c.name = "utilization " + topology.link_name(link);
+      c.points = series;
+      out.network.counters.push_back(std::move(c));
+    }
+  }
   return out;
 }
 

@@ -1,30 +1,49 @@
 #pragma once
 // The machine: nodes of identical GPUs joined by an intra-node fabric (NVSwitch)
 // and NICs into an inter-node network. Defaults come from the GPU preset's usual
-// platform (scenarios/hardware/*.json, "platform").
+// platform (scenarios/hardware/*.json, "platform"); docs/scenario.md lists the keys.
+#include <array>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hardware/gpu_spec.h"
 
 namespace trainsim::hw {
 
 struct IntraNodeFabric {
-  std::string fabric = "nvswitch";
+  std::string fabric = "nvswitch";    // "nvswitch" or "pcie"
   double bandwidth = 0.0;             // B/s per GPU per direction
-  double latency = 0.0;               // s per ring step
+  double latency = 0.0;               // s per ring step between two GPUs of a node
   double bandwidth_efficiency = 1.0;  // achievable bus bandwidth / bandwidth
+  // In-switch reduction (NVLink SHARP, "NVLS"): achievable fraction of the
+  // per-GPU link bandwidth for multimem reductions; 0 when the switch has none.
+  double nvls_efficiency = 0.0;
+};
+
+// A cable of a custom topology: endpoints are switch names or "node<N>.nic<R>".
+struct CustomLink {
+  std::string a;
+  std::string b;
+  double bandwidth = 0.0;  // B/s per direction
+  double latency = 0.0;    // s
 };
 
 struct InterNodeNetwork {
+  // fat_tree, rail_optimized, torus2d, torus3d, dragonfly or custom.
   std::string topology = "fat_tree";
   int nics_per_node = 8;
   double nic_bandwidth = 0.0;  // B/s per NIC per direction
-  double latency = 0.0;        // s per ring step
+  double latency = 0.0;        // s per ring step between GPUs of two nodes (one leaf apart)
   double bandwidth_efficiency = 1.0;
-  double oversubscription = 1.0;
+  double oversubscription = 1.0;  // leaf downlink : uplink bandwidth
   int switch_radix = 64;
-  int rails = 0;  // 0: as many rails as NICs per node
+  int rails = 0;                  // rail_optimized: rail groups (0: one per NIC of a node)
+  int tiers = 0;                  // fat trees: 1, 2 or 3 switch tiers (0: the fewest that fit)
+  double switch_latency = 0.0;    // s added per switch-to-switch hop beyond the first switch
+  std::vector<int> torus_dims;    // torus: nodes per dimension (empty: as cubic as possible)
+  int multipath = 1;              // ECMP paths a large flow is spread over
+  std::vector<CustomLink> custom_links;
 };
 
 struct ClusterSpec {

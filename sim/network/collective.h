@@ -1,7 +1,9 @@
 #pragma once
 // A collective operation as the workload asks for it: what, how many bytes, and
 // over which group of GPUs (its shape on the cluster).
+#include <memory>
 #include <string_view>
+#include <vector>
 
 namespace trainsim::net {
 
@@ -11,10 +13,16 @@ std::string_view to_string(CollectiveKind k);
 
 // The group's shape: `size` ranks spread over `nodes` nodes with `ranks_per_node`
 // ranks on each (size == nodes * ranks_per_node).
+// `members`, when set, names the global ranks: members->front() is the group in
+// group order, and any further lists are groups that run the same collective at
+// the same moment (the symmetric copies a representative simulation leaves out
+// of the task graph but keeps in the network). Unset: ranks_per_node ranks from
+// the start of each of the first `nodes` nodes.
 struct CommGroup {
   int size = 1;
   int nodes = 1;
   int ranks_per_node = 1;
+  std::shared_ptr<const std::vector<std::vector<long long>>> members;
 };
 
 struct Collective {

@@ -108,6 +108,16 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
 
   m.compute_model = out.compute_model;
   m.network_model = out.network_model;
+  m.network.topology = out.network.topology;
+  m.network.flows = out.network.flows;
+  m.network.solves = out.network.solves;
+  m.network.links_used = out.network.links.size();
+  const double simulated_s = core::to_seconds(out.timeline.makespan);
+  for (const exec::LinkUsage& l : out.network.links)
+    m.network.busiest.push_back({l.name, l.bytes, l.capacity, simulated_s > 0.0 ? l.bytes / (l.capacity * simulated_s) : 0.0});
+  std::stable_sort(m.network.busiest.begin(), m.network.busiest.end(),
+                   [](const LinkSummary& a, const LinkSummary& b) { return a.mean_utilization > b.mean_utilization; });
+  if (m.network.busiest.size() > NetworkSummary::kBusiestLinks) m.network.busiest.resize(NetworkSummary::kBusiestLinks);
   m.train_tokens = s.training.train_tokens;
   if (m.train_tokens) {
     // Whole iterations: the last one runs in full even if it overshoots.

@@ -25,6 +25,23 @@ struct MemoryReport {
   double weights = 0, gradients = 0, optimizer_states = 0, activations = 0;
 };
 
+struct LinkSummary {
+  std::string name;
+  double bytes = 0.0;
+  double capacity = 0.0;
+  double mean_utilization = 0.0;  // bytes / (capacity x simulated time)
+};
+
+// Traffic the flow model saw; the busiest links first (by mean utilization).
+struct NetworkSummary {
+  std::string topology;
+  std::uint64_t flows = 0;
+  std::uint64_t solves = 0;
+  std::size_t links_used = 0;
+  std::vector<LinkSummary> busiest;  // at most kBusiestLinks
+  static constexpr std::size_t kBusiestLinks = 10;
+};
+
 struct Metrics {
   std::string scenario;
   long long num_gpus = 0;
@@ -48,6 +65,7 @@ struct Metrics {
   std::optional<double> energy_kwh;
   std::string compute_model;
   std::string network_model;
+  NetworkSummary network;
 };
 
 Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out);

@@ -58,6 +58,17 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
                  {"num_microbatches", m.num_microbatches},
                  {"gradient_buckets", m.gradient_buckets}};
   j["cost_models"] = {{"compute", m.compute_model}, {"network", m.network_model}};
+  nlohmann::ordered_json net;
+  net["topology"] = m.network.topology;
+  net["flows"] = m.network.flows;
+  net["rate_solves"] = m.network.solves;
+  net["links_used"] = m.network.links_used;
+  nlohmann::ordered_json busiest = nlohmann::ordered_json::array();
+  for (const LinkSummary& l : m.network.busiest)
+    busiest.push_back({{"link", l.name}, {"bytes", l.bytes}, {"capacity_bytes_per_s", l.capacity},
+                       {"mean_utilization", l.mean_utilization}});
+  net["busiest_links"] = busiest;
+  j["network"] = net;
   j["iterations_simulated"] = m.iterations_simulated;
   return j;
 }

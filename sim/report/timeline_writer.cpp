@@ -87,7 +87,15 @@ void write_timeline(const std::filesystem::path& path, const scenario::Scenario&
         os << "]}";
       }
     }
-    os << "\n],\n\"counters\": []\n}\n";
+    os << "\n],\n\"counters\": [";
+    for (std::size_t c = 0; c < out.network.counters.size(); ++c) {
+      const exec::CounterSeries& series = out.network.counters[c];
+      os << (c ? ",\n" : "\n") << "{\"name\": " << json_string(series.name) << ", \"unit\": \"fraction\", \"points\": [";
+      for (std::size_t i = 0; i < series.points.size(); ++i)
+        os << (i ? "," : "") << "[" << seconds_text(series.points[i].first) << "," << series.points[i].second << "]";
+      os << "]}";
+    }
+    os << "\n]\n}\n";
   });
 }
 
@@ -135,6 +143,18 @@ void write_trace(const std::filesystem::path& path, const scenario::Scenario& s,
                          rank, tid, micros_text(sp.start), micros_text(sp.end - sp.start), json_string(t.name),
                          workload::to_string(t.category), args));
       }
+    }
+    // Link utilization as counter tracks, in a process of their own.
+    if (!out.network.counters.empty()) {
+      const long long pid = s.cluster.num_gpus();
+      emit(fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"name\": \"process_name\", \"args\": {{\"name\": "
+                       "\"network links\"}}}}",
+                       pid));
+      for (const exec::CounterSeries& series : out.network.counters)
+        for (const auto& [time, value] : series.points)
+          emit(fmt::format("{{\"ph\": \"C\", \"pid\": {}, \"ts\": {}, \"name\": {}, \"args\": {{\"utilization\": "
+                           "{}}}}}",
+                           pid, micros_text(time), json_string(series.name), value));
     }
     os << "\n]}\n";
   });

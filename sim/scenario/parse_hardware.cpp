@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "hardware/precision.h"
+#include "network/topology_builders.h"
 #include "scenario/did_you_mean.h"
 #include "scenario/errors.h"
 #include "scenario/parse_sections.h"
@@ -105,6 +106,7 @@ void parse_intra_node(const ObjectReader& o, hw::IntraNodeFabric& f) {
   f.bandwidth = o.quantity("bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth, f.bandwidth);
   f.latency = o.quantity("latency", Dimension::kTime, 0.0, kMaxLatency, f.latency);
   f.bandwidth_efficiency = o.number("bandwidth_efficiency", 0.01, 1.0, f.bandwidth_efficiency);
+  f.nvls_efficiency = o.number("nvls_efficiency", 0.0, 1.0, f.nvls_efficiency);
 }
 
 void parse_inter_node(const ObjectReader& o, hw::InterNodeNetwork& n) {
@@ -117,12 +119,45 @@ void parse_inter_node(const ObjectReader& o, hw::InterNodeNetwork& n) {
   n.oversubscription = o.number("oversubscription", 1.0, 64.0, n.oversubscription);
   n.switch_radix = static_cast<int>(o.integer("switch_radix", 4, 1024, n.switch_radix));
   n.rails = static_cast<int>(o.integer("rails", 0, 64, n.rails));
+  n.tiers = static_cast<int>(o.integer("tiers", 0, 3, n.tiers));
+  n.switch_latency = o.quantity("switch_latency", Dimension::kTime, 0.0, kMaxLatency, n.switch_latency);
+  n.multipath = static_cast<int>(o.integer("multipath", 1, 64, n.multipath));
+  if (o.has("torus_dims")) {
+    const nlohmann::json& dims = o.raw("torus_dims");
+    const std::string expected = "an array of 2 or 3 positive integers";
+    if (!dims.is_array() || dims.size() < 2 || dims.size() > 3) o.fail("torus_dims", expected, dims);
+    n.torus_dims.clear();
+    for (const nlohmann::json& d : dims) {
+      if (!d.is_number_integer() || d.get<long long>() < 1 || d.get<long long>() > kMaxNodes)
+        o.fail("torus_dims", expected, dims);
+      n.torus_dims.push_back(d.get<int>());
+    }
+  }
+  if (o.has("links")) {
+    const nlohmann::json& links = o.raw("links");
+    if (!links.is_array() || links.empty()) o.fail("links", "a non-empty array of cables {a, b, bandwidth, latency}", links);
+    n.custom_links.clear();
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const ObjectReader l(links[i], o.file(), o.path_of("links") + "/" + std::to_string(i),
+                           {"a", "b", "bandwidth", "latency"});
+      hw::CustomLink cable;
+      cable.a = l.text("a");
+      cable.b = l.text("b");
+      cable.bandwidth = l.quantity("bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth, n.nic_bandwidth);
+      cable.latency = l.quantity("latency", Dimension::kTime, 0.0, kMaxLatency, 0.0);
+      if (!(cable.bandwidth > 0.0))
+        throw ScenarioError(o.file(), l.path_of("bandwidth"), "a bandwidth (or inter_node nic_bandwidth as default)", "none");
+      n.custom_links.push_back(std::move(cable));
+    }
+  }
 }
 
-const std::vector<std::string_view> kIntraKeys{"fabric", "bandwidth", "latency", "bandwidth_efficiency"};
-const std::vector<std::string_view> kInterKeys{"topology", "nics_per_node", "nic_bandwidth", "latency",
+const std::vector<std::string_view> kIntraKeys{"fabric", "bandwidth", "latency", "bandwidth_efficiency",
+                                               "nvls_efficiency"};
+const std::vector<std::string_view> kInterKeys{"topology",         "nics_per_node", "nic_bandwidth", "latency",
                                                "bandwidth_efficiency", "oversubscription", "switch_radix",
-                                               "rails"};
+                                               "rails",            "tiers",         "switch_latency", "torus_dims",
+                                               "multipath",        "links"};
 
 }  // namespace
 
@@ -188,25 +223,17 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   if (!(cluster.inter_node.nic_bandwidth > 0.0) && cluster.num_nodes > 1)
     throw ScenarioError(c.file(), inter + "/nic_bandwidth", "a NIC bandwidth (the GPU has no platform default)",
                         "none");
-  // The analytic model of this release knows one fabric of each kind; the flow
-  // model of the network issue (#3) brings the others.
-  if (cluster.intra_node.fabric != "nvswitch")
-    throw NotSupportedYet(c.file(), intra + "/fabric",
-                          "intra_node fabric \"" + cluster.intra_node.fabric +
-                              "\" (network issue #3); use \"nvswitch\"");
-  if (cluster.inter_node.topology != "fat_tree")
-    throw NotSupportedYet(c.file(), inter + "/topology",
-                          "inter_node topology \"" + cluster.inter_node.topology +
-                              "\" (network issue #3); use \"fat_tree\"");
-  if (cluster.inter_node.oversubscription != 1.0)
-    throw NotSupportedYet(c.file(), inter + "/oversubscription",
-                          fmt::format("an oversubscribed fat tree ({:g}:1, network issue #3); use 1",
-                                      cluster.inter_node.oversubscription));
-  for (std::string_view key : {"switch_radix", "rails"}) {
-    const bool in_scenario = c.has("inter_node") && c.object("inter_node", kInterKeys).has(key);
-    if (in_scenario)
-      throw NotSupportedYet(c.file(), inter + "/" + std::string(key),
-                            "inter_node " + std::string(key) + " (switch-level topology)");
+  if (cluster.inter_node.topology == "custom" && cluster.inter_node.custom_links.empty() && cluster.num_nodes > 1)
+    throw ScenarioError(c.file(), inter + "/links", "the cables of the custom topology (inter_node \"links\")", "none");
+  // Sizes and feasibility of the fabric now, so a bad layout names its field.
+  try {
+    (void)net::plan_topology(cluster);
+  } catch (const net::TopologyError& e) {
+    const std::string& field = e.field();
+    const std::size_t slash = field.find('/');
+    const std::string path = slash == std::string::npos ? c.path_of(field)
+                                                        : c.path_of(field.substr(0, slash)) + field.substr(slash);
+    throw ScenarioError(c.file(), path, e.what());
   }
   return cluster;
 }

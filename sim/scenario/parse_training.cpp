@@ -174,18 +174,14 @@ SimulationOptions parse_simulation(const ObjectReader& root) {
   SimulationOptions s;
   if (!root.has("simulation")) return s;
   const ObjectReader o = root.object("simulation", {"network_model", "iterations", "seed", "collective_algorithm"});
-  const std::string model = o.choice("network_model", {"analytic", "flow"}, "analytic");
-  if (model == "flow")
-    throw NotSupportedYet(root.file(), o.path_of("network_model"),
-                          "network_model \"flow\" (flow-level network, issue #3); use \"analytic\"");
+  const std::string model = o.choice("network_model", {"analytic", "flow"}, "flow");
+  s.network_model = model == "flow" ? NetworkModel::kFlow : NetworkModel::kAnalytic;
   s.iterations = static_cast<int>(o.integer("iterations", 1, 1000, 1));
   s.seed = static_cast<std::uint64_t>(o.integer("seed", 0, INT64_MAX, 1));
   const std::string algo = o.choice(
       "collective_algorithm", {"auto", "ring", "tree", "halving_doubling", "hierarchical", "nvls", "direct", "pairwise"},
       "auto");
-  if (algo != "auto")
-    throw NotSupportedYet(root.file(), o.path_of("collective_algorithm"),
-                          "forcing collective_algorithm \"" + algo + "\" (network issue #3)");
+  s.collective_algorithm = *net::algorithm_from_string(algo);
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hardware/cluster.h"
+#include "network/algorithms.h"
 #include "workload/model_config.h"
 #include "workload/parallel_config.h"
 #include "workload/training_config.h"
@@ -14,7 +15,8 @@ namespace trainsim::scenario {
 enum class NetworkModel { kAnalytic, kFlow };
 
 struct SimulationOptions {
-  NetworkModel network_model = NetworkModel::kAnalytic;
+  NetworkModel network_model = NetworkModel::kFlow;
+  net::Algorithm collective_algorithm = net::Algorithm::kAuto;
   int iterations = 1;
   std::uint64_t seed = 1;
 };

@@ -38,7 +38,7 @@ Task collective(int rank, double seconds, std::vector<workload::TaskId> deps, st
   t.rank = rank;
   t.stream = Stream::kDpComm;
   t.category = Category::kAllReduce;
-  t.collective = net::Collective{net::CollectiveKind::kAllReduce, seconds, {2, 1, 2}};
+  t.collective = net::Collective{net::CollectiveKind::kAllReduce, seconds, {2, 1, 2, nullptr}};
   t.deps = std::move(deps);
   t.collective_instance = instance;
   return t;

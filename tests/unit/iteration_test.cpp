@@ -4,7 +4,8 @@
 
 #include "execution/simulate.h"
 #include "hardware/compute_model.h"
-#include "network/collective_model.h"
+#include "network/collective_engine.h"
+#include "network/topology_builders.h"
 #include "report/metrics.h"
 #include "test_scenarios.h"
 #include "workload/parameters.h"
@@ -55,8 +56,12 @@ TEST(Iteration, WithoutOverlapOneAllReduceFollowsTheLastBackward) {
   const auto out = exec::simulate(s);
   EXPECT_EQ(out.iteration.gradient_buckets, 1);
   const double grads = workload::count_parameters(s.model).total * 4.0;  // fp32 main gradients
-  const net::HierarchicalRingModel net(s.cluster);
-  const double ar = core::to_seconds(core::from_seconds(net.seconds({net::CollectiveKind::kAllReduce, grads, {8, 1, 8}})));
+  // One node: the all-reduce the network model plans for the 8 GPUs (its own
+  // closed forms are tested in collective_engine_test.cpp).
+  const net::Topology topology = net::build_topology(s.cluster);
+  net::CollectivePlanner planner(topology);
+  const net::Collective c{net::CollectiveKind::kAllReduce, grads, {8, 1, 8, nullptr}};
+  const double ar = core::to_seconds(planner.plan(c).duration(grads));
   EXPECT_NEAR(core::to_seconds(out.timeline.makespan), microbatch_seconds(s) + ar + optimizer_seconds(s), 1e-8);
   const auto m = report::compute_metrics(s, out);
   EXPECT_NEAR(m.breakdown_s.exposed_communication, ar, 1e-8);

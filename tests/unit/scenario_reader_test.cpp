@@ -266,7 +266,7 @@ TEST(ScenarioReader, DefaultsFromTheH100Preset) {
   EXPECT_EQ(s.parallel.mode, workload::TrainingMode::kSync);
   EXPECT_FALSE(s.parallel.ddp_bucket_size.has_value());
 
-  EXPECT_EQ(s.simulation.network_model, NetworkModel::kAnalytic);
+  EXPECT_EQ(s.simulation.network_model, NetworkModel::kFlow);
   EXPECT_EQ(s.simulation.iterations, 1);
   EXPECT_EQ(s.simulation.seed, 1u);
 }
@@ -447,7 +447,9 @@ TEST(ScenarioReader, IntegralFloatsAreIntegers) {
 }
 
 TEST(ScenarioReader, LargestClusterIsAccepted) {
-  const Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 1000000, "gpus_per_node": 1},
+  // A million NICs need a 3-tier fat tree of radix 256 (at most 256^3 / 4).
+  const Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 1000000, "gpus_per_node": 1,
+                                                      "inter_node": {"nics_per_node": 1, "switch_radix": 256}},
                                           "training": {"global_batch_size": 1000000}})"));
   EXPECT_EQ(s.cluster.num_gpus(), 1'000'000);
   EXPECT_EQ(s.parallel.data, 1'000'000);

@@ -1,0 +1,326 @@
+#include "network/algorithms.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace trainsim::net {
+
+namespace {
+
+constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kNames{{{Algorithm::kAuto, "auto"},
+                                                                        {Algorithm::kRing, "ring"},
+                                                                        {Algorithm::kTree, "tree"},
+                                                                        {Algorithm::kHalvingDoubling, "halving_doubling"},
+                                                                        {Algorithm::kHierarchical, "hierarchical"},
+                                                                        {Algorithm::kNvls, "nvls"},
+                                                                        {Algorithm::kDirect, "direct"},
+                                                                        {Algorithm::kPairwise, "pairwise"}}};
+
+// Members split into runs of consecutive members on one node.
+std::vector<std::vector<long long>> node_blocks(std::span<const long long> members, const Topology& t) {
+  std::vector<std::vector<long long>> blocks;
+  int node = -1;
+  for (long long m : members) {
+    const int n = t.vertex(t.gpu(m)).node;
+    if (blocks.empty() || n != node) blocks.emplace_back();
+    blocks.back().push_back(m);
+    node = n;
+  }
+  return blocks;
+}
+
+bool uniform_blocks(const std::vector<std::vector<long long>>& blocks) {
+  return std::all_of(blocks.begin(), blocks.end(), [&](const auto& b) { return b.size() == blocks.front().size(); });
+}
+
+int ring_channels(const std::vector<std::vector<long long>>& blocks, const Topology& t) {
+  if (blocks.size() < 2 || t.nics_per_node() == 0) return 1;
+  std::size_t widest = 0;
+  for (const auto& b : blocks) widest = std::max(widest, b.size());
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(t.nics_per_node()), widest));
+}
+
+// Channel c's ring: every node's run rotated by c * len / C, so each channel
+// enters a node at a different GPU and crosses between nodes on its own rail
+// (NCCL builds its rings so; Jeaugey, "NCCL 2.0", GTC 2017).
+std::vector<long long> channel_ring(const std::vector<std::vector<long long>>& blocks, int c, int channels) {
+  std::vector<long long> seq;
+  for (const auto& b : blocks) {
+    const std::size_t off = static_cast<std::size_t>(c) * b.size() / static_cast<std::size_t>(channels);
+    for (std::size_t i = 0; i < b.size(); ++i) seq.push_back(b[(off + i) % b.size()]);
+  }
+  return seq;
+}
+
+void add(Phase& p, long long src, long long dst, double bytes, int rail) {
+  if (src == dst) return;
+  p.transfers.push_back({src, dst, bytes, rail, Transfer::Ends::kGpuToGpu, 0.0});
+}
+
+Schedule ring(CollectiveKind kind, std::span<const long long> members, double bytes, const Topology& t) {
+  const auto blocks = node_blocks(members, t);
+  const int channels = ring_channels(blocks, t);
+  const auto n = static_cast<double>(members.size());
+  Schedule s{Algorithm::kRing, {Phase{}}};
+  Phase& p = s.phases.front();
+  const bool chain = kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce;
+  double per_edge = 0.0;
+  if (kind == CollectiveKind::kAllReduce) {
+    per_edge = 2.0 * (n - 1.0) / n * bytes;
+    p.steps = 2 * static_cast<int>(members.size() - 1);
+  } else if (chain) {
+    per_edge = bytes;
+    p.steps = static_cast<int>(members.size() - 1);
+  } else {
+    per_edge = (n - 1.0) / n * bytes;
+    p.steps = static_cast<int>(members.size() - 1);
+  }
+  per_edge /= channels;
+  for (int c = 0; c < channels; ++c) {
+    std::vector<long long> seq = channel_ring(blocks, c, channels);
+    const int rail = channels > 1 ? c % t.nics_per_node() : -1;
+    if (chain) {
+      std::rotate(seq.begin(), std::find(seq.begin(), seq.end(), members.front()), seq.end());
+      for (std::size_t i = 0; i + 1 < seq.size(); ++i) {
+        if (kind == CollectiveKind::kBroadcast) add(p, seq[i], seq[i + 1], per_edge, rail);
+        else add(p, seq[i + 1], seq[i], per_edge, rail);
+      }
+    } else {
+      for (std::size_t i = 0; i < seq.size(); ++i) add(p, seq[i], seq[(i + 1) % seq.size()], per_edge, rail);
+    }
+  }
+  return s;
+}
+
+// Parents of the double binary tree's first tree over positions 1..n (0 = root):
+// in-order trees whose leaves are the odd positions, so the mirror tree has the
+// even ones as leaves and each rank is a leaf in one of the two (Sanders, Speck
+// & Traff, Parallel Computing 35(12), 2009; NCCL 2.4).
+void in_order_tree(int lo, int hi, int parent, std::vector<int>& parents) {
+  if (lo > hi) return;
+  int root = lo;
+  for (int i = lo; i <= hi; ++i)
+    if (std::countr_zero(static_cast<unsigned>(i)) > std::countr_zero(static_cast<unsigned>(root))) root = i;
+  parents[static_cast<std::size_t>(root)] = parent;
+  in_order_tree(lo, root - 1, root, parents);
+  in_order_tree(root + 1, hi, root, parents);
+}
+
+int depth(const std::vector<int>& parents, int i) {
+  int d = 0;
+  while (parents[static_cast<std::size_t>(i)] != 0) {
+    i = parents[static_cast<std::size_t>(i)];
+    ++d;
+  }
+  return d;
+}
+
+Schedule tree(std::span<const long long> members, double bytes) {
+  const int n = static_cast<int>(members.size());
+  std::vector<int> parents(static_cast<std::size_t>(n) + 1, 0);
+  in_order_tree(1, n, 0, parents);
+  Schedule s{Algorithm::kTree, {Phase{}}};
+  Phase& p = s.phases.front();
+  int deepest = 0;
+  for (int tree_index = 0; tree_index < 2; ++tree_index) {
+    // The second tree mirrors the first (n even) or shifts it by one (n odd).
+    auto rank_at = [&](int pos) {
+      const int m = tree_index == 0 ? pos - 1 : (n % 2 == 0 ? n - pos : pos % n);
+      return members[static_cast<std::size_t>(m)];
+    };
+    for (int pos = 1; pos <= n; ++pos) {
+      const int parent = parents[static_cast<std::size_t>(pos)];
+      if (parent == 0) continue;
+      add(p, rank_at(pos), rank_at(parent), bytes / 2.0, -1);  // reduce, up the tree
+      add(p, rank_at(parent), rank_at(pos), bytes / 2.0, -1);  // broadcast, down
+      deepest = std::max(deepest, depth(parents, pos));
+    }
+  }
+  p.steps = 2 * std::max(1, deepest);
+  return s;
+}
+
+Schedule halving_doubling(CollectiveKind kind, std::span<const long long> members, double bytes) {
+  const auto n = static_cast<long long>(members.size());
+  Schedule s{Algorithm::kHalvingDoubling, {}};
+  auto exchange = [&](long long distance, double size) {
+    Phase p;
+    for (long long i = 0; i < n; ++i)
+      add(p, members[static_cast<std::size_t>(i)], members[static_cast<std::size_t>(i ^ distance)], size, -1);
+    s.phases.push_back(std::move(p));
+  };
+  // Reduce-scatter by recursive halving, then all-gather by recursive doubling
+  // (Thakur, Rabenseifner & Gropp, IJHPCA 19(1), 2005).
+  if (kind != CollectiveKind::kAllGather)
+    for (long long d = n / 2; d >= 1; d /= 2) exchange(d, bytes * static_cast<double>(d) / static_cast<double>(n));
+  if (kind != CollectiveKind::kReduceScatter)
+    for (long long d = 1; d < n; d *= 2) exchange(d, bytes * static_cast<double>(d) / static_cast<double>(n));
+  return s;
+}
+
+Schedule hierarchical(CollectiveKind kind, std::span<const long long> members, double bytes, const Topology& t) {
+  // Reduce-scatter inside every node (a ring over S), k rings across nodes (one
+  // per local index, on that GPU's own NIC) over S/k, all-gather inside every node.
+  const auto blocks = node_blocks(members, t);
+  const std::size_t k = blocks.front().size();
+  const std::size_t n = blocks.size();
+  Schedule s{Algorithm::kHierarchical, {}};
+  auto intra = [&] {
+    if (k < 2) return;
+    Phase p;
+    p.steps = static_cast<int>(k - 1);
+    const double per = static_cast<double>(k - 1) / static_cast<double>(k) * bytes;
+    for (const auto& b : blocks)
+      for (std::size_t i = 0; i < k; ++i) add(p, b[i], b[(i + 1) % k], per, -1);
+    s.phases.push_back(std::move(p));
+  };
+  auto inter = [&](bool all_reduce) {
+    Phase p;
+    const int laps = all_reduce ? 2 : 1;
+    p.steps = laps * static_cast<int>(n - 1);
+    const double per = laps * static_cast<double>(n - 1) / static_cast<double>(n) * bytes / static_cast<double>(k);
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::size_t j = 0; j < n; ++j) add(p, blocks[j][i], blocks[(j + 1) % n][i], per, -1);
+    s.phases.push_back(std::move(p));
+  };
+  if (kind == CollectiveKind::kAllGather) {
+    inter(false);
+    intra();
+  } else {
+    intra();
+    inter(kind == CollectiveKind::kAllReduce);
+    if (kind == CollectiveKind::kAllReduce) intra();
+  }
+  return s;
+}
+
+Schedule nvls(std::span<const long long> members, double bytes, const Topology& t) {
+  // Each GPU sends every shard up once for the switch to reduce (S) and its
+  // reduced shard up to be multicast (S/k); it receives its reduced shard (S/k)
+  // and every multicast shard (S): S (k+1)/k each way.
+  const auto k = static_cast<double>(members.size());
+  Schedule s{Algorithm::kNvls, {Phase{}}};
+  Phase& p = s.phases.front();
+  p.steps = 2;
+  const double volume = bytes * (k + 1.0) / k;
+  for (long long m : members) {
+    p.transfers.push_back({m, m, volume, -1, Transfer::Ends::kGpuToSwitch, t.nvls_rate});
+    p.transfers.push_back({m, m, volume, -1, Transfer::Ends::kSwitchToGpu, t.nvls_rate});
+  }
+  return s;
+}
+
+Schedule all_to_all(Algorithm a, std::span<const long long> members, double bytes) {
+  const auto n = static_cast<long long>(members.size());
+  const double share = bytes / static_cast<double>(n);
+  Schedule s{a, {}};
+  if (a == Algorithm::kDirect) {
+    Phase p;
+    for (long long i = 0; i < n; ++i)
+      for (long long j = 0; j < n; ++j) add(p, members[static_cast<std::size_t>(i)], members[static_cast<std::size_t>(j)], share, -1);
+    s.phases.push_back(std::move(p));
+    return s;
+  }
+  for (long long step = 1; step < n; ++step) {
+    Phase p;
+    for (long long i = 0; i < n; ++i)
+      add(p, members[static_cast<std::size_t>(i)], members[static_cast<std::size_t>((i + step) % n)], share, -1);
+    s.phases.push_back(std::move(p));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(Algorithm a) {
+  for (const auto& [alg, name] : kNames)
+    if (alg == a) return name;
+  return "unknown";
+}
+
+std::optional<Algorithm> algorithm_from_string(std::string_view name) {
+  for (const auto& [alg, n] : kNames)
+    if (n == name) return alg;
+  return std::nullopt;
+}
+
+std::optional<std::string> unavailable(CollectiveKind kind, Algorithm a, std::span<const long long> members,
+                                       const Topology& t) {
+  const std::string what = fmt::format("{} {}", to_string(a), to_string(kind));
+  if (members.size() < 2) return std::nullopt;
+  const bool reduction_family = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ||
+                                kind == CollectiveKind::kAllGather;
+  const auto blocks = node_blocks(members, t);
+  switch (a) {
+    case Algorithm::kAuto: return std::nullopt;
+    case Algorithm::kRing:
+      if (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kSendRecv)
+        return what + ": a ring runs all_reduce, all_gather, reduce_scatter, broadcast and reduce";
+      return std::nullopt;
+    case Algorithm::kTree:
+      if (kind != CollectiveKind::kAllReduce) return what + ": the double binary tree runs all_reduce only";
+      return std::nullopt;
+    case Algorithm::kHalvingDoubling:
+      if (!reduction_family) return what + ": halving-doubling runs all_reduce, all_gather and reduce_scatter";
+      if (!std::has_single_bit(members.size()))
+        return fmt::format("{}: halving-doubling needs a power-of-two group, not {}", what, members.size());
+      return std::nullopt;
+    case Algorithm::kHierarchical:
+      if (!reduction_family) return what + ": hierarchical runs all_reduce, all_gather and reduce_scatter";
+      if (blocks.size() < 2) return what + ": hierarchical needs a group that spans nodes";
+      if (!uniform_blocks(blocks)) return what + ": hierarchical needs the same number of ranks on every node";
+      return std::nullopt;
+    case Algorithm::kNvls:
+      if (kind != CollectiveKind::kAllReduce) return what + ": in-switch reduction (NVLS) runs all_reduce only";
+      if (!t.in_switch_reduction) return what + ": the node switch has no in-switch reduction (NVLS needs NVSwitch 3 or later)";
+      if (blocks.size() != 1) return what + ": NVLS is modeled inside one node";
+      return std::nullopt;
+    case Algorithm::kDirect:
+    case Algorithm::kPairwise:
+      if (kind == CollectiveKind::kSendRecv && a == Algorithm::kDirect) return std::nullopt;
+      if (kind != CollectiveKind::kAllToAll) return what + ": direct and pairwise run all_to_all (direct also send_recv)";
+      if (members.size() > 4096)
+        return fmt::format("{}: all_to_all is modeled up to 4096 ranks ({} transfers); the group has {}", what,
+                           4096 * 4095, members.size());
+      return std::nullopt;
+  }
+  return what + ": unknown algorithm";
+}
+
+std::vector<Algorithm> candidates(CollectiveKind kind, std::span<const long long> members, const Topology& t) {
+  std::vector<Algorithm> out;
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kNvls,
+                      Algorithm::kHalvingDoubling, Algorithm::kDirect, Algorithm::kPairwise})
+    if (!unavailable(kind, a, members, t)) out.push_back(a);
+  return out;
+}
+
+Schedule build_schedule(CollectiveKind kind, Algorithm a, std::span<const long long> members, double bytes,
+                        const Topology& t) {
+  if (!(bytes >= 0.0)) throw std::invalid_argument("collective of negative size");
+  if (a == Algorithm::kAuto) throw std::invalid_argument("build_schedule needs a concrete algorithm");
+  if (auto why = unavailable(kind, a, members, t)) throw std::invalid_argument(*why);
+  if (members.size() < 2) return {a, {}};
+  if (kind == CollectiveKind::kSendRecv) {
+    Schedule s{a, {Phase{}}};
+    add(s.phases.front(), members[0], members[1], bytes, -1);
+    return s;
+  }
+  switch (a) {
+    case Algorithm::kRing: return ring(kind, members, bytes, t);
+    case Algorithm::kTree: return tree(members, bytes);
+    case Algorithm::kHalvingDoubling: return halving_doubling(kind, members, bytes);
+    case Algorithm::kHierarchical: return hierarchical(kind, members, bytes, t);
+    case Algorithm::kNvls: return nvls(members, bytes, t);
+    case Algorithm::kDirect:
+    case Algorithm::kPairwise: return all_to_all(a, members, bytes);
+    case Algorithm::kAuto: break;
+  }
+  throw std::invalid_argument("unknown algorithm");
+}
+
+}  // namespace trainsim::net

@@ -1,0 +1,142 @@
+#pragma once
+// Collectives on the topology at both fidelities of DESIGN.md:
+//  - CollectivePlanner turns a collective into a routed schedule (algorithms.h +
+//    routing.h), chosen the way NCCL chooses (the algorithm of least modeled
+//    time for the size) unless one is forced;
+//  - ScheduleBackend ("analytic") charges each phase its latency plus the time
+//    of its most loaded link, the phase alone on the network;
+//  - FlowBackend ("flow") turns every transfer into a flow on its links and
+//    shares link bandwidth max-min fairly with everything else in flight.
+// With nothing else in flight and every link of a phase loaded evenly enough
+// for max-min sharing to drain it at full capacity, the two agree to the
+// nanosecond (tests/unit/collective_engine_test.cpp).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/simulator.h"
+#include "network/algorithms.h"
+#include "network/collective_model.h"
+#include "network/flow_solver.h"
+#include "network/routing.h"
+
+namespace trainsim::net {
+
+struct RoutedPhase {
+  double latency = 0.0;               // s: steps x the phase's slowest path
+  std::vector<std::uint32_t> offset;  // flow i crosses hops[offset[i] .. offset[i+1])
+  std::vector<LinkId> hops;  // link ids of the topology
+  std::vector<double> bytes;  // per flow, per byte of the collective's S
+  std::vector<double> cap;    // per flow, B/s (FlowSolver::kUnlimited: none)
+  double seconds_per_byte = 0.0;  // the phase alone: most loaded link (or cap), per byte of S
+  [[nodiscard]] std::size_t flows() const { return bytes.size(); }
+};
+
+struct RoutedSchedule {
+  Algorithm algorithm = Algorithm::kRing;
+  std::vector<RoutedPhase> phases;
+  // The analytic duration: every phase's latency, then its bandwidth term
+  // rounded up to the nanosecond, as the flow model's clock rounds.
+  [[nodiscard]] core::Time duration(double bytes) const;
+};
+
+// Rounds seconds up to the simulator's nanoseconds.
+core::Time ceil_to_time(double seconds);
+
+class CollectivePlanner {
+ public:
+  // `forced`: kAuto to choose per collective. `multipath`: equal-cost paths a
+  // flow of at least kMultipathBytes is spread over.
+  CollectivePlanner(const Topology& topology, Algorithm forced = Algorithm::kAuto, int multipath = 1);
+  static constexpr double kMultipathBytes = 1 << 20;
+
+  // The routed schedule of `c` (for 1 byte; durations scale). Cached per group,
+  // kind and algorithm. Throws std::invalid_argument when the forced algorithm
+  // cannot run `c` and no other can either.
+  const RoutedSchedule& plan(const Collective& c);
+  const RoutedSchedule& plan(const Collective& c, Algorithm algorithm);
+  [[nodiscard]] const Topology& topology() const { return topology_; }
+  [[nodiscard]] const Router& router() const { return router_; }
+  [[nodiscard]] Algorithm forced() const { return forced_; }
+
+ private:
+  std::shared_ptr<const std::vector<std::vector<long long>>> members_of(const Collective& c);
+  RoutedSchedule route(const Collective& c, Algorithm a, const std::vector<std::vector<long long>>& groups);
+
+  const Topology& topology_;
+  Router router_;
+  Algorithm forced_;
+  int multipath_;
+  std::map<std::tuple<int, int, int>, std::shared_ptr<const std::vector<std::vector<long long>>>> default_members_;
+  std::map<std::tuple<const void*, CollectiveKind, Algorithm>, RoutedSchedule> cache_;
+  // Groups a cache entry was made for, kept alive so their addresses stay theirs.
+  std::map<const void*, std::shared_ptr<const std::vector<std::vector<long long>>>> pinned_;
+  std::vector<double> load_;  // scratch: bytes per link of the phase being routed
+  std::map<std::tuple<const void*, CollectiveKind, double>, Algorithm> choice_;
+};
+
+class ScheduleBackend final : public CommunicationBackend {
+ public:
+  explicit ScheduleBackend(CollectivePlanner& planner) : planner_(planner) {}
+  void start(const Collective& c, core::Simulator& sim, std::function<void()> on_done) override;
+  [[nodiscard]] std::string_view name() const override { return "analytic (alpha-beta per phase on the topology)"; }
+
+ private:
+  CollectivePlanner& planner_;
+};
+
+// What the flow model saw on the links.
+struct LinkStatistics {
+  std::vector<double> bytes;  // per link id
+  // Utilization over time of the watched links: (time, utilization) at every change.
+  std::map<std::uint32_t, std::vector<std::pair<core::Time, double>>> series;
+  std::uint64_t solves = 0;
+  std::uint64_t flows = 0;
+};
+
+class FlowBackend final : public CommunicationBackend {
+ public:
+  // `watched`: links whose utilization over time is recorded.
+  FlowBackend(CollectivePlanner& planner, std::vector<std::uint32_t> watched = {});
+  void start(const Collective& c, core::Simulator& sim, std::function<void()> on_done) override;
+  [[nodiscard]] std::string_view name() const override { return "flow (max-min fair sharing per link)"; }
+  [[nodiscard]] const LinkStatistics& statistics() const { return stats_; }
+
+ private:
+  struct Running {
+    const RoutedSchedule* schedule = nullptr;
+    double bytes = 0.0;
+    std::size_t phase = 0;
+    std::size_t pending = 0;
+    std::function<void()> done;
+  };
+  struct Live {
+    std::size_t run;
+    std::uint32_t flow;  // index in its phase
+  };
+  void begin_phase(std::size_t run, core::Simulator& sim);
+  void add_flows(std::size_t run, core::Simulator& sim);
+  void phase_done(std::size_t run, core::Simulator& sim);
+  void request_solve(core::Simulator& sim);
+  void solve_and_wake(core::Simulator& sim);
+  void wake(core::Simulator& sim);
+  void sync_clock(core::Simulator& sim);
+
+  CollectivePlanner& planner_;
+  FlowSolver solver_;
+  std::vector<Running> runs_;
+  std::vector<std::size_t> free_runs_;
+  std::unordered_map<std::uint64_t, Live> live_;
+  bool solve_pending_ = false;
+  bool wake_pending_ = false;
+  core::EventId wake_event_{};
+  std::vector<std::uint32_t> watched_;
+  std::vector<double> last_utilization_;
+  LinkStatistics stats_;
+};
+
+}  // namespace trainsim::net

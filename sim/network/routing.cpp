@@ -1,0 +1,123 @@
+#include "network/routing.h"
+
+#include <limits>
+#include <stdexcept>
+
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <fmt/format.h>
+
+namespace trainsim::net {
+
+namespace {
+
+constexpr std::uint16_t kUnreachable = std::numeric_limits<std::uint16_t>::max();
+
+// splitmix64 (Steele, Lea & Flood, OOPSLA 2014): a fixed, well-mixed hash, so
+// paths are the same on every machine and run.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+struct Router::SwitchGraph {
+  boost::compressed_sparse_row_graph<boost::directedS> graph;
+};
+
+Router::Router(const Topology& topology) : topology_(topology) {
+  const auto switches = static_cast<std::size_t>(topology.num_switches());
+  offset_.assign(switches + 1, 0);
+  const TopologyGraph& g = topology.graph();
+  for (std::size_t s = 0; s < switches; ++s) {
+    offset_[s] = static_cast<std::uint32_t>(adj_.size());
+    const VertexId v = topology.switch_vertex(static_cast<int>(s));
+    for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
+      const VertexData& to = g[boost::target(*e, g)];
+      if (to.kind == VertexKind::kSwitch) adj_.emplace_back(static_cast<std::uint32_t>(to.index), g[*e].id);
+    }
+  }
+  offset_[switches] = static_cast<std::uint32_t>(adj_.size());
+  distance_.resize(switches);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
+  edges.reserve(adj_.size());
+  for (std::size_t s = 0; s < switches; ++s)
+    for (std::uint32_t i = offset_[s]; i < offset_[s + 1]; ++i) edges.emplace_back(static_cast<std::uint32_t>(s), adj_[i].first);
+  csr_ = std::make_shared<const SwitchGraph>(
+      SwitchGraph{{boost::edges_are_sorted, edges.begin(), edges.end(), switches}});
+}
+
+const std::vector<std::uint16_t>& Router::distances_to(int dest_switch) const {
+  std::vector<std::uint16_t>& d = distance_.at(static_cast<std::size_t>(dest_switch));
+  if (!d.empty()) return d;
+  // Cables come in pairs, so hops from the destination equal hops to it.
+  using Csr = boost::compressed_sparse_row_graph<boost::directedS>;
+  const Csr& csr = csr_->graph;
+  std::vector<std::uint32_t> hops(offset_.size() - 1, std::numeric_limits<std::uint32_t>::max());
+  hops[static_cast<std::size_t>(dest_switch)] = 0;
+  boost::breadth_first_search(
+      csr, static_cast<Csr::vertex_descriptor>(dest_switch),
+      boost::visitor(boost::make_bfs_visitor(boost::record_distances(hops.data(), boost::on_tree_edge()))));
+  d.resize(hops.size());
+  for (std::size_t i = 0; i < hops.size(); ++i)
+    d[i] = hops[i] >= kUnreachable ? kUnreachable : static_cast<std::uint16_t>(hops[i]);
+  return d;
+}
+
+int Router::switch_distance(int a, int b) const {
+  const std::uint16_t d = distances_to(b).at(static_cast<std::size_t>(a));
+  return d == kUnreachable ? -1 : d;
+}
+
+void Router::route(long long src, long long dst, int rail, std::uint64_t key, std::vector<std::uint32_t>& out) const {
+  if (src == dst) return;
+  const Topology& t = topology_;
+  const VertexData& s = t.vertex(t.gpu(src));
+  const VertexData& r = t.vertex(t.gpu(dst));
+  out.push_back(t.gpu_up(src));
+  if (s.node != r.node) {
+    if (t.nics_per_node() == 0) throw std::logic_error("route between nodes of a cluster without NICs");
+    const int nic = rail >= 0 ? rail % t.nics_per_node() : t.rail_of_gpu(r.index);
+    out.push_back(t.host_out(s.node, nic));
+    out.push_back(t.nic_uplink(s.node, nic));
+    const int from = t.vertex(t.nic_switch(s.node, nic)).index;
+    const int to = t.vertex(t.nic_switch(r.node, nic)).index;
+    if (from != to) {
+      const std::vector<std::uint16_t>& dist = distances_to(to);
+      if (dist[static_cast<std::size_t>(from)] == kUnreachable)
+        throw std::invalid_argument(fmt::format("topology is not connected: no path from {} to {}",
+                                                t.vertex_name(t.switch_vertex(from)), t.vertex_name(t.switch_vertex(to))));
+      int at = from;
+      while (at != to) {
+        const std::uint16_t want = static_cast<std::uint16_t>(dist[static_cast<std::size_t>(at)] - 1);
+        const std::uint32_t begin = offset_[static_cast<std::size_t>(at)];
+        const std::uint32_t end = offset_[static_cast<std::size_t>(at) + 1];
+        std::uint32_t count = 0;
+        for (std::uint32_t i = begin; i < end; ++i) count += dist[adj_[i].first] == want ? 1U : 0U;
+        auto pick = static_cast<std::uint32_t>(mix(key ^ mix(static_cast<std::uint64_t>(at))) % count);
+        for (std::uint32_t i = begin; i < end; ++i) {
+          if (dist[adj_[i].first] != want) continue;
+          if (pick-- == 0) {
+            out.push_back(adj_[i].second);
+            at = static_cast<int>(adj_[i].first);
+            break;
+          }
+        }
+      }
+    }
+    out.push_back(t.nic_downlink(r.node, nic));
+    out.push_back(t.host_in(r.node, nic));
+  }
+  out.push_back(t.gpu_down(dst));
+}
+
+double Router::latency(std::span<const std::uint32_t> path) const {
+  double sum = 0.0;
+  for (std::uint32_t id : path) sum += topology_.link(id).latency;
+  return sum;
+}
+
+}  // namespace trainsim::net

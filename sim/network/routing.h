@@ -1,0 +1,48 @@
+#pragma once
+// Routes between GPUs on a Topology: shortest paths (fewest switch hops) with
+// deterministic ECMP. At every switch the next hop is one of the neighbors one
+// hop nearer the destination, picked by a hash of (flow key, switch), so one
+// flow keeps one path and different flows spread over the equal-cost ones, as
+// switches hashing packet headers do. Distances come from a breadth-first search
+// (Boost.Graph) over the switch graph, one per destination switch, cached.
+//
+// Inside a node a path is GPU -> node switch -> GPU. Between nodes it is
+// GPU -> node switch -> NIC -> switches -> NIC -> node switch -> GPU, leaving and
+// entering on the same rail (NIC index), as NCCL keeps a ring or tree on one rail.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "network/topology.h"
+
+namespace trainsim::net {
+
+class Router {
+ public:
+  explicit Router(const Topology& topology);
+
+  // Appends to `out` the links from GPU `src` to GPU `dst` (global ranks). `rail`
+  // is the NIC used on both nodes (< 0: the destination GPU's own NIC); `key`
+  // selects among equal-cost paths.
+  void route(long long src, long long dst, int rail, std::uint64_t key, std::vector<std::uint32_t>& out) const;
+  // Sum of the link latencies of a path.
+  [[nodiscard]] double latency(std::span<const std::uint32_t> path) const;
+  [[nodiscard]] const Topology& topology() const { return topology_; }
+  // Switch hops from switch a to switch b (indices among switches).
+  [[nodiscard]] int switch_distance(int a, int b) const;
+
+ private:
+  const std::vector<std::uint16_t>& distances_to(int dest_switch) const;
+
+  const Topology& topology_;
+  // The switch graph in compressed rows: out-links of switch s are
+  // adj_[offset_[s] .. offset_[s+1]) as (neighbor switch, link id).
+  std::vector<std::uint32_t> offset_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> adj_;
+  struct SwitchGraph;  // the same graph as a Boost.Graph CSR graph, for the searches
+  std::shared_ptr<const SwitchGraph> csr_;
+  mutable std::vector<std::vector<std::uint16_t>> distance_;  // per destination switch; empty until needed
+};
+
+}  // namespace trainsim::net

@@ -1,0 +1,376 @@
+#include "network/topology_builders.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace trainsim::net {
+
+namespace {
+
+int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+
+struct Sizes {
+  long long nics = 0;  // NICs in the cluster
+  int radix = 0;
+  int down = 0;  // NIC-facing ports per leaf
+};
+
+// The fat tree above `leaves` leaves: 2 tiers when every leaf can reach every
+// spine, otherwise 3 with pods of `down` leaves.
+void plan_tiers(TopologyPlan& p, int leaves, int radix, int forced, const std::string& why) {
+  const int d = radix / 2;
+  p.leaves = leaves;
+  if (leaves == 1 && forced != 3) {
+    p.tiers = 1;
+    return;
+  }
+  if (forced == 1)
+    throw TopologyError("inter_node/tiers", fmt::format("one switch tier is one switch; {} needs {} leaves", why, leaves));
+  if (forced == 2 || (forced == 0 && leaves <= radix)) {
+    if (leaves > radix)
+      throw TopologyError("inter_node/tiers", fmt::format("a 2-tier fat tree of radix {} joins at most {} leaves; {} needs {} (use 3 tiers or a larger switch_radix)", radix, radix, why, leaves));
+    p.tiers = 2;
+    p.spines = d;
+    return;
+  }
+  p.pods = ceil_div(leaves, d);
+  if (p.pods > radix)
+    throw TopologyError("inter_node/switch_radix", fmt::format("a 3-tier fat tree of radix {} holds at most {} leaves ({} NIC ports); {} needs {} leaves: raise switch_radix", radix, radix * d, static_cast<long long>(radix) * d * d, why, leaves));
+  p.tiers = 3;
+  p.spines = p.pods * d;
+  p.cores = d * d;
+}
+
+std::string fat_tree_text(const TopologyPlan& p, int radix) {
+  if (p.tiers == 1) return fmt::format("1 switch of radix {}", radix);
+  if (p.tiers == 2) return fmt::format("2-tier fat tree, radix {}: {} leaves, {} spines", radix, p.leaves, p.spines);
+  return fmt::format("3-tier fat tree, radix {}: {} pods, {} leaves, {} aggregation, {} core switches", radix, p.pods,
+                     p.leaves, p.spines, p.cores);
+}
+
+// A custom topology's end: a NIC ("node<N>.nic<R>", checked against the
+// cluster) or a switch (any other name). Returns false for a switch.
+bool parse_nic(const hw::ClusterSpec& c, const std::string& name, std::size_t i, const char* end, int& node,
+               int& rail) {
+  char tail = 0;
+  if (std::sscanf(name.c_str(), "node%d.nic%d%c", &node, &rail, &tail) == 2) {
+    if (node < 0 || node >= c.num_nodes || rail < 0 || rail >= c.inter_node.nics_per_node)
+      throw TopologyError(fmt::format("inter_node/links/{}/{}", i, end),
+                          fmt::format("\"{}\" names no NIC: nodes are 0..{}, NICs 0..{}", name, c.num_nodes - 1,
+                                      c.inter_node.nics_per_node - 1));
+    return true;
+  }
+  if (name.rfind("node", 0) == 0)
+    throw TopologyError(fmt::format("inter_node/links/{}/{}", i, end),
+                        fmt::format("\"{}\": NICs are written node<N>.nic<R>, e.g. node0.nic0", name));
+  return false;
+}
+
+// Every cable joins two different ends, at most one of them a NIC, and every NIC
+// has exactly one cable.
+void check_custom(const hw::ClusterSpec& c) {
+  std::vector<int> cables(static_cast<std::size_t>(c.num_nodes) * static_cast<std::size_t>(c.inter_node.nics_per_node), 0);
+  for (std::size_t i = 0; i < c.inter_node.custom_links.size(); ++i) {
+    const hw::CustomLink& l = c.inter_node.custom_links[i];
+    int node_a = 0, rail_a = 0, node_b = 0, rail_b = 0;
+    const bool nic_a = parse_nic(c, l.a, i, "a", node_a, rail_a);
+    const bool nic_b = parse_nic(c, l.b, i, "b", node_b, rail_b);
+    if (l.a == l.b) throw TopologyError(fmt::format("inter_node/links/{}", i), "a cable between two different ends");
+    if (nic_a && nic_b)
+      throw TopologyError(fmt::format("inter_node/links/{}", i), "a NIC cabled to a switch, not to another NIC");
+    if (nic_a || nic_b) {
+      const int node = nic_a ? node_a : node_b;
+      const int rail = nic_a ? rail_a : rail_b;
+      if (++cables[static_cast<std::size_t>(node * c.inter_node.nics_per_node + rail)] > 1)
+        throw TopologyError(fmt::format("inter_node/links/{}", i),
+                            fmt::format("node{}.nic{} cabled twice; a NIC has one port", node, rail));
+    }
+  }
+  for (std::size_t n = 0; n < cables.size(); ++n)
+    if (cables[n] == 0)
+      throw TopologyError("inter_node/links",
+                          fmt::format("a cable for every NIC; node{}.nic{} has none",
+                                      n / static_cast<std::size_t>(c.inter_node.nics_per_node),
+                                      n % static_cast<std::size_t>(c.inter_node.nics_per_node)));
+}
+
+}  // namespace
+
+std::vector<int> torus_dimensions(int nodes, int d) {
+  std::vector<int> best;
+  std::vector<int> cur;
+  std::function<void(int, int)> search = [&](int left, int slots) {
+    if (slots == 1) {
+      cur.push_back(left);
+      const bool better = best.empty() || *std::max_element(cur.begin(), cur.end()) <
+                                              *std::max_element(best.begin(), best.end());
+      if (better) best = cur;
+      cur.pop_back();
+      return;
+    }
+    for (int f = 1; f <= left; ++f) {
+      if (left % f != 0 || (!cur.empty() && f < cur.back())) continue;
+      cur.push_back(f);
+      search(left / f, slots - 1);
+      cur.pop_back();
+    }
+  };
+  search(nodes, d);
+  std::sort(best.rbegin(), best.rend());
+  return best;
+}
+
+TopologyPlan plan_topology(const hw::ClusterSpec& c) {
+  TopologyPlan p;
+  const hw::InterNodeNetwork& n = c.inter_node;
+  if (c.num_nodes == 1) {
+    p.kind = "single_node";
+    p.description = fmt::format("one node of {} GPUs on {}", c.gpus_per_node, c.intra_node.fabric);
+    return p;
+  }
+  p.kind = n.topology;
+  const long long nics = static_cast<long long>(c.num_nodes) * n.nics_per_node;
+  const int radix = n.switch_radix;
+  const int d = radix / 2;
+  if (n.topology == "fat_tree") {
+    if (n.tiers == 1 || (n.tiers == 0 && nics <= radix)) {
+      if (nics > radix)
+        throw TopologyError("inter_node/tiers", fmt::format("one switch of radix {} holds {} NICs; the cluster has {}", radix, radix, nics));
+      p.down_ports = radix;
+      p.tiers = 1;
+      p.leaves = 1;
+    } else {
+      p.down_ports = d;
+      plan_tiers(p, ceil_div(nics, d), radix, n.tiers, fmt::format("{} NICs", nics));
+    }
+    p.description = fat_tree_text(p, radix);
+  } else if (n.topology == "rail_optimized") {
+    const int rails = n.rails == 0 ? n.nics_per_node : n.rails;
+    if (n.nics_per_node % rails != 0)
+      throw TopologyError("inter_node/rails", fmt::format("{} rails do not divide {} NICs per node", rails, n.nics_per_node));
+    const int per_node = n.nics_per_node / rails;
+    if (per_node > d)
+      throw TopologyError("inter_node/rails", fmt::format("{} NICs per node on one rail exceed a leaf's {} downlinks", per_node, d));
+    const int nodes_per_leaf = d / per_node;
+    const int units = ceil_div(c.num_nodes, nodes_per_leaf);
+    p.down_ports = d;
+    plan_tiers(p, units * rails, radix, n.tiers, fmt::format("{} rails x {} node groups", rails, units));
+    p.description = fmt::format("rail-optimized, {} rails of {} nodes per leaf; {}", rails, nodes_per_leaf,
+                                fat_tree_text(p, radix));
+  } else if (n.topology == "torus2d" || n.topology == "torus3d") {
+    const int dims = n.topology == "torus2d" ? 2 : 3;
+    if (!n.torus_dims.empty()) {
+      if (static_cast<int>(n.torus_dims.size()) != dims)
+        throw TopologyError("inter_node/torus_dims", fmt::format("{} sizes for {}", dims, n.topology));
+      long long product = 1;
+      for (int s : n.torus_dims) product *= s;
+      if (product != c.num_nodes)
+        throw TopologyError("inter_node/torus_dims",
+                            fmt::format("sizes whose product is num_nodes = {}; got {}", c.num_nodes, product));
+      p.dims = n.torus_dims;
+    } else {
+      p.dims = torus_dimensions(c.num_nodes, dims);
+    }
+    p.description = fmt::format("{}D torus {}, one router per node", dims, fmt::join(p.dims, "x"));
+  } else if (n.topology == "dragonfly") {
+    p.hosts_per_router = std::max(1, radix / 4);
+    p.global_per_router = std::max(1, radix / 4);
+    p.routers_per_group = std::max(2, radix / 2);
+    const long long per_group = static_cast<long long>(p.routers_per_group) * p.hosts_per_router;
+    p.groups = ceil_div(nics, per_group);
+    const int max_groups = p.routers_per_group * p.global_per_router + 1;
+    if (p.groups > max_groups)
+      throw TopologyError("inter_node/switch_radix",
+                          fmt::format("a dragonfly of radix {} holds at most {} groups of {} NICs; {} NICs need {}: raise switch_radix",
+                                      radix, max_groups, per_group, nics, p.groups));
+    p.description = fmt::format("dragonfly, radix {}: {} groups of {} routers, {} NICs and {} global links per router",
+                                radix, p.groups, p.routers_per_group, p.hosts_per_router, p.global_per_router);
+  } else if (n.topology == "custom") {
+    if (n.custom_links.empty())
+      throw TopologyError("inter_node/links", "a custom topology needs \"links\": a list of cables");
+    check_custom(c);
+    p.description = fmt::format("custom topology of {} cables", n.custom_links.size());
+  } else {
+    throw TopologyError("inter_node/topology", "unknown topology \"" + n.topology + "\"");
+  }
+  return p;
+}
+
+namespace {
+
+struct Cables {
+  double capacity;  // achievable B/s of one network cable
+  double nic_latency;
+  double hop_latency;
+};
+
+void build_fat_tree_above(Topology& t, const TopologyPlan& p, const std::vector<VertexId>& leaves, const Cables& k,
+                          double oversubscription) {
+  const double up = k.capacity / oversubscription;
+  if (p.tiers == 1) return;
+  const int d = p.tiers == 2 ? p.spines : p.spines / p.pods;
+  if (p.tiers == 2) {
+    std::vector<VertexId> spines;
+    for (int s = 0; s < p.spines; ++s) spines.push_back(t.add_switch(2, fmt::format("spine{}", s)));
+    for (VertexId leaf : leaves)
+      for (VertexId s : spines) t.add_cable(leaf, s, up, k.hop_latency, LinkKind::kFabric);
+    return;
+  }
+  std::vector<VertexId> cores;
+  for (int c = 0; c < p.cores; ++c) cores.push_back(t.add_switch(3, fmt::format("core{}", c)));
+  for (int pod = 0; pod < p.pods; ++pod) {
+    std::vector<VertexId> aggs;
+    for (int a = 0; a < d; ++a) aggs.push_back(t.add_switch(2, fmt::format("pod{}.agg{}", pod, a)));
+    for (int l = pod * d; l < std::min<int>((pod + 1) * d, static_cast<int>(leaves.size())); ++l)
+      for (VertexId a : aggs) t.add_cable(leaves[static_cast<std::size_t>(l)], a, up, k.hop_latency, LinkKind::kFabric);
+    for (int a = 0; a < d; ++a)
+      for (int m = 0; m < d; ++m)
+        t.add_cable(aggs[static_cast<std::size_t>(a)], cores[static_cast<std::size_t>(a * d + m)], k.capacity,
+                    k.hop_latency, LinkKind::kFabric);
+  }
+}
+
+void build_fat_tree(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c, const Cables& k) {
+  const int nics = c.inter_node.nics_per_node;
+  std::vector<VertexId> leaves;
+  for (int l = 0; l < p.leaves; ++l) leaves.push_back(t.add_switch(1, fmt::format("leaf{}", l)));
+  long long i = 0;
+  for (int node = 0; node < c.num_nodes; ++node)
+    for (int r = 0; r < nics; ++r, ++i)
+      t.add_cable(t.nic(node, r), leaves[static_cast<std::size_t>(i / p.down_ports)], k.capacity, k.nic_latency,
+                  LinkKind::kNicCable);
+  build_fat_tree_above(t, p, leaves, k, c.inter_node.oversubscription);
+}
+
+void build_rail_optimized(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c, const Cables& k) {
+  const int nics = c.inter_node.nics_per_node;
+  const int rails = c.inter_node.rails == 0 ? nics : c.inter_node.rails;
+  const int per_node = nics / rails;
+  const int nodes_per_leaf = p.down_ports / per_node;
+  std::vector<VertexId> leaves;
+  // Leaves unit by unit (a unit: the nodes that share a leaf), rails inside a unit,
+  // so a pod of a 3-tier tree holds whole units with all their rails.
+  for (int l = 0; l < p.leaves; ++l)
+    leaves.push_back(t.add_switch(1, fmt::format("rail{}.leaf{}", l % rails, l / rails)));
+  for (int node = 0; node < c.num_nodes; ++node)
+    for (int r = 0; r < nics; ++r) {
+      const int rail = r / per_node;
+      const int leaf = (node / nodes_per_leaf) * rails + rail;
+      t.add_cable(t.nic(node, r), leaves[static_cast<std::size_t>(leaf)], k.capacity, k.nic_latency,
+                  LinkKind::kNicCable);
+    }
+  build_fat_tree_above(t, p, leaves, k, c.inter_node.oversubscription);
+}
+
+void build_torus(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c, const Cables& k) {
+  const int dims = static_cast<int>(p.dims.size());
+  std::vector<VertexId> routers;
+  for (int node = 0; node < c.num_nodes; ++node) routers.push_back(t.add_switch(1, fmt::format("router{}", node)));
+  for (int node = 0; node < c.num_nodes; ++node)
+    for (int r = 0; r < c.inter_node.nics_per_node; ++r)
+      t.add_cable(t.nic(node, r), routers[static_cast<std::size_t>(node)], k.capacity, k.nic_latency,
+                  LinkKind::kNicCable);
+  // The node's NICs' worth of bandwidth spread over the 2 D torus ports.
+  const double port = k.capacity * c.inter_node.nics_per_node / (2.0 * dims);
+  for (int node = 0; node < c.num_nodes; ++node) {
+    int stride = 1;
+    for (int dim = 0; dim < dims; ++dim) {
+      const int size = p.dims[static_cast<std::size_t>(dim)];
+      const int coord = (node / stride) % size;
+      if (size > 1) {
+        const int next = node + (((coord + 1) % size) - coord) * stride;
+        t.add_cable(routers[static_cast<std::size_t>(node)], routers[static_cast<std::size_t>(next)], port,
+                    k.hop_latency, LinkKind::kFabric);
+      }
+      stride *= size;
+    }
+  }
+}
+
+void build_dragonfly(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c, const Cables& k) {
+  const int a = p.routers_per_group;
+  const int h = p.global_per_router;
+  const int groups = p.groups;
+  std::vector<VertexId> routers;
+  for (int g = 0; g < groups; ++g)
+    for (int r = 0; r < a; ++r) routers.push_back(t.add_switch(1, fmt::format("group{}.router{}", g, r)));
+  auto router = [&](int g, int r) { return routers[static_cast<std::size_t>(g * a + r)]; };
+  long long i = 0;
+  for (int node = 0; node < c.num_nodes; ++node)
+    for (int r = 0; r < c.inter_node.nics_per_node; ++r, ++i)
+      t.add_cable(t.nic(node, r), routers[static_cast<std::size_t>(i / p.hosts_per_router)], k.capacity,
+                  k.nic_latency, LinkKind::kNicCable);
+  for (int g = 0; g < groups; ++g)
+    for (int x = 0; x < a; ++x)
+      for (int y = x + 1; y < a; ++y) t.add_cable(router(g, x), router(g, y), k.capacity, k.hop_latency, LinkKind::kFabric);
+  if (groups < 2) return;
+  // Global port q of group g leads to group (g + 1 + q mod (G-1)) mod G; its
+  // partner port in that group leads back, in the same round q / (G-1).
+  const int ports = a * h;
+  for (int g = 0; g < groups; ++g)
+    for (int q = 0; q < ports; ++q) {
+      const int round = q / (groups - 1);
+      const int target = (g + 1 + q % (groups - 1)) % groups;
+      if (target < g) continue;
+      const int back = round * (groups - 1) + (g - target - 1 + 2 * groups) % groups;
+      if (back >= ports) continue;
+      t.add_cable(router(g, q / h), router(target, back / h), k.capacity, k.hop_latency, LinkKind::kFabric);
+    }
+}
+
+void build_custom(Topology& t, const hw::ClusterSpec& c) {
+  std::map<std::string, VertexId> switches;
+  auto vertex = [&](const std::string& name, std::size_t i, const char* end) -> VertexId {
+    int node = 0;
+    int rail = 0;
+    if (parse_nic(c, name, i, end, node, rail)) return t.nic(node, rail);
+    auto [it, fresh] = switches.try_emplace(name, 0);
+    if (fresh) it->second = t.add_switch(1, name);
+    return it->second;
+  };
+  const double eff = c.inter_node.bandwidth_efficiency;
+  for (std::size_t i = 0; i < c.inter_node.custom_links.size(); ++i) {
+    const hw::CustomLink& l = c.inter_node.custom_links[i];
+    const VertexId a = vertex(l.a, i, "a");
+    const VertexId b = vertex(l.b, i, "b");
+    const bool nic_end = t.vertex(a).kind == VertexKind::kNic || t.vertex(b).kind == VertexKind::kNic;
+    t.add_cable(a, b, l.bandwidth * eff, l.latency, nic_end ? LinkKind::kNicCable : LinkKind::kFabric);
+  }
+}
+
+}  // namespace
+
+Topology build_topology(const hw::ClusterSpec& c) {
+  const TopologyPlan p = plan_topology(c);
+  const bool multi = c.num_nodes > 1;
+  const int nics = multi ? c.inter_node.nics_per_node : 0;
+  // A one-GPU node may have no NVLink figure: its GPU then reaches its NICs unhindered.
+  double nvlink = c.nvlink_bandwidth();
+  if (!(nvlink > 0.0)) nvlink = std::max(1.0, c.inter_node.nic_bandwidth * std::max(1, nics));
+  Topology t(c.num_nodes, c.gpus_per_node, nics, nvlink, c.intra_node.latency,
+             multi ? c.inter_node.nic_bandwidth : 1.0);
+  t.in_switch_reduction = c.intra_node.fabric == "nvswitch" && c.intra_node.nvls_efficiency > 0.0;
+  t.nvls_rate = c.intra_node.bandwidth * c.intra_node.nvls_efficiency;
+  t.description = p.description;
+  if (!multi) return t;
+  // One network step between GPUs of two nodes under one leaf costs `latency`;
+  // the NIC cables carry what the NVLink half-steps do not.
+  const Cables k{c.inter_node.nic_bandwidth * c.inter_node.bandwidth_efficiency,
+                 std::max(0.0, c.inter_node.latency - c.intra_node.latency) / 2.0, c.inter_node.switch_latency};
+  const std::string& kind = c.inter_node.topology;
+  if (kind == "fat_tree") build_fat_tree(t, p, c, k);
+  else if (kind == "rail_optimized") build_rail_optimized(t, p, c, k);
+  else if (kind == "torus2d" || kind == "torus3d") build_torus(t, p, c, k);
+  else if (kind == "dragonfly") build_dragonfly(t, p, c, k);
+  else build_custom(t, c);
+  return t;
+}
+
+}  // namespace trainsim::net

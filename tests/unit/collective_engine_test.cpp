@@ -1,0 +1,226 @@
+// Collective algorithms at both fidelities against their closed forms
+// (docs/model.md, "Collective algorithms"), on the round-figure clusters of
+// network_fixtures.h: NVLink B = 400 GB/s, NICs 50 GB/s, alpha = 2 us inside a
+// node and 10 us between nodes.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "core/simulator.h"
+#include "network/collective_engine.h"
+#include "network/topology_builders.h"
+#include "network_fixtures.h"
+
+namespace trainsim::net {
+namespace {
+
+using testing::round_cluster;
+
+constexpr double kS = 1e9;  // bytes
+
+Collective all_reduce(int nodes, int per_node, double bytes = kS) {
+  return {CollectiveKind::kAllReduce, bytes, {nodes * per_node, nodes, per_node, nullptr}};
+}
+
+// The collective alone through the flow model, in ns.
+core::Time flow_time(CollectivePlanner& planner, const Collective& c) {
+  FlowBackend flow(planner);
+  core::Simulator sim;
+  flow.start(c, sim, [] {});
+  sim.run();
+  return sim.now();
+}
+
+// ns from seconds, for expectations written in seconds.
+core::Time ns(double seconds) { return static_cast<core::Time>(seconds * 1e9 + 0.5); }
+
+TEST(CollectiveEngine, RingAllReduceInANode) {
+  // 2(n-1) alpha + 2(n-1)/n S/B = 14 x 2 us + 1.75 GB / 400 GB/s.
+  const Topology t = build_topology(round_cluster(1, 8, 8));
+  CollectivePlanner p(t, Algorithm::kRing);
+  const Collective c = all_reduce(1, 8);
+  EXPECT_EQ(p.plan(c).duration(kS), ns(28e-6 + 4.375e-3));
+  EXPECT_EQ(flow_time(p, c), ns(28e-6 + 4.375e-3));
+}
+
+TEST(CollectiveEngine, RingAllGatherAndReduceScatterMoveHalfTheVolume) {
+  const Topology t = build_topology(round_cluster(1, 8, 8));
+  CollectivePlanner p(t, Algorithm::kRing);
+  for (CollectiveKind k : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    const Collective c{k, kS, {8, 1, 8, nullptr}};
+    EXPECT_EQ(p.plan(c).duration(kS), ns(14e-6 + 2.1875e-3));  // 7 alpha + 7/8 S/B
+  }
+}
+
+TEST(CollectiveEngine, DoubleBinaryTreeLoadsEachRankWithTwiceS) {
+  // 8 ranks: in-order trees of depth 3 (1 -> 2 -> 4 -> 8); every rank is inner
+  // in one tree (S/2 up, S/2 to each of two children) and a leaf in the other
+  // (S/2 up): 2 S per link, so 2 x 3 alpha + 2 S/B.
+  const Topology t = build_topology(round_cluster(1, 8, 8));
+  CollectivePlanner p(t, Algorithm::kTree);
+  const Collective c = all_reduce(1, 8);
+  EXPECT_EQ(p.plan(c).duration(kS), ns(12e-6 + 5e-3));
+  EXPECT_EQ(flow_time(p, c), ns(12e-6 + 5e-3));
+}
+
+TEST(CollectiveEngine, HalvingDoubling) {
+  // 2 log2(n) alpha + 2 (n-1)/n S/B in 6 exchanges of S/2, S/4, S/8 and back.
+  const Topology t = build_topology(round_cluster(1, 8, 8));
+  CollectivePlanner p(t, Algorithm::kHalvingDoubling);
+  const Collective c = all_reduce(1, 8);
+  EXPECT_EQ(p.plan(c).phases.size(), 6u);
+  EXPECT_EQ(p.plan(c).duration(kS), ns(12e-6 + 4.375e-3));
+  EXPECT_EQ(flow_time(p, c), ns(12e-6 + 4.375e-3));
+}
+
+TEST(CollectiveEngine, InSwitchReductionMovesSTimesKPlusOneOverK) {
+  // Each GPU sends S (k+1)/k up and receives as much, at nvls_efficiency x B
+  // = 200 GB/s: 1.125 GB / 200 GB/s, plus two half-step latencies.
+  hw::ClusterSpec cl = round_cluster(1, 8, 8);
+  cl.intra_node.nvls_efficiency = 0.5;
+  const Topology t = build_topology(cl);
+  CollectivePlanner p(t, Algorithm::kNvls);
+  const Collective c = all_reduce(1, 8);
+  EXPECT_EQ(p.plan(c).duration(kS), ns(2e-6 + 5.625e-3));
+  EXPECT_EQ(flow_time(p, c), ns(2e-6 + 5.625e-3));
+  // Without in-switch reduction the algorithm is unavailable, and auto skips it.
+  const Topology plain = build_topology(round_cluster(1, 8, 8));
+  EXPECT_TRUE(unavailable(CollectiveKind::kAllReduce, Algorithm::kNvls, std::vector<long long>{0, 1}, plain));
+}
+
+TEST(CollectiveEngine, TwoFlowsOnOneLinkGetHalfEach) {
+  const Topology t = build_topology(round_cluster(1, 8, 8));
+  CollectivePlanner p(t);
+  auto pair = std::make_shared<const std::vector<std::vector<long long>>>(std::vector<std::vector<long long>>{{0, 1}});
+  const Collective send{CollectiveKind::kSendRecv, kS, {2, 1, 2, pair}};
+  EXPECT_EQ(p.plan(send).duration(kS), ns(2e-6 + 2.5e-3));  // alone: alpha + S/B
+  FlowBackend flow(p);
+  core::Simulator sim;
+  std::vector<core::Time> done;
+  flow.start(send, sim, [&] { done.push_back(sim.now()); });
+  flow.start(send, sim, [&] { done.push_back(sim.now()); });
+  sim.run();
+  EXPECT_EQ(done, (std::vector<core::Time>{ns(2e-6 + 5e-3), ns(2e-6 + 5e-3)}));
+}
+
+TEST(CollectiveEngine, HierarchicalBeatsAFlatRingAcrossNodes) {
+  // Latency: a flat ring over 16 ranks waits 2 x 15 steps of the slowest
+  // (inter-node, 10 us) path; hierarchical 7 + 7 intra steps of 2 us and 2
+  // inter steps: 300 us / 48 us = 6.25.
+  const Topology eight_nics = build_topology(round_cluster(2, 8, 8));
+  CollectivePlanner ring(eight_nics, Algorithm::kRing);
+  CollectivePlanner hier(eight_nics, Algorithm::kHierarchical);
+  const Collective tiny = all_reduce(2, 8, 0.0);
+  EXPECT_EQ(ring.plan(tiny).duration(0.0), ns(300e-6));
+  EXPECT_EQ(hier.plan(tiny).duration(0.0), ns(48e-6));
+  // Bandwidth with one NIC per node: the flat ring sends 2 x 15/16 S through it
+  // (37.5 ms); hierarchical sends S (8 rings of S/8) after 7/8 S/B inside the
+  // node and before as much again: 20 ms + 2 x 2.1875 ms. Ratio 1.548.
+  const Topology one_nic = build_topology(round_cluster(2, 8, 1));
+  CollectivePlanner ring1(one_nic, Algorithm::kRing);
+  CollectivePlanner hier1(one_nic, Algorithm::kHierarchical);
+  const Collective big = all_reduce(2, 8);
+  EXPECT_EQ(ring1.plan(big).duration(kS), ns(300e-6 + 37.5e-3));
+  EXPECT_EQ(hier1.plan(big).duration(kS), ns(48e-6 + 24.375e-3));
+  EXPECT_EQ(flow_time(ring1, big), ns(300e-6 + 37.5e-3));
+  EXPECT_EQ(flow_time(hier1, big), ns(48e-6 + 24.375e-3));
+}
+
+TEST(CollectiveEngine, OversubscribedSpineSlowsACrossLeafRingByItsRatio) {
+  // 8 one-GPU nodes on 2 leaves of 4 (radix 8, 2 tiers). The ring 0..7 crosses
+  // between leaves twice; at 4:1 those edges get 12.5 GB/s instead of 50, so the
+  // bandwidth term 1.75 GB / 50 GB/s = 35 ms becomes 140 ms. Latency: 14 steps
+  // of 10 us either way.
+  for (double o : {1.0, 4.0}) {
+    hw::ClusterSpec cl = round_cluster(8, 1, 1, "fat_tree", 8);
+    cl.inter_node.tiers = 2;
+    cl.inter_node.oversubscription = o;
+    const Topology t = build_topology(cl);
+    CollectivePlanner p(t, Algorithm::kRing);
+    const Collective c = all_reduce(8, 1);
+    const core::Time expected = ns(140e-6 + 35e-3 * o);
+    EXPECT_EQ(p.plan(c).duration(kS), expected) << o;
+    EXPECT_EQ(flow_time(p, c), expected) << o;
+  }
+}
+
+TEST(CollectiveEngine, TwoJobsSharingASpineEachSeeHalf) {
+  // Nodes 0, 1 on switch A, nodes 2, 3 on switch B, one 50 GB/s cable between.
+  hw::ClusterSpec cl = round_cluster(4, 1, 1, "custom");
+  cl.inter_node.custom_links = {{"node0.nic0", "A", 50e9, 0.0}, {"node1.nic0", "A", 50e9, 0.0},
+                                {"node2.nic0", "B", 50e9, 0.0}, {"node3.nic0", "B", 50e9, 0.0},
+                                {"A", "B", 50e9, 0.0}};
+  const Topology t = build_topology(cl);
+  CollectivePlanner p(t);
+  using Groups = std::vector<std::vector<long long>>;
+  const Collective job_a{CollectiveKind::kSendRecv, kS, {2, 2, 1, std::make_shared<const Groups>(Groups{{0, 2}})}};
+  const Collective job_b{CollectiveKind::kSendRecv, kS, {2, 2, 1, std::make_shared<const Groups>(Groups{{1, 3}})}};
+  EXPECT_EQ(p.plan(job_a).duration(kS), ns(2e-6 + 20e-3));
+  FlowBackend flow(p);
+  core::Simulator sim;
+  std::vector<core::Time> done;
+  flow.start(job_a, sim, [&] { done.push_back(sim.now()); });
+  flow.start(job_b, sim, [&] { done.push_back(sim.now()); });
+  sim.run();
+  EXPECT_EQ(done, (std::vector<core::Time>{ns(2e-6 + 40e-3), ns(2e-6 + 40e-3)}));
+}
+
+TEST(CollectiveEngine, AnalyticEqualsFlowWhenNothingContends) {
+  const Topology t = build_topology(round_cluster(4, 8, 8));
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHalvingDoubling, Algorithm::kHierarchical}) {
+    for (CollectiveKind k : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+      const Collective c{k, 3e8, {32, 4, 8, nullptr}};
+      if (unavailable(k, a, std::vector<long long>(32, 0), t) && a != Algorithm::kHierarchical) continue;
+      CollectivePlanner p(t, a);
+      const RoutedSchedule& s = p.plan(c);
+      if (s.algorithm != a) continue;
+      const core::Time analytic = s.duration(c.bytes);
+      const core::Time flow = flow_time(p, c);
+      EXPECT_LE(std::llabs(analytic - flow), static_cast<long long>(s.phases.size()))
+          << to_string(a) << " " << to_string(k) << ": " << analytic << " vs " << flow;
+    }
+  }
+}
+
+TEST(CollectiveEngine, AutoPicksTheFastestCandidate) {
+  hw::ClusterSpec cl = round_cluster(1, 8, 8);
+  cl.intra_node.nvls_efficiency = 0.8;
+  const Topology t = build_topology(cl);
+  CollectivePlanner p(t);
+  for (double bytes : {1e3, 1e6, 1e9}) {
+    const Collective c = all_reduce(1, 8, bytes);
+    core::Time best = p.plan(c, Algorithm::kRing).duration(bytes);
+    for (Algorithm a : candidates(CollectiveKind::kAllReduce, std::vector<long long>{0, 1, 2, 3, 4, 5, 6, 7}, t))
+      best = std::min(best, p.plan(c, a).duration(bytes));
+    EXPECT_EQ(p.plan(c).duration(bytes), best) << bytes;
+  }
+  // Large messages: NVLS (9/8 S at 320 GB/s) beats ring and halving-doubling (7/4 S at 400 GB/s).
+  EXPECT_EQ(p.plan(all_reduce(1, 8, 1e9)).algorithm, Algorithm::kNvls);
+}
+
+TEST(CollectiveEngine, SymmetricCopiesShareTheLinksTheyUse) {
+  // Two groups {GPU 0 of each node} and {GPU 1 of each node} with one NIC per
+  // node: both cross on that NIC, so the pair takes twice as long as one group.
+  const Topology t = build_topology(round_cluster(2, 8, 1));
+  CollectivePlanner p(t, Algorithm::kRing);
+  using Groups = std::vector<std::vector<long long>>;
+  const Collective one{CollectiveKind::kAllReduce, kS, {2, 2, 1, std::make_shared<const Groups>(Groups{{0, 8}})}};
+  const Collective two{CollectiveKind::kAllReduce, kS,
+                       {2, 2, 1, std::make_shared<const Groups>(Groups{{0, 8}, {1, 9}})}};
+  // 2 steps of 10 us; S over the NIC at 50 GB/s (2 x 1/2 x S), doubled by the copy.
+  EXPECT_EQ(p.plan(one).duration(kS), ns(20e-6 + 20e-3));
+  EXPECT_EQ(p.plan(two).duration(kS), ns(20e-6 + 40e-3));
+  EXPECT_EQ(flow_time(p, two), ns(20e-6 + 40e-3));
+}
+
+TEST(CollectiveEngine, BadGroupsAreRefused) {
+  const Topology t = build_topology(round_cluster(2, 8, 8));
+  CollectivePlanner p(t);
+  EXPECT_THROW((void)p.plan({CollectiveKind::kAllReduce, kS, {12, 2, 5, nullptr}}), std::invalid_argument);
+  EXPECT_THROW((void)p.plan({CollectiveKind::kAllReduce, kS, {24, 3, 8, nullptr}}), std::invalid_argument);
+  EXPECT_THROW((void)build_schedule(CollectiveKind::kAllToAll, Algorithm::kRing, std::vector<long long>{0, 1}, kS, t),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trainsim::net
