@@ -1,6 +1,7 @@
 // trainsim: the command-line front end. All work happens in the library; this
 // file parses arguments, prints, and maps errors to exit codes.
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
@@ -8,6 +9,8 @@
 
 #include "execution/simulate.h"
 #include "report/atomic_file.h"
+#include "report/cluster_file.h"
+#include "report/collective_table.h"
 #include "report/json_text.h"
 #include "report/metrics.h"
 #include "report/rank_list.h"
@@ -67,6 +70,44 @@ int run(const RunOptions& o) {
   return 0;
 }
 
+struct CollectiveOptions {
+  std::string cluster;
+  std::string op = "all_reduce";
+  std::string min_bytes = "8";
+  std::string max_bytes = "8G";
+  std::uint64_t factor = 2;
+  int gpus = 0;  // 0: every GPU of the cluster
+  std::string algorithm = "auto";
+  std::string model = "flow";
+};
+
+// Validators run while CLI11 parses, so a bad value is a usage error (exit 2).
+std::string check_operation(const std::string& name) {
+  if (report::collective_kind_from_string(name)) return "";
+  return fmt::format("unknown operation \"{}\"; use all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, "
+                     "reduce or send_recv (or nccl-tests' allreduce, allgather, ...)",
+                     name);
+}
+
+std::string check_byte_size(const std::string& text) {
+  if (report::parse_byte_size(text)) return "";
+  return fmt::format("\"{}\" is not a size in bytes; e.g. 8, 64K, 128M, 8G (powers of 1024)", text);
+}
+
+int collective(const CollectiveOptions& o) {
+  const hw::ClusterSpec cluster = report::read_cluster_file(o.cluster);
+  report::CollectiveTableOptions t;
+  t.kind = *report::collective_kind_from_string(o.op);
+  t.min_bytes = *report::parse_byte_size(o.min_bytes);
+  t.max_bytes = *report::parse_byte_size(o.max_bytes);
+  t.factor = o.factor;
+  t.gpus = o.gpus;
+  t.algorithm = *net::algorithm_from_string(o.algorithm);
+  t.model = o.model == "analytic" ? report::CollectiveNetworkModel::kAnalytic : report::CollectiveNetworkModel::kFlow;
+  std::cout << report::format_collective_table(cluster, t, report::collective_table(cluster, t)) << std::flush;
+  return 0;
+}
+
 void list_presets() {
   std::cout << "GPU presets (cluster.gpu):\n";
   for (const auto& n : scenario::preset_names(scenario::PresetKind::kHardware)) std::cout << "  " << n << '\n';
@@ -93,6 +134,45 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--quiet,-q", run_opts.quiet, "Print nothing but errors");
   CLI::App* presets_cmd = app.add_subcommand("presets", "List the built-in GPU and model presets");
 
+  // Flags after nccl-tests' (-b -e -f -g), so its users know them.
+  CollectiveOptions coll_opts;
+  CLI::App* coll_cmd =
+      app.add_subcommand("collective", "Print an nccl-tests-style table of one collective on a simulated cluster");
+  coll_cmd->add_option("--cluster", coll_opts.cluster, "Scenario JSON file, or a JSON file holding just a cluster")
+      ->required();
+  coll_cmd
+      ->add_option("--op", coll_opts.op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, "
+                                         "send_recv")
+      ->check(CLI::Validator([](std::string& s) { return check_operation(s); }, "OP"))
+      ->capture_default_str();
+  const CLI::Validator byte_size([](std::string& s) { return check_byte_size(s); }, "BYTES");
+  coll_cmd->add_option("-b,--minbytes", coll_opts.min_bytes, "Smallest size in bytes (K, M, G: powers of 1024)")
+      ->check(byte_size)
+      ->capture_default_str();
+  coll_cmd->add_option("-e,--maxbytes", coll_opts.max_bytes, "Largest size in bytes")
+      ->check(byte_size)
+      ->capture_default_str();
+  coll_cmd->add_option("-f,--stepfactor", coll_opts.factor, "Each size is the last times this")
+      ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{1} << 20))
+      ->capture_default_str();
+  coll_cmd
+      ->add_option("-g,--ngpus", coll_opts.gpus,
+                   "GPUs in the group: the first ranks, node by node (default: all; beyond a node: whole nodes)")
+      ->check(CLI::Range(1, 1'000'000));
+  coll_cmd
+      ->add_option("--algo", coll_opts.algorithm,
+                   "Collective algorithm (auto: the fastest for each size, as NCCL picks)")
+      ->check(CLI::IsMember({"auto", "ring", "tree", "halving_doubling", "hierarchical", "nvls", "direct", "pairwise"}))
+      ->capture_default_str();
+  coll_cmd->add_option("--model", coll_opts.model, "Network model")
+      ->check(CLI::IsMember({"analytic", "flow"}))
+      ->capture_default_str();
+  coll_cmd->callback([&coll_opts] {
+    if (*report::parse_byte_size(coll_opts.min_bytes) > *report::parse_byte_size(coll_opts.max_bytes))
+      throw CLI::ValidationError("--maxbytes", fmt::format("{} is below --minbytes {}", coll_opts.max_bytes,
+                                                          coll_opts.min_bytes));
+  });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -104,6 +184,7 @@ int main(int argc, char** argv) {
       list_presets();
       return 0;
     }
+    if (coll_cmd->parsed()) return collective(coll_opts);
     return run(run_opts);
   } catch (const scenario::ScenarioError& e) {
     std::cerr << "error: " << e.what() << '\n';

@@ -19,6 +19,9 @@ struct IntraNodeFabric {
   // In-switch reduction (NVLink SHARP, "NVLS"): achievable fraction of the
   // per-GPU link bandwidth for multimem reductions; 0 when the switch has none.
   double nvls_efficiency = 0.0;
+  // Fixed cost of one in-switch all_reduce (s): NCCL's NVLS kernels have a far
+  // longer start-up than a ring step; fitted per preset to the small-size plateau.
+  double nvls_latency = 0.0;
 };
 
 // A cable of a custom topology: endpoints are switch names or "node<N>.nic<R>".

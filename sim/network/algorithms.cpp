@@ -206,6 +206,7 @@ Schedule nvls(std::span<const long long> members, double bytes, const Topology& 
   Schedule s{Algorithm::kNvls, {Phase{}}};
   Phase& p = s.phases.front();
   p.steps = 2;
+  p.fixed_latency = t.nvls_latency;
   const double volume = bytes * (k + 1.0) / k;
   for (long long m : members) {
     p.transfers.push_back({m, m, volume, -1, Transfer::Ends::kGpuToSwitch, t.nvls_rate});
@@ -292,10 +293,16 @@ std::optional<std::string> unavailable(CollectiveKind kind, Algorithm a, std::sp
 }
 
 std::vector<Algorithm> candidates(CollectiveKind kind, std::span<const long long> members, const Topology& t) {
+  // NCCL's own: ring, tree (between nodes; inside one node NCCL's tree is a
+  // chain, which never wins) and NVLS; all-to-all and send/recv as concurrent
+  // point-to-point transfers. Halving-doubling, hierarchical and pairwise run
+  // when forced.
   std::vector<Algorithm> out;
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kNvls,
-                      Algorithm::kHalvingDoubling, Algorithm::kDirect, Algorithm::kPairwise})
+  const bool one_node = node_blocks(members, t).size() == 1;
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kDirect}) {
+    if (a == Algorithm::kTree && one_node) continue;
     if (!unavailable(kind, a, members, t)) out.push_back(a);
+  }
   return out;
 }
 

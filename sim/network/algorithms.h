@@ -38,6 +38,7 @@ struct Transfer {
 struct Phase {
   std::vector<Transfer> transfers;
   int steps = 1;  // sequential latencies of the phase's slowest path
+  double fixed_latency = 0.0;  // s on top (in-switch reduction start-up)
 };
 
 struct Schedule {
@@ -50,8 +51,9 @@ struct Schedule {
 std::optional<std::string> unavailable(CollectiveKind kind, Algorithm algorithm, std::span<const long long> members,
                                        const Topology& topology);
 
-// The algorithms that can run `kind` over `members`, in a fixed order (the
-// order ties are broken in).
+// The algorithms automatic choice considers for `kind` over `members` (NCCL's:
+// ring, tree across nodes, NVLS, direct point-to-point), in the order ties are
+// broken in.
 std::vector<Algorithm> candidates(CollectiveKind kind, std::span<const long long> members, const Topology& topology);
 
 // The schedule of one collective. `members` are global ranks in group order

@@ -67,6 +67,7 @@ RoutedSchedule CollectivePlanner::route(const Collective& c, Algorithm a,
     if (phases.size() < s.phases.size()) phases.resize(s.phases.size());
     for (std::size_t i = 0; i < s.phases.size(); ++i) {
       phases[i].steps = std::max(phases[i].steps, s.phases[i].steps);
+      phases[i].fixed_latency = std::max(phases[i].fixed_latency, s.phases[i].fixed_latency);
       phases[i].transfers.insert(phases[i].transfers.end(), s.phases[i].transfers.begin(), s.phases[i].transfers.end());
     }
   }
@@ -120,7 +121,7 @@ RoutedSchedule CollectivePlanner::route(const Collective& c, Algorithm a,
     }
     touched.clear();
     rp.seconds_per_byte = std::max(link_bound, cap_bound);
-    rp.latency = ph.steps * slowest_path;
+    rp.latency = ph.steps * slowest_path + ph.fixed_latency;
     out.phases.push_back(std::move(rp));
   }
   return out;

@@ -92,7 +92,8 @@ class Topology {
   // One line for summaries, e.g. "2-tier fat tree, radix 64: 8 leaves, 32 spines".
   std::string description;
   bool in_switch_reduction = false;  // the node switch can reduce (NVLS)
-  double nvls_rate = 0.0;  // B/s a GPU moves through in-switch reductions
+  double nvls_rate = 0.0;     // B/s a GPU moves through in-switch reductions
+  double nvls_latency = 0.0;  // s, fixed cost of one in-switch all_reduce
 
  private:
   TopologyGraph graph_;

@@ -358,6 +358,7 @@ Topology build_topology(const hw::ClusterSpec& c) {
              multi ? c.inter_node.nic_bandwidth : 1.0);
   t.in_switch_reduction = c.intra_node.fabric == "nvswitch" && c.intra_node.nvls_efficiency > 0.0;
   t.nvls_rate = c.intra_node.bandwidth * c.intra_node.nvls_efficiency;
+  t.nvls_latency = c.intra_node.nvls_latency;
   t.description = p.description;
   if (!multi) return t;
   // One network step between GPUs of two nodes under one leaf costs `latency`;

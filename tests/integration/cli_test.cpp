@@ -123,9 +123,11 @@ TEST_F(Cli, TraceHasAProcessPerGpuAndAThreadPerStream) {
       EXPECT_TRUE(e.contains("cat"));
     }
   }
-  EXPECT_EQ(pids, (std::set<int>{0, 1, 63}));
+  // The three GPUs asked for, and the network's link-utilization counters (pid = number of GPUs).
+  EXPECT_EQ(pids, (std::set<int>{0, 1, 63, 64}));
   EXPECT_EQ(threads, (std::set<std::string>{"compute", "dp_comm"}));
   EXPECT_TRUE(processes.contains("GPU 63 (node 7)"));
+  EXPECT_TRUE(processes.contains("network links"));
 }
 
 TEST_F(Cli, DoesNotFitIsReportedWithItsReason) {
@@ -166,6 +168,50 @@ TEST_F(Cli, BadRankListAndMissingFileAreErrors) {
   r = run("run " + (dir_ / "nope.json").string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.output, HasSubstr("nope.json"));
+}
+
+TEST_F(Cli, CollectivePrintsAnNcclTestsTable) {
+  const Result r = run("collective --cluster " + scenario("gpt2-124m-8xh100.json") +
+                       " --op allreduce -b 8 -e 8G -f 2 --algo ring --model analytic");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("H100-SXM5-80GB, 1 node x 8 GPUs"));
+  EXPECT_THAT(r.output, HasSubstr("algbw x 2(n-1)/n = algbw x 1.75"));
+  EXPECT_THAT(r.output, HasSubstr("# Avg bus bandwidth    : "));
+  // 8 B to 8 GiB by factors of 2: 31 rows, the last 8 GiB of floats.
+  std::istringstream lines(r.output);
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line.front() != '#') ++rows;
+  EXPECT_EQ(rows, 31);
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("\n +8589934592 +2147483648 +float +sum +-1 [^\n]* ring\n"));
+}
+
+TEST_F(Cli, CollectiveReadsAClusterAloneAndNamesItInErrors) {
+  const fs::path cluster = dir_ / "cluster.json";
+  std::ofstream(cluster) << R"({"gpu": "H100-SXM5-80GB", "num_nodes": 2})";
+  Result r = run("collective --cluster " + cluster.string() + " --op all_gather -b 1M -e 4M -g 16");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("16 GPUs (2 nodes x 8)"));
+  const fs::path bad = dir_ / "bad.json";
+  std::ofstream(bad) << R"({"gpu": "H100-SXM5-80G", "num_nodes": 2})";
+  r = run("collective --cluster " + bad.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("bad.json: /gpu"));
+}
+
+TEST_F(Cli, CollectiveRejectsBadOperationGroupAndAlgorithm) {
+  const std::string cmd = "collective --cluster " + scenario("llama3-8b-64xh100.json");
+  Result r = run(cmd + " --op all-reduce");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("unknown operation \"all-reduce\""));
+  r = run(cmd + " -b 8X");
+  EXPECT_EQ(r.exit_code, 2);
+  r = run(cmd + " -g 12");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("a multiple of 8 GPUs"));
+  r = run(cmd + " --op all_gather --algo tree");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("runs all_reduce only"));
 }
 
 TEST_F(Cli, PresetsAreListed) {
