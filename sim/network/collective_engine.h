@@ -49,10 +49,9 @@ core::Time ceil_to_time(double seconds);
 
 class CollectivePlanner {
  public:
-  // `forced`: kAuto to choose per collective. `multipath`: equal-cost paths a
-  // flow of at least kMultipathBytes is spread over.
+  // `forced`: kAuto to choose per collective. `multipath`: equal-cost paths
+  // every transfer between nodes is spread over, in equal shares.
   CollectivePlanner(const Topology& topology, Algorithm forced = Algorithm::kAuto, int multipath = 1);
-  static constexpr double kMultipathBytes = 1 << 20;
 
   // The routed schedule of `c` (for 1 byte; durations scale). Cached per group,
   // kind and algorithm. Throws std::invalid_argument when the forced algorithm

@@ -72,7 +72,6 @@ class Topology {
 
   // Links of the node-local part of a path.
   [[nodiscard]] std::uint32_t gpu_up(long long rank) const { return gpu_up_.at(static_cast<std::size_t>(rank)); }
-  [[nodiscard]] std::uint32_t gpu_up_link(long long rank) const { return gpu_up(rank); }
   [[nodiscard]] std::uint32_t gpu_down(long long rank) const { return gpu_up(rank) + 1; }
   [[nodiscard]] std::uint32_t host_out(int node, int rail) const;  // node switch -> NIC
   [[nodiscard]] std::uint32_t host_in(int node, int rail) const { return host_out(node, rail) + 1; }

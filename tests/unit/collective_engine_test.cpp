@@ -22,14 +22,19 @@ Collective all_reduce(int nodes, int per_node, double bytes = kS) {
   return {CollectiveKind::kAllReduce, bytes, {nodes * per_node, nodes, per_node, nullptr}};
 }
 
-// The collective alone through the flow model, in ns.
-core::Time flow_time(CollectivePlanner& planner, const Collective& c) {
+// Collectives started together at time 0 through the flow model: when each
+// finished, in ns, in the order they finished.
+std::vector<core::Time> flow_finish_times(CollectivePlanner& planner, const std::vector<Collective>& collectives) {
   FlowBackend flow(planner);
   core::Simulator sim;
-  flow.start(c, sim, [] {});
+  std::vector<core::Time> done;
+  for (const Collective& c : collectives) flow.start(c, sim, [&] { done.push_back(sim.now()); });
   sim.run();
-  return sim.now();
+  return done;
 }
+
+// The collective alone through the flow model, in ns.
+core::Time flow_time(CollectivePlanner& planner, const Collective& c) { return flow_finish_times(planner, {c}).at(0); }
 
 // ns from seconds, for expectations written in seconds.
 core::Time ns(double seconds) { return static_cast<core::Time>(seconds * 1e9 + 0.5); }
@@ -94,13 +99,7 @@ TEST(CollectiveEngine, TwoFlowsOnOneLinkGetHalfEach) {
   auto pair = std::make_shared<const std::vector<std::vector<long long>>>(std::vector<std::vector<long long>>{{0, 1}});
   const Collective send{CollectiveKind::kSendRecv, kS, {2, 1, 2, pair}};
   EXPECT_EQ(p.plan(send).duration(kS), ns(2e-6 + 2.5e-3));  // alone: alpha + S/B
-  FlowBackend flow(p);
-  core::Simulator sim;
-  std::vector<core::Time> done;
-  flow.start(send, sim, [&] { done.push_back(sim.now()); });
-  flow.start(send, sim, [&] { done.push_back(sim.now()); });
-  sim.run();
-  EXPECT_EQ(done, (std::vector<core::Time>{ns(2e-6 + 5e-3), ns(2e-6 + 5e-3)}));
+  EXPECT_EQ(flow_finish_times(p, {send, send}), (std::vector<core::Time>{ns(2e-6 + 5e-3), ns(2e-6 + 5e-3)}));
 }
 
 TEST(CollectiveEngine, HierarchicalBeatsAFlatRingAcrossNodes) {
@@ -156,13 +155,7 @@ TEST(CollectiveEngine, TwoJobsSharingASpineEachSeeHalf) {
   const Collective job_a{CollectiveKind::kSendRecv, kS, {2, 2, 1, std::make_shared<const Groups>(Groups{{0, 2}})}};
   const Collective job_b{CollectiveKind::kSendRecv, kS, {2, 2, 1, std::make_shared<const Groups>(Groups{{1, 3}})}};
   EXPECT_EQ(p.plan(job_a).duration(kS), ns(2e-6 + 20e-3));
-  FlowBackend flow(p);
-  core::Simulator sim;
-  std::vector<core::Time> done;
-  flow.start(job_a, sim, [&] { done.push_back(sim.now()); });
-  flow.start(job_b, sim, [&] { done.push_back(sim.now()); });
-  sim.run();
-  EXPECT_EQ(done, (std::vector<core::Time>{ns(2e-6 + 40e-3), ns(2e-6 + 40e-3)}));
+  EXPECT_EQ(flow_finish_times(p, {job_a, job_b}), (std::vector<core::Time>{ns(2e-6 + 40e-3), ns(2e-6 + 40e-3)}));
 }
 
 TEST(CollectiveEngine, AnalyticEqualsFlowWhenNothingContends) {
