@@ -20,8 +20,14 @@ struct IntraNodeFabric {
   // per-GPU link bandwidth for multimem reductions; 0 when the switch has none.
   double nvls_efficiency = 0.0;
   // Fixed cost of one in-switch all_reduce (s): NCCL's NVLS kernels have a far
-  // longer start-up than a ring step; fitted per preset to the small-size plateau.
+  // longer start-up than a ring step; fitted per preset at the 1 MiB point.
   double nvls_latency = 0.0;
+  // Cost of one iteration of NCCL's NVLS chunk loop (s); the chunk shrinks with
+  // the message, so mid-size messages take more iterations (docs/model.md).
+  double nvls_loop_overhead = 0.0;
+  // Bytes a ring step pipelines through (NCCL_BUFFSIZE, 4 MiB by default):
+  // while a rank's slice S/n is smaller, each step waits for the one before.
+  double ring_buffer = 4.0 * 1024.0 * 1024.0;
 };
 
 // A cable of a custom topology: endpoints are switch names or "node<N>.nic<R>".

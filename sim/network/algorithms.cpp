@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -19,6 +20,19 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kNames{{{Algorit
                                                                         {Algorithm::kNvls, "nvls"},
                                                                         {Algorithm::kDirect, "direct"},
                                                                         {Algorithm::kPairwise, "pairwise"}}};
+
+// Iterations of NCCL's NVLS chunk loop: each moves 16 channels x `heads` chunks,
+// and the chunk shrinks from 128 KiB for messages that would leave channels idle
+// (NCCL 2.18, src/enqueue.cc, computeColl: nvlsChannels, nvlsChunkSize).
+double nvls_loops(double bytes, double heads) {
+  constexpr double kChannels = 16.0;
+  const double ops = kChannels * heads;
+  double chunk = 128.0 * 1024.0;
+  if (bytes < 64.0 * ops * chunk) chunk = 64.0 * 1024.0;
+  if (bytes < 8.0 * ops * chunk) chunk = 32.0 * 1024.0;
+  if (bytes < 2.0 * ops * chunk) chunk = 16.0 * 1024.0;
+  return std::max(1.0, std::ceil(bytes / (ops * chunk)));
+}
 
 // Members split into runs of consecutive members on one node.
 std::vector<std::vector<long long>> node_blocks(std::span<const long long> members, const Topology& t) {
@@ -80,6 +94,8 @@ Schedule ring(CollectiveKind kind, std::span<const long long> members, double by
     p.steps = static_cast<int>(members.size() - 1);
   }
   per_edge /= channels;
+  if (blocks.size() == 1 && !chain && p.steps > 1 && t.ring_rate > 0.0)
+    p.sized = SizeLatency{static_cast<double>(p.steps - 1), 1.0 / n, t.ring_buffer, t.ring_rate, 0.0, 0.0};
   for (int c = 0; c < channels; ++c) {
     std::vector<long long> seq = channel_ring(blocks, c, channels);
     const int rail = channels > 1 ? c % t.nics_per_node() : -1;
@@ -207,6 +223,8 @@ Schedule nvls(std::span<const long long> members, double bytes, const Topology& 
   Phase& p = s.phases.front();
   p.steps = 2;
   p.fixed_latency = t.nvls_latency;
+  p.sized.loop_overhead = t.nvls_loop_overhead;
+  p.sized.loop_heads = k;
   const double volume = bytes * (k + 1.0) / k;
   for (long long m : members) {
     p.transfers.push_back({m, m, volume, -1, Transfer::Ends::kGpuToSwitch, t.nvls_rate});
@@ -236,6 +254,16 @@ Schedule all_to_all(Algorithm a, std::span<const long long> members, double byte
 }
 
 }  // namespace
+
+// Inside a node a ring step pipelines through a buffer (NCCL_BUFFSIZE): while a
+// rank's slice is smaller, each step after the first waits for its slice to
+// arrive in full (docs/model.md, "Ring pipeline inside a node").
+double SizeLatency::at(double bytes) const {
+  double s = 0.0;
+  if (fill_steps > 0.0 && rate > 0.0) s += fill_steps * std::min(buffer, bytes * slice) / rate;
+  if (loop_overhead > 0.0) s += nvls_loops(bytes, loop_heads) * loop_overhead;
+  return s;
+}
 
 std::string_view to_string(Algorithm a) {
   for (const auto& [alg, name] : kNames)

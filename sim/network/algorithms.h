@@ -35,10 +35,25 @@ struct Transfer {
   double rate_cap = 0.0;  // B/s; 0 = none
 };
 
+// Start-up time that grows with the message size S (docs/model.md): the ring's
+// pipeline inside a node, and the iterations of NCCL's NVLS chunk loop.
+struct SizeLatency {
+  // Ring: each of `fill_steps` steps waits for min(buffer, S x slice) bytes at `rate`.
+  double fill_steps = 0.0;
+  double slice = 0.0;   // a rank's slice per byte of S (1/n)
+  double buffer = 0.0;  // B a step pipelines through (NCCL_BUFFSIZE)
+  double rate = 0.0;    // B/s of a ring edge
+  // NVLS: `loop_overhead` s per iteration over `loop_heads` x 16 channels of chunks.
+  double loop_overhead = 0.0;
+  double loop_heads = 0.0;
+  [[nodiscard]] double at(double bytes) const;  // s
+};
+
 struct Phase {
   std::vector<Transfer> transfers;
   int steps = 1;  // sequential latencies of the phase's slowest path
   double fixed_latency = 0.0;  // s on top (in-switch reduction start-up)
+  SizeLatency sized;
 };
 
 struct Schedule {

@@ -18,7 +18,7 @@ core::Time ceil_to_time(double seconds) {
 
 core::Time RoutedSchedule::duration(double bytes) const {
   core::Time t = 0;
-  for (const RoutedPhase& p : phases) t += core::from_seconds(p.latency) + ceil_to_time(bytes * p.seconds_per_byte);
+  for (const RoutedPhase& p : phases) t += core::from_seconds(p.latency_at(bytes)) + ceil_to_time(bytes * p.seconds_per_byte);
   return t;
 }
 
@@ -68,6 +68,9 @@ RoutedSchedule CollectivePlanner::route(const Collective& c, Algorithm a,
     for (std::size_t i = 0; i < s.phases.size(); ++i) {
       phases[i].steps = std::max(phases[i].steps, s.phases[i].steps);
       phases[i].fixed_latency = std::max(phases[i].fixed_latency, s.phases[i].fixed_latency);
+      // Copies of a group are alike: the first that has size-dependent start-up sets it.
+      const SizeLatency& z = s.phases[i].sized;
+      if (phases[i].sized.fill_steps == 0.0 && phases[i].sized.loop_overhead == 0.0) phases[i].sized = z;
       phases[i].transfers.insert(phases[i].transfers.end(), s.phases[i].transfers.begin(), s.phases[i].transfers.end());
     }
   }
@@ -122,6 +125,7 @@ RoutedSchedule CollectivePlanner::route(const Collective& c, Algorithm a,
     touched.clear();
     rp.seconds_per_byte = std::max(link_bound, cap_bound);
     rp.latency = ph.steps * slowest_path + ph.fixed_latency;
+    rp.sized = ph.sized;
     out.phases.push_back(std::move(rp));
   }
   return out;
@@ -197,7 +201,7 @@ void FlowBackend::begin_phase(std::size_t run, core::Simulator& sim) {
     done();
     return;
   }
-  const double latency = r.schedule->phases[r.phase].latency;
+  const double latency = r.schedule->phases[r.phase].latency_at(r.bytes);
   sim.schedule_after(core::from_seconds(latency), [this, run, &sim] { add_flows(run, sim); });
 }
 

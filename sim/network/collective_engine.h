@@ -27,13 +27,15 @@
 namespace trainsim::net {
 
 struct RoutedPhase {
-  double latency = 0.0;               // s: steps x the phase's slowest path
+  double latency = 0.0;               // s: steps x the phase's slowest path, plus fixed start-up
+  SizeLatency sized;                  // start-up that grows with S
   std::vector<std::uint32_t> offset;  // flow i crosses hops[offset[i] .. offset[i+1])
   std::vector<LinkId> hops;  // link ids of the topology
   std::vector<double> bytes;  // per flow, per byte of the collective's S
   std::vector<double> cap;    // per flow, B/s (FlowSolver::kUnlimited: none)
   double seconds_per_byte = 0.0;  // the phase alone: most loaded link (or cap), per byte of S
   [[nodiscard]] std::size_t flows() const { return bytes.size(); }
+  [[nodiscard]] double latency_at(double bytes_of_s) const { return latency + sized.at(bytes_of_s); }
 };
 
 struct RoutedSchedule {

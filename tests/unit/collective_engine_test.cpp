@@ -39,13 +39,47 @@ core::Time flow_time(CollectivePlanner& planner, const Collective& c) { return f
 // ns from seconds, for expectations written in seconds.
 core::Time ns(double seconds) { return static_cast<core::Time>(seconds * 1e9 + 0.5); }
 
+constexpr double kRingBuffer = 4.0 * 1024 * 1024;  // B (NCCL_BUFFSIZE)
+
 TEST(CollectiveEngine, RingAllReduceInANode) {
-  // 2(n-1) alpha + 2(n-1)/n S/B = 14 x 2 us + 1.75 GB / 400 GB/s.
+  // 2(n-1) alpha + 2(n-1)/n S/B + (2n-3) min(buffer, S/n)/B
+  //   = 14 x 2 us + 1.75 GB / 400 GB/s + 13 x 4 MiB / 400 GB/s.
   const Topology t = build_topology(round_cluster(1, 8, 8));
   CollectivePlanner p(t, Algorithm::kRing);
   const Collective c = all_reduce(1, 8);
-  EXPECT_EQ(p.plan(c).duration(kS), ns(28e-6 + 4.375e-3));
-  EXPECT_EQ(flow_time(p, c), ns(28e-6 + 4.375e-3));
+  const double fill = 13 * kRingBuffer / 400e9;
+  EXPECT_EQ(p.plan(c).duration(kS), ns(28e-6 + 4.375e-3 + fill));
+  EXPECT_EQ(flow_time(p, c), ns(28e-6 + 4.375e-3 + fill));
+}
+
+TEST(CollectiveEngine, RingPipelineFillsWithSlicesBelowTheBuffer) {
+  // S = 8 MB: slices of 1 MB, under the 4 MiB buffer, so every step after the
+  // first waits for its whole slice: 13 x 1 MB / 400 GB/s on top of 14 alpha
+  // + 1.75 x 8 MB / 400 GB/s.
+  const Topology t = build_topology(round_cluster(1, 8, 8));
+  CollectivePlanner p(t, Algorithm::kRing);
+  const Collective c{CollectiveKind::kAllReduce, 8e6, {8, 1, 8, nullptr}};
+  EXPECT_EQ(p.plan(c).duration(8e6), ns(28e-6 + 1.75 * 8e6 / 400e9 + 13 * 1e6 / 400e9));
+  // ring_buffer = 0 turns the pipeline term off: the plain alpha-beta ring.
+  hw::ClusterSpec none = round_cluster(1, 8, 8);
+  none.intra_node.ring_buffer = 0.0;
+  const Topology t0 = build_topology(none);
+  CollectivePlanner p0(t0, Algorithm::kRing);
+  EXPECT_EQ(p0.plan(c).duration(8e6), ns(28e-6 + 1.75 * 8e6 / 400e9));
+}
+
+TEST(CollectiveEngine, NvlsLoopIterationsFollowNcclChunkSizes) {
+  // 8 heads x 16 channels = 128 chunk slots. 1 MiB < 2 x 128 x 32 KiB: 16 KiB
+  // chunks, 1 iteration; 16 MiB: 32 KiB chunks, 4; 128 MiB: 64 KiB, 16;
+  // 1 GiB: 128 KiB, 64 (NCCL 2.18 computeColl).
+  SizeLatency z;
+  z.loop_overhead = 1e-6;
+  z.loop_heads = 8;
+  const double mib = 1024.0 * 1024.0;
+  EXPECT_DOUBLE_EQ(z.at(mib), 1e-6);
+  EXPECT_DOUBLE_EQ(z.at(16 * mib), 4e-6);
+  EXPECT_DOUBLE_EQ(z.at(128 * mib), 16e-6);
+  EXPECT_DOUBLE_EQ(z.at(1024 * mib), 64e-6);
 }
 
 TEST(CollectiveEngine, RingAllGatherAndReduceScatterMoveHalfTheVolume) {
@@ -53,7 +87,8 @@ TEST(CollectiveEngine, RingAllGatherAndReduceScatterMoveHalfTheVolume) {
   CollectivePlanner p(t, Algorithm::kRing);
   for (CollectiveKind k : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
     const Collective c{k, kS, {8, 1, 8, nullptr}};
-    EXPECT_EQ(p.plan(c).duration(kS), ns(14e-6 + 2.1875e-3));  // 7 alpha + 7/8 S/B
+    // 7 alpha + 7/8 S/B + 6 x 4 MiB / B
+    EXPECT_EQ(p.plan(c).duration(kS), ns(14e-6 + 2.1875e-3 + 6 * kRingBuffer / 400e9));
   }
 }
 
