@@ -94,8 +94,11 @@ Schedule ring(CollectiveKind kind, std::span<const long long> members, double by
     p.steps = static_cast<int>(members.size() - 1);
   }
   per_edge /= channels;
-  if (blocks.size() == 1 && !chain && p.steps > 1 && t.ring_rate > 0.0)
-    p.sized = SizeLatency{static_cast<double>(p.steps - 1), 1.0 / n, t.ring_buffer, t.ring_rate, 0.0, 0.0};
+  if (blocks.size() == 1 && !chain && p.steps > 1)
+    p.sized = SizeLatency{.fill_steps = static_cast<double>(p.steps - 1),
+                          .slice = 1.0 / n,
+                          .buffer = t.ring_buffer,
+                          .rate = t.link(t.gpu_up(members.front())).capacity};
   for (int c = 0; c < channels; ++c) {
     std::vector<long long> seq = channel_ring(blocks, c, channels);
     const int rail = channels > 1 ? c % t.nics_per_node() : -1;

@@ -18,7 +18,8 @@ core::Time ceil_to_time(double seconds) {
 
 core::Time RoutedSchedule::duration(double bytes) const {
   core::Time t = 0;
-  for (const RoutedPhase& p : phases) t += core::from_seconds(p.latency_at(bytes)) + ceil_to_time(bytes * p.seconds_per_byte);
+  for (const RoutedPhase& p : phases)
+    t += core::from_seconds(p.latency_at(bytes)) + ceil_to_time(bytes * p.seconds_per_byte);
   return t;
 }
 
@@ -68,9 +69,7 @@ RoutedSchedule CollectivePlanner::route(const Collective& c, Algorithm a,
     for (std::size_t i = 0; i < s.phases.size(); ++i) {
       phases[i].steps = std::max(phases[i].steps, s.phases[i].steps);
       phases[i].fixed_latency = std::max(phases[i].fixed_latency, s.phases[i].fixed_latency);
-      // Copies of a group are alike: the first that has size-dependent start-up sets it.
-      const SizeLatency& z = s.phases[i].sized;
-      if (phases[i].sized.fill_steps == 0.0 && phases[i].sized.loop_overhead == 0.0) phases[i].sized = z;
+      if (&g == &groups.front()) phases[i].sized = s.phases[i].sized;  // the copies are alike
       phases[i].transfers.insert(phases[i].transfers.end(), s.phases[i].transfers.begin(), s.phases[i].transfers.end());
     }
   }

@@ -95,7 +95,6 @@ class Topology {
   double nvls_latency = 0.0;  // s, fixed cost of one in-switch all_reduce
   double nvls_loop_overhead = 0.0;  // s per iteration of the NVLS chunk loop
   double ring_buffer = 0.0;         // B a ring step pipelines through inside a node
-  double ring_rate = 0.0;           // B/s of a ring edge inside a node
 
  private:
   TopologyGraph graph_;
