@@ -142,6 +142,26 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   p.schedule = schedule == "gpipe"  ? workload::PipelineSchedule::kGpipe
                : schedule == "1f1b" ? workload::PipelineSchedule::k1F1B
                                     : workload::PipelineSchedule::kInterleaved1F1B;
+  // Megatron-LM runs the interleaved schedule whenever virtual stages are set.
+  if (p.layers_per_virtual_stage) {
+    if (o.has("pipeline_schedule") && p.schedule != workload::PipelineSchedule::kInterleaved1F1B)
+      o.fail_message("pipeline_schedule", "num_layers_per_virtual_pipeline_stage needs \"interleaved_1f1b\"");
+    p.schedule = workload::PipelineSchedule::kInterleaved1F1B;
+    const long long per_stage = model.num_layers / p.pipeline;
+    if (p.pipeline < 2 || model.num_layers % p.pipeline != 0 || per_stage % *p.layers_per_virtual_stage != 0)
+      o.fail_message("num_layers_per_virtual_pipeline_stage",
+                     fmt::format("num_layers_per_virtual_pipeline_stage ({}) must divide the {} layers of each of "
+                                 "at least 2 pipeline stages (num_layers {} / pipeline_model_parallel_size {})",
+                                 *p.layers_per_virtual_stage, per_stage, model.num_layers, p.pipeline));
+    const long long microbatches = training.global_batch_size / (training.micro_batch_size * p.data);
+    if (microbatches % p.pipeline != 0)
+      throw ScenarioError(root.file(), "/training/global_batch_size",
+                          fmt::format("the interleaved schedule needs the micro-batches per replica ({}) to be a "
+                                      "multiple of pipeline_model_parallel_size ({})",
+                                      microbatches, p.pipeline));
+  } else if (p.schedule == workload::PipelineSchedule::kInterleaved1F1B) {
+    o.fail_message("pipeline_schedule", "\"interleaved_1f1b\" needs num_layers_per_virtual_pipeline_stage");
+  }
   const std::string mode = o.choice("mode", {"sync", "async_ps", "local_sgd"}, "sync");
   p.mode = mode == "sync"       ? workload::TrainingMode::kSync
            : mode == "async_ps" ? workload::TrainingMode::kAsyncPs
@@ -155,15 +175,10 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   auto later = [&](std::string_view key, const std::string& what) {
     throw NotSupportedYet(root.file(), o.path_of(key), what + " (parallel strategies, issue #4)");
   };
-  if (p.tensor > 1) later("tensor_model_parallel_size", "tensor parallelism");
-  if (p.pipeline > 1) later("pipeline_model_parallel_size", "pipeline parallelism");
   if (p.context > 1) later("context_parallel_size", "context parallelism");
   if (p.expert > 1) later("expert_model_parallel_size", "expert parallelism");
-  if (p.layers_per_virtual_stage) later("num_layers_per_virtual_pipeline_stage", "interleaved pipeline stages");
-  if (p.sequence_parallel) later("sequence_parallel", "sequence parallelism");
   if (p.zero_stage > 0) later("zero_stage", "ZeRO / distributed optimizer");
   if (p.overlap_param_gather) later("overlap_param_gather", "parameter all-gather overlap (ZeRO)");
-  if (p.schedule != workload::PipelineSchedule::k1F1B && p.pipeline > 1) later("pipeline_schedule", "this schedule");
   if (p.mode != workload::TrainingMode::kSync) later("mode", "mode \"" + mode + "\"");
   for (std::string_view key : {"staleness", "num_servers", "sync_period"})
     if (o.has(key)) later(key, std::string(key) + " (asynchronous training)");

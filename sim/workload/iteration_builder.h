@@ -1,9 +1,13 @@
 #pragma once
-// Builds the task graph of training iterations for a layout. Data parallelism:
-// each replica runs m = global_batch / (micro_batch x dp) micro-batches forward
-// and backward (gradient accumulation); during the last backward pass gradient
-// buckets are all-reduced on the DP stream as soon as they are complete
-// (overlap_grad_reduce), then the optimizer steps (docs/model.md, "Iteration").
+// Builds the task graph of training iterations for a layout (docs/model.md,
+// "Iteration"). Each replica runs m = global_batch / (micro_batch x dp)
+// micro-batches forward and backward (gradient accumulation). Tensor
+// parallelism splits every kernel t ways and puts Megatron-LM's f/g collectives
+// on the TP stream; pipeline parallelism simulates one rank per stage, running
+// its schedule (GPipe, 1F1B, interleaved) with activation and gradient
+// transfers between stages on the PP stream. During the last backward pass of
+// a stage its gradient buckets are all-reduced over the DP group as soon as they
+// are complete (overlap_grad_reduce), then the optimizer steps.
 #include <vector>
 
 #include "hardware/cluster.h"
@@ -23,6 +27,9 @@ struct IterationGraph {
   double model_flops_per_iteration = 0.0;  // the whole job, no recomputation
   double parameters_per_gpu = 0.0;
   int gradient_buckets = 0;
+  // Pipeline: decoder layers of each virtual stage (stage s, chunk c at index
+  // c x pp + s); uneven splits put the extra layers on the first virtual stages.
+  std::vector<long long> layers_per_virtual_stage;
   std::vector<int> simulated_ranks;  // ranks simulated in full
   // Every rank's representative among simulated_ranks: identical data-parallel
   // replicas behave alike, so one stands for all (DESIGN.md, "Scale").

@@ -46,6 +46,8 @@ struct Task {
 class TaskGraph {
  public:
   TaskId add(Task task);
+  // A dependency on a task added later (pipeline transfers between stages).
+  void add_dep(TaskId task, TaskId dep) { tasks_.at(task).deps.push_back(dep); }
   [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
   [[nodiscard]] const Task& operator[](TaskId id) const { return tasks_[id]; }
   [[nodiscard]] std::size_t size() const { return tasks_.size(); }

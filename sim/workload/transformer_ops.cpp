@@ -1,5 +1,6 @@
 #include "workload/transformer_ops.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -16,13 +17,17 @@ constexpr double kFlashBackwardFactor = 2.5;
 constexpr double kCausalFraction = 0.5;
 }  // namespace
 
-TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch)
+TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
+                               int tensor, bool sequence_parallel)
     : model_(model),
       training_(training),
       b_(static_cast<double>(micro_batch)),
       s_(static_cast<double>(model.seq_length)),
-      tokens_(b_ * s_) {
+      tokens_(b_ * s_),
+      tp_(static_cast<double>(tensor)),
+      sp_(sequence_parallel ? static_cast<double>(tensor) : 1.0) {
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
+  if (tensor < 1) throw std::invalid_argument("tensor-parallel size must be positive");
   const bool wide = training.precision == hw::Precision::kFp32 || training.precision == hw::Precision::kTf32;
   act_bytes_ = wide ? 4.0 : 2.0;
   gemm_bytes_ = training.precision == hw::Precision::kFp8 ? 1.0 : act_bytes_;
@@ -52,11 +57,40 @@ Op TransformerOps::elementwise(std::string name, double bytes, double params, lo
   return op;
 }
 
+Op TransformerOps::tp_enter(std::string name, long long layer) const {
+  Op op;
+  op.name = std::move(name);
+  op.layer = layer;
+  op.tp_marker = true;
+  op.tp_bytes = tokens_ * static_cast<double>(model_.hidden_size) * act_bytes_;
+  if (tp_ > 1.0) {
+    // f: identity forward, all-reduce of the input gradient backward; with SP an
+    // all-gather of the sequence shards forward and a reduce-scatter backward.
+    if (sp_ > 1.0) op.tp_forward = net::CollectiveKind::kAllGather;
+    op.tp_backward = sp_ > 1.0 ? net::CollectiveKind::kReduceScatter : net::CollectiveKind::kAllReduce;
+  }
+  return op;
+}
+
+Op TransformerOps::tp_exit(std::string name, long long layer) const {
+  Op op = tp_enter(std::move(name), layer);
+  // g: all-reduce forward, identity backward; with SP a reduce-scatter forward
+  // and an all-gather backward.
+  op.tp_forward.reset();
+  op.tp_backward.reset();
+  if (tp_ > 1.0) {
+    op.tp_forward = sp_ > 1.0 ? net::CollectiveKind::kReduceScatter : net::CollectiveKind::kAllReduce;
+    if (sp_ > 1.0) op.tp_backward = net::CollectiveKind::kAllGather;
+  }
+  return op;
+}
+
 // Matmul backward = data gradient + weight gradient, each as large as the forward
 // GEMM; elementwise backward reads the saved input and the incoming gradient.
 Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_factor) {
   Op op = fwd;
   op.name = fwd.name + ".backward";
+  std::swap(op.tp_forward, op.tp_backward);  // a marker's backward collective runs now
   op.work.flops *= flops_factor;
   op.work.bytes *= bytes_factor;
   op.model_flops = fwd.model_flops * 2.0;
@@ -65,20 +99,25 @@ Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_
 
 std::vector<Op> TransformerOps::embedding_forward() const {
   const double h = static_cast<double>(model_.hidden_size);
+  // Vocabulary-parallel under TP: each rank looks up the tokens of its shard and
+  // writes the full b s h (zeros elsewhere); g then sums (or scatters) the shards.
   double bytes = 2.0 * tokens_ * h * act_bytes_;  // gather rows, write the sum
   if (model_.position_embedding == PositionEmbedding::kLearnedAbsolute) bytes += tokens_ * h * act_bytes_;
-  if (model_.hidden_dropout > 0.0) bytes += tokens_ * h * kMaskBytes;
-  const double params = static_cast<double>(model_.vocab_size) * h +
+  if (model_.hidden_dropout > 0.0) bytes += tokens_ * h * kMaskBytes / sp_;
+  const double params = static_cast<double>(model_.vocab_size) * h / tp_ +
                         (model_.position_embedding == PositionEmbedding::kLearnedAbsolute
                              ? static_cast<double>(model_.max_position_embeddings) * h
                              : 0.0);
-  return {elementwise("embedding", bytes, params, -1)};
+  std::vector<Op> ops{elementwise("embedding", bytes, params, -1)};
+  if (tp_ > 1.0) ops.push_back(tp_exit("embedding.tp", -1));
+  return ops;
 }
 
 std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
-  const double q = static_cast<double>(model_.query_width());
-  const double kv = static_cast<double>(model_.kv_width());
-  const double a = static_cast<double>(model_.num_attention_heads);
+  // Heads split t ways; query groups too, but never below one group per rank.
+  const double q = static_cast<double>(model_.query_width()) / tp_;
+  const double kv = std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
+  const double a = static_cast<double>(model_.num_attention_heads) / tp_;
   const double full_flops = 4.0 * b_ * s_ * s_ * q;  // QK^T and AV, 2 b s^2 q each
   if (training_.attention_backend == AttentionBackend::kFlash) {
     Op op;
@@ -116,23 +155,30 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
 
 std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   const double h = static_cast<double>(model_.hidden_size);
-  const double f = static_cast<double>(model_.ffn_hidden_size);
-  const double q = static_cast<double>(model_.query_width());
-  const double kv = static_cast<double>(model_.kv_width());
+  // Column-parallel QKV and MLP-up, row-parallel attention-out and MLP-down:
+  // output (resp. input) widths split t ways (Shoeybi et al. 2019).
+  const double f = static_cast<double>(model_.ffn_hidden_size) / tp_;
+  const double q = static_cast<double>(model_.query_width()) / tp_;
+  const double kv = std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
   const double bias = model_.add_bias_linear ? 1.0 : 0.0;
   const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
-  const double norm_bytes = 2.0 * tokens_ * h * act_bytes_;
+  // Norms, dropouts and residuals are replicated on the t ranks, or split along
+  // the sequence with SP (Korthikanti et al. 2022).
+  const double norm_bytes = 2.0 * tokens_ * h * act_bytes_ / sp_;
   // Bias-dropout-add: read the branch and the residual, write the sum (+ mask).
   const double residual_bytes =
-      3.0 * tokens_ * h * act_bytes_ + (model_.hidden_dropout > 0.0 ? tokens_ * h * kMaskBytes : 0.0);
+      (3.0 * tokens_ * h * act_bytes_ + (model_.hidden_dropout > 0.0 ? tokens_ * h * kMaskBytes : 0.0)) / sp_;
 
   std::vector<Op> ops;
   ops.push_back(elementwise("input_norm", norm_bytes, norm_params, layer));
+  if (tp_ > 1.0) ops.push_back(tp_enter("attn_f", layer));
   ops.push_back(matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer));
   for (Op& op : attention_core_forward(layer)) ops.push_back(std::move(op));
   ops.push_back(matmul("attn_out_proj", tokens_, h, q, q * h + bias * h, layer));
+  if (tp_ > 1.0) ops.push_back(tp_exit("attn_g", layer));
   ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer));
   ops.push_back(elementwise("post_attn_norm", norm_bytes, norm_params, layer));
+  if (tp_ > 1.0) ops.push_back(tp_enter("mlp_f", layer));
 
   const double up = model_.swiglu ? 2.0 * f : f;
   // GELU reads f and writes f; SwiGLU reads gate and up (2f) and writes f.
@@ -155,6 +201,7 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
     ops.push_back(matmul("experts_down", per_expert, h, f, e * (f * h + bias * h), layer, experts));
     ops.push_back(elementwise("moe_combine", 2.0 * k * tokens_ * h * act_bytes_, 0.0, layer));
   }
+  if (tp_ > 1.0) ops.push_back(tp_exit("mlp_g", layer));
   ops.push_back(elementwise("mlp_residual", residual_bytes, 0.0, layer));
   for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
   return ops;
@@ -162,14 +209,26 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
 
 std::vector<Op> TransformerOps::head_forward() const {
   const double h = static_cast<double>(model_.hidden_size);
-  const double v = static_cast<double>(model_.vocab_size);
+  const double v = static_cast<double>(model_.vocab_size) / tp_;  // vocabulary-parallel output layer
   const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
   const double out_params = model_.untie_embeddings ? v * h : 0.0;
   std::vector<Op> ops;
-  ops.push_back(elementwise("final_norm", 2.0 * tokens_ * h * act_bytes_, norm_params, -1));
+  ops.push_back(elementwise("final_norm", 2.0 * tokens_ * h * act_bytes_ / sp_, norm_params, -1));
+  if (tp_ > 1.0) ops.push_back(tp_enter("output_f", -1));
   ops.push_back(matmul("output_layer", tokens_, v, h, out_params, -1));
   // Cross-entropy in fp32 over the logits (Megatron-LM casts them to float).
   ops.push_back(elementwise("loss", tokens_ * v * (act_bytes_ + kFp32Bytes), 0.0, -1));
+  if (tp_ > 1.0) {
+    // Vocabulary-parallel cross-entropy: all-reduces of the row maximum, the sum
+    // of exponentials and the target logit, b s fp32 each (Megatron-LM
+    // tensor_parallel/cross_entropy.py); nothing in the backward pass.
+    Op stats;
+    stats.name = "loss.tp";
+    stats.tp_marker = true;
+    stats.tp_forward = net::CollectiveKind::kAllReduce;
+    stats.tp_bytes = 3.0 * tokens_ * kFp32Bytes;
+    ops.push_back(stats);
+  }
   return ops;
 }
 
@@ -178,7 +237,8 @@ std::vector<Op> TransformerOps::head_backward() const {
   std::vector<Op> ops;
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it)
     ops.push_back(backward_of(*it, 2.0, 2.0));
-  ops.front().work.bytes = ops.front().work.bytes / 2.0;  // loss backward rewrites the saved softmax once
+  for (Op& op : ops)
+    if (op.name == "loss.backward") op.work.bytes /= 2.0;  // loss backward rewrites the saved softmax once
   return ops;
 }
 
@@ -212,6 +272,7 @@ std::vector<Op> TransformerOps::layer_recompute(long long layer, Recompute granu
 std::vector<Op> TransformerOps::embedding_backward() const {
   std::vector<Op> fwd = embedding_forward();
   Op op = backward_of(fwd.front(), 1.0, 1.0);
+  // g's backward is the identity: no collective before the embedding's backward.
   // Scatter-add of the incoming gradient into the (fp32 or bf16) embedding gradient.
   const double h = static_cast<double>(model_.hidden_size);
   op.work.bytes = tokens_ * h * (act_bytes_ + 2.0 * hw::bytes_per_element(training_.grad_reduce_dtype));

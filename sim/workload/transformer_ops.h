@@ -3,10 +3,12 @@
 // sequences of s tokens on one GPU (docs/model.md, "Operations"). Forward,
 // backward and recomputation lists are built per layer so schedules can
 // interleave them.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hardware/compute_model.h"
+#include "network/collective.h"
 #include "workload/model_config.h"
 #include "workload/parallel_config.h"
 #include "workload/training_config.h"
@@ -22,11 +24,25 @@ struct Op {
   // Backward ops: parameters whose gradients are complete when the op ends.
   double grad_params = 0.0;
   long long layer = -1;  // -1: embedding or output layer
+  // Tensor-parallel conjugate operators (Megatron-LM's f and g; Shoeybi et al.
+  // 2019, Korthikanti et al. 2022): a marker that moves no data itself. In the
+  // forward pass `tp_forward` runs over the TP group, in the backward pass
+  // `tp_backward`; either may be absent (identity). tp_bytes is S of the
+  // collective (the full b s h activation).
+  bool tp_marker = false;
+  std::optional<net::CollectiveKind> tp_forward;
+  std::optional<net::CollectiveKind> tp_backward;
+  double tp_bytes = 0.0;
 };
 
 class TransformerOps {
  public:
-  TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch);
+  // `tensor`: tensor-parallel size t; matmuls, attention heads and the vocabulary
+  // are split t ways (Megatron-LM column/row-parallel linears); with
+  // `sequence_parallel` norms, dropouts and residuals are split along the sequence
+  // too, and each all-reduce becomes a reduce-scatter + all-gather pair.
+  TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch, int tensor = 1,
+                 bool sequence_parallel = false);
 
   [[nodiscard]] std::vector<Op> embedding_forward() const;
   [[nodiscard]] std::vector<Op> layer_forward(long long layer) const;
@@ -50,6 +66,9 @@ class TransformerOps {
   [[nodiscard]] Op elementwise(std::string name, double bytes, double params, long long layer) const;
   [[nodiscard]] static Op backward_of(const Op& fwd, double flops_factor, double bytes_factor);
   [[nodiscard]] std::vector<Op> attention_core_forward(long long layer) const;
+  // The f (before a column-parallel linear) and g (after a row-parallel one) markers.
+  [[nodiscard]] Op tp_enter(std::string name, long long layer) const;
+  [[nodiscard]] Op tp_exit(std::string name, long long layer) const;
 
   ModelConfig model_;
   TrainingConfig training_;
@@ -58,6 +77,8 @@ class TransformerOps {
   double tokens_;     // b s
   double act_bytes_;  // bytes of one activation element
   double gemm_bytes_; // bytes of one GEMM operand element
+  double tp_;         // tensor-parallel size
+  double sp_;         // divisor of the sequence-split elementwise work: t with SP, else 1
 };
 
 }  // namespace trainsim::workload
