@@ -101,7 +101,7 @@ Schedule ring(CollectiveKind kind, std::span<const long long> members, double by
                           .rate = t.link(t.gpu_up(members.front())).capacity};
   for (int c = 0; c < channels; ++c) {
     std::vector<long long> seq = channel_ring(blocks, c, channels);
-    const int rail = channels > 1 ? c % t.nics_per_node() : -1;
+    const int rail = -1;  // each channel crosses on the rail of the GPU it enters (rail-aligned)
     if (chain) {
       std::rotate(seq.begin(), std::find(seq.begin(), seq.end(), members.front()), seq.end());
       for (std::size_t i = 0; i + 1 < seq.size(); ++i) {

@@ -60,7 +60,10 @@ Breakdown breakdown_of(const exec::SimulationOutput& out, int rank) {
   b.compute = core::to_seconds(compute) / iters;
   b.optimizer = core::to_seconds(optimizer) / iters;
   b.exposed_communication = core::to_seconds(exposed) / iters;
-  b.other = core::to_seconds(out.timeline.makespan - union_length(std::move(both))) / iters;
+  // Time with both streams idle. With a pipeline it is the bubble: the stage
+  // waits for its neighbours (docs/model.md, "Pipeline schedules").
+  const double idle = core::to_seconds(out.timeline.makespan - union_length(std::move(both))) / iters;
+  (out.iteration.simulated_ranks.size() > 1 ? b.pipeline_bubble : b.other) = idle;
   return b;
 }
 
@@ -91,14 +94,16 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
   mem.gradients = out.memory.gradients;
   mem.optimizer_states = out.memory.optimizer_states;
   mem.activations = out.memory.activations;
+  mem.stage = out.memory.stage;
+  mem.in_flight_microbatches = out.memory.in_flight_microbatches;
   mem.peak_bytes_per_gpu = out.memory.total();
   mem.capacity_bytes_per_gpu = s.cluster.gpu.memory_capacity_bytes;
   mem.fits = mem.peak_bytes_per_gpu <= mem.capacity_bytes_per_gpu;
   if (!mem.fits) {
     const double states = mem.weights + mem.gradients + mem.optimizer_states;
     mem.reason = fmt::format(
-        "needs {} per GPU but {} has {}: weights {}, gradients {}, optimizer states {}, activations {}{}",
-        bytes_text(mem.peak_bytes_per_gpu), s.cluster.gpu.name, bytes_text(mem.capacity_bytes_per_gpu),
+        "needs {} per GPU (pipeline stage {}, {:.2f} micro-batches in flight) but {} has {}: weights {}, gradients {}, optimizer states {}, activations {}{}",
+        bytes_text(mem.peak_bytes_per_gpu), mem.stage, mem.in_flight_microbatches, s.cluster.gpu.name, bytes_text(mem.capacity_bytes_per_gpu),
         bytes_text(mem.weights), bytes_text(mem.gradients), bytes_text(mem.optimizer_states),
         bytes_text(mem.activations),
         states > mem.capacity_bytes_per_gpu

@@ -23,6 +23,8 @@ struct MemoryReport {
   bool fits = true;
   std::string reason;  // why it does not fit
   double weights = 0, gradients = 0, optimizer_states = 0, activations = 0;
+  int stage = 0;                      // pipeline stage with the peak
+  double in_flight_microbatches = 1;  // activations alive there, in whole-stage passes
 };
 
 struct LinkSummary {

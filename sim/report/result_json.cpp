@@ -35,6 +35,8 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
                             {"gradients", std::llround(m.memory.gradients)},
                             {"optimizer_states", std::llround(m.memory.optimizer_states)},
                             {"activations", std::llround(m.memory.activations)}};
+  mem["pipeline_stage"] = m.memory.stage;
+  mem["in_flight_microbatches"] = m.memory.in_flight_microbatches;
   j["memory"] = mem;
   j["time_to_train_s"] = optional_number(m.time_to_train_s);
   j["cost_usd"] = optional_number(m.cost_usd);

@@ -110,13 +110,6 @@ class StageEmitter {
   std::optional<TaskId> first_;
 };
 
-// Decoder layers of each of `n` virtual stages: L / n each, the remainder one
-// more on the first ones.
-std::vector<long long> split_layers(long long layers, int n) {
-  std::vector<long long> out(static_cast<std::size_t>(n), layers / n);
-  for (long long i = 0; i < layers % n; ++i) ++out[static_cast<std::size_t>(i)];
-  return out;
-}
 
 }  // namespace
 
@@ -152,13 +145,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   out.model_flops_per_iteration =
       whole.model_flops_per_microbatch() * static_cast<double>(out.num_microbatches) * dp;
 
-  int chunks = 1;
-  if (parallel.layers_per_virtual_stage) {
-    const long long per_stage = model.num_layers / pp;
-    if (model.num_layers % pp != 0 || per_stage % *parallel.layers_per_virtual_stage != 0)
-      throw std::invalid_argument("layers per virtual stage must divide the layers of each stage");
-    chunks = static_cast<int>(per_stage / *parallel.layers_per_virtual_stage);
-  }
+  const int chunks = model_chunks(model.num_layers, parallel);
   const int virtual_stages = pp * chunks;
   if (model.num_layers < virtual_stages) throw std::invalid_argument("fewer layers than pipeline stages");
   out.layers_per_virtual_stage = split_layers(model.num_layers, virtual_stages);

@@ -1,6 +1,9 @@
 #include "workload/memory.h"
 
+#include <algorithm>
+
 #include "workload/parameters.h"
+#include "workload/pipeline_schedule.h"
 
 namespace trainsim::workload {
 
@@ -24,23 +27,29 @@ StateBytes state_bytes_per_parameter(const TrainingConfig& t) {
   return s;
 }
 
-double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long micro_batch) {
+double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long micro_batch,
+                              ActivationSplit split) {
   const double e = activation_element_bytes(t);
   const double b = static_cast<double>(micro_batch);
   const double s = static_cast<double>(m.seq_length);
   const double sb = s * b;
   const double h = static_cast<double>(m.hidden_size);
-  if (r == Recompute::kFull) return e * sb * h;  // only the layer's input (Korthikanti: 2sbh)
+  const double tp = static_cast<double>(split.tensor);
+  // Tensors outside the tensor-parallel region (layer inputs, norms, dropout
+  // masks) are whole on every rank unless sequence parallelism splits them.
+  const double whole = split.sequence_parallel ? tp : 1.0;
+  if (r == Recompute::kFull) return e * sb * h / whole;  // only the layer's input (Korthikanti: 2sbh)
 
-  const double q = static_cast<double>(m.query_width());
-  const double kv = static_cast<double>(m.kv_width());
-  const double f = static_cast<double>(m.ffn_hidden_size);
-  const double a = static_cast<double>(m.num_attention_heads);
-  const double hidden_mask = m.hidden_dropout > 0.0 ? kMask * sb * h : 0.0;
+  const double q = static_cast<double>(m.query_width()) / tp;
+  const double kv = static_cast<double>(m.kv_width()) / tp;
+  const double f = static_cast<double>(m.ffn_hidden_size) / tp;
+  const double a = static_cast<double>(m.num_attention_heads) / tp;
+  const double hidden_mask = m.hidden_dropout > 0.0 ? kMask * sb * h / whole : 0.0;
 
   // Attention block (Korthikanti et al. 2022, section 4.1: 11 sbh + 5 a s^2 b for
-  // MHA with dropout): QKV input, Q and K, V, output-projection input, dropout mask.
-  double attention = e * sb * h + e * sb * (q + kv) + e * sb * kv + e * sb * q + hidden_mask;
+  // MHA with dropout; Table 2 for t and SP): QKV input, Q and K, V,
+  // output-projection input, dropout mask.
+  double attention = e * sb * h / whole + e * sb * (q + kv) + e * sb * kv + e * sb * q + hidden_mask;
   const bool flash = t.attention_backend == AttentionBackend::kFlash;
   if (flash) {
     attention += 4.0 * a * sb;  // fp32 log-sum-exp per row
@@ -54,47 +63,136 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
   const double up = m.swiglu ? 2.0 * f : f;
   double mlp = 0.0;
   if (!m.is_moe()) {
-    mlp = e * sb * h + e * sb * up + e * sb * f + hidden_mask;
+    mlp = e * sb * h / whole + e * sb * up + e * sb * f + hidden_mask;
   } else {
     const double k = static_cast<double>(m.moe_router_topk);
     const double experts = static_cast<double>(m.num_experts);
     // Router input and fp32 logits, then the k dispatched copies of each token.
-    mlp = e * sb * h + 4.0 * sb * experts + k * (e * sb * h + e * sb * up + e * sb * f) + hidden_mask;
+    mlp = e * sb * h / whole + 4.0 * sb * experts / whole + k * (e * sb * h / whole + e * sb * up + e * sb * f) +
+          hidden_mask;
   }
-  const double norms = 2.0 * e * sb * h;  // the inputs of both norms (4 sbh)
+  const double norms = 2.0 * e * sb * h / whole;  // the inputs of both norms (4 sbh)
   return attention + mlp + norms;
 }
 
-double outside_layers_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long micro_batch) {
+double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig&, long long micro_batch,
+                                  ActivationSplit split) {
+  const double sb = static_cast<double>(m.seq_length) * static_cast<double>(micro_batch);
+  const double whole = split.sequence_parallel ? static_cast<double>(split.tensor) : 1.0;
+  return m.hidden_dropout > 0.0 ? kMask * sb * static_cast<double>(m.hidden_size) / whole : 0.0;
+}
+
+double head_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long micro_batch,
+                             ActivationSplit split) {
   const double e = activation_element_bytes(t);
   const double sb = static_cast<double>(m.seq_length) * static_cast<double>(micro_batch);
   const double h = static_cast<double>(m.hidden_size);
   const double v = static_cast<double>(m.vocab_size);
-  // Korthikanti et al. section 4.3: embedding dropout mask, final norm input,
-  // output-layer input, and the fp32 softmax kept by the cross-entropy loss.
-  const double embedding_mask = m.hidden_dropout > 0.0 ? kMask * sb * h : 0.0;
-  return embedding_mask + 2.0 * e * sb * h + 4.0 * sb * v;
+  const double tp = static_cast<double>(split.tensor);
+  const double whole = split.sequence_parallel ? tp : 1.0;
+  // Korthikanti et al. section 4.3: final norm input, output-layer input, and the
+  // fp32 softmax kept by the cross-entropy loss (vocabulary split t ways).
+  return 2.0 * e * sb * h / whole + 4.0 * sb * v / tp;
+}
+
+double outside_layers_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long micro_batch) {
+  return embedding_activation_bytes(m, t, micro_batch) + head_activation_bytes(m, t, micro_batch);
+}
+
+double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage) {
+  const ParameterCount c = count_parameters(m);
+  const double tp = static_cast<double>(p.tensor);
+  const double h = static_cast<double>(m.hidden_size);
+  const double bias = m.add_bias_linear ? 1.0 : 0.0;
+  const double experts = m.is_moe() ? static_cast<double>(m.num_experts) : 1.0;
+  const double router = m.is_moe() ? h * experts : 0.0;
+  // Row-parallel biases (attention output, MLP down) and the router are whole on every rank.
+  const double replicated = bias * h + experts * bias * h + router + c.norms_per_layer;
+  const double per_layer = (c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer - replicated) / tp + replicated;
+
+  const int chunks = model_chunks(m.num_layers, p);
+  const std::vector<long long> layers = split_layers(m.num_layers, p.pipeline * chunks);
+  double n = 0.0;
+  for (int k = 0; k < chunks; ++k)
+    n += static_cast<double>(layers[static_cast<std::size_t>(k * p.pipeline + stage)]) * per_layer;
+  if (stage == 0) n += c.word_embeddings / tp + c.position_embeddings;
+  if (stage == p.pipeline - 1) {
+    n += c.final_norm;
+    if (m.untie_embeddings) n += c.output_layer / tp;
+    else if (p.pipeline > 1) n += c.word_embeddings / tp;  // the tied copy on the last stage
+  }
+  return n;
+}
+
+std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
+  const StateBytes per = state_bytes_per_parameter(t);
+  const ActivationSplit split{p.tensor, p.sequence_parallel};
+  const long long b = t.micro_batch_size;
+  const int chunks = model_chunks(m.num_layers, p);
+  const std::vector<long long> layers = split_layers(m.num_layers, p.pipeline * chunks);
+  const long long replicas = std::max(1LL, b * p.data);
+  const int microbatches = static_cast<int>(std::max(1LL, t.global_batch_size / replicas));
+  const double layer = layer_activation_bytes(m, t, p.recompute, b, split);
+  // During a layer's backward its recomputed activations are alive too.
+  const double recomputed = p.recompute == Recompute::kFull ? layer_activation_bytes(m, t, Recompute::kNone, b, split)
+                                                            : 0.0;
+  const double embedding = embedding_activation_bytes(m, t, b, split);
+  const double head = head_activation_bytes(m, t, b, split);
+
+  std::vector<MemoryEstimate> out;
+  for (int s = 0; s < p.pipeline; ++s) {
+    MemoryEstimate est;
+    est.stage = s;
+    est.parameters = stage_parameters(m, p, s);
+    est.weights = per.weights * est.parameters;
+    est.gradients = per.gradients * est.parameters;
+    est.optimizer_states = per.optimizer * est.parameters;
+    // Walk the stage's schedule: a pass's activations live from its forward to
+    // its backward; the peak is after a forward or inside a backward.
+    const auto chunk_layers = [&](int c) {
+      return static_cast<double>(layers[static_cast<std::size_t>(c * p.pipeline + s)]);
+    };
+    double stage_layers = 0.0;
+    for (int c = 0; c < chunks; ++c) stage_layers += chunk_layers(c);
+    const auto pass_bytes = [&](int c) {
+      double bytes = chunk_layers(c) * layer;
+      if (s == 0 && c == 0) bytes += embedding;
+      if (s == p.pipeline - 1 && c == chunks - 1) bytes += head;
+      return bytes;
+    };
+    double alive = 0.0;
+    double alive_layers = 0.0;
+    double peak = 0.0;
+    double peak_layers = 0.0;
+    for (const PipelineStep& step : pipeline_steps(p.schedule, p.pipeline, s, microbatches, chunks)) {
+      if (step.forward) {
+        alive += pass_bytes(step.chunk);
+        alive_layers += chunk_layers(step.chunk);
+        if (alive > peak) {
+          peak = alive;
+          peak_layers = alive_layers;
+        }
+        continue;
+      }
+      if (alive + recomputed > peak) {
+        peak = alive + recomputed;
+        peak_layers = alive_layers;
+      }
+      alive -= pass_bytes(step.chunk);
+      alive_layers -= chunk_layers(step.chunk);
+    }
+    est.activations = peak;
+    est.in_flight_microbatches = stage_layers > 0.0 ? peak_layers / stage_layers : 0.0;
+    out.push_back(est);
+  }
+  return out;
 }
 
 MemoryEstimate estimate_memory(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
-  const double n = count_parameters(m).total;
-  const StateBytes per = state_bytes_per_parameter(t);
-  MemoryEstimate est;
-  est.weights = per.weights * n;
-  est.gradients = per.gradients * n;
-  est.optimizer_states = per.optimizer * n;
-
-  // With one pipeline stage, micro-batches run one after another and each frees
-  // its activations in its backward pass, so one micro-batch's worth is the peak.
-  const double layers = static_cast<double>(m.num_layers);
-  double act = layers * layer_activation_bytes(m, t, p.recompute, t.micro_batch_size) +
-               outside_layers_activation_bytes(m, t, t.micro_batch_size);
-  if (p.recompute == Recompute::kFull) {
-    // During a layer's backward its recomputed activations are alive too.
-    act += layer_activation_bytes(m, t, Recompute::kNone, t.micro_batch_size);
-  }
-  est.activations = act;
-  return est;
+  const std::vector<MemoryEstimate> stages = memory_per_stage(m, t, p);
+  return *std::max_element(stages.begin(), stages.end(), [](const MemoryEstimate& a, const MemoryEstimate& b) {
+    return a.total() < b.total();
+  });
 }
 
 }  // namespace trainsim::workload

@@ -1,8 +1,10 @@
 #pragma once
 // Memory per GPU at the peak of an iteration (docs/model.md, "Memory"): model
 // states after Rajbhandari et al. (ZeRO, 2020) and activations after Korthikanti
-// et al. (2022, section 4), generalized to GQA, SwiGLU, MoE and flash attention.
+// et al. (2022, sections 4-5), generalized to GQA, SwiGLU, MoE and flash
+// attention, per pipeline stage with the micro-batches its schedule keeps in flight.
 #include <string>
+#include <vector>
 
 #include "workload/model_config.h"
 #include "workload/parallel_config.h"
@@ -14,7 +16,12 @@ struct MemoryEstimate {
   double weights = 0;
   double gradients = 0;
   double optimizer_states = 0;
-  double activations = 0;  // at the peak (end of the forward pass of a micro-batch)
+  double activations = 0;  // at the stage's peak
+  int stage = 0;           // pipeline stage (the most loaded one in estimate_memory)
+  double parameters = 0;   // parameters held by one GPU of the stage
+  // Micro-batch passes whose activations are alive at the peak, counted in
+  // whole-stage units (layers alive / layers of the stage).
+  double in_flight_microbatches = 1;
   [[nodiscard]] double total() const { return weights + gradients + optimizer_states + activations; }
 };
 
@@ -26,12 +33,32 @@ struct StateBytes {
 };
 StateBytes state_bytes_per_parameter(const TrainingConfig& training);
 
+// How a layer's tensors are split across the tensor-parallel group.
+struct ActivationSplit {
+  int tensor = 1;                  // t: heads, QKV/MLP widths and scores split t ways
+  bool sequence_parallel = false;  // norms, dropouts and layer inputs split t ways too
+};
+
 // Activation bytes one transformer layer keeps for its backward pass, for one
-// micro-batch of b sequences (no tensor or sequence parallelism yet).
-double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long b);
-// Embedding dropout mask, final norm and output-layer inputs, fp32 softmax of the loss.
+// micro-batch of b sequences, on one GPU of the tensor-parallel group.
+double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long b,
+                              ActivationSplit split = {});
+// Embedding dropout mask (first stage).
+double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long b,
+                                  ActivationSplit split = {});
+// Final norm and output-layer inputs, fp32 softmax of the loss (last stage).
+double head_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long b, ActivationSplit split = {});
+// Both: what one pipeline stage holding everything keeps outside its layers.
 double outside_layers_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long b);
 
+// Parameters one GPU of pipeline stage `stage` holds: its layers' projections
+// split t ways (norms replicated), the word embedding (split t ways) and learned
+// positions on the first stage, the final norm and output layer on the last
+// (Megatron-LM keeps a copy of a tied embedding there when pp > 1).
+double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage);
+
+// Every stage's peak, and the largest of them.
+std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p);
 MemoryEstimate estimate_memory(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p);
 
 }  // namespace trainsim::workload

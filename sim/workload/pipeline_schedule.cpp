@@ -60,4 +60,19 @@ std::vector<PipelineStep> pipeline_steps(PipelineSchedule schedule, int stages, 
   return steps;
 }
 
+int model_chunks(long long layers, const ParallelConfig& parallel) {
+  if (!parallel.layers_per_virtual_stage) return 1;
+  const long long per_stage = layers / parallel.pipeline;
+  if (layers % parallel.pipeline != 0 || per_stage % *parallel.layers_per_virtual_stage != 0)
+    throw std::invalid_argument("layers per virtual stage must divide the layers of each stage");
+  return static_cast<int>(per_stage / *parallel.layers_per_virtual_stage);
+}
+
+std::vector<long long> split_layers(long long layers, int n) {
+  std::vector<long long> out(static_cast<std::size_t>(n), layers / n);
+  for (long long i = 0; i < layers % n; ++i) ++out[static_cast<std::size_t>(i)];
+  return out;
+}
+
 }  // namespace trainsim::workload
+

@@ -21,4 +21,12 @@ struct PipelineStep {
 std::vector<PipelineStep> pipeline_steps(PipelineSchedule schedule, int stages, int stage, int microbatches,
                                          int chunks);
 
+// Model chunks per stage: the stage's layers / num_layers_per_virtual_pipeline_stage
+// (1 without it). Throws std::invalid_argument when that does not divide evenly.
+int model_chunks(long long layers, const ParallelConfig& parallel);
+
+// Decoder layers of each of `n` virtual stages (stage s, chunk c at index c pp + s):
+// L / n each, the remainder one more on the first ones.
+std::vector<long long> split_layers(long long layers, int n);
+
 }  // namespace trainsim::workload
