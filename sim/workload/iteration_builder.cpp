@@ -179,11 +179,8 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   }
   // Activations and their gradients between stages: b s h / t per TP rank
   // (Megatron-LM's scatter-gather; with SP they are split already).
-  const double act_bytes = training.precision == hw::Precision::kFp32 || training.precision == hw::Precision::kTf32
-                               ? 4.0
-                               : 2.0;
   const double p2p_bytes = static_cast<double>(training.micro_batch_size) * static_cast<double>(model.seq_length) *
-                           static_cast<double>(model.hidden_size) * act_bytes / tp;
+                           static_cast<double>(model.hidden_size) * activation_element_bytes(training) / tp;
   const auto p2p_group = [&](int from, int to) {
     const bool across = rank_of_stage(from) / cluster.gpus_per_node != rank_of_stage(to) / cluster.gpus_per_node;
     net::CommGroup g{2, across ? 2 : 1, across ? 1 : 2, nullptr};

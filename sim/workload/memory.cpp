@@ -9,10 +9,6 @@ namespace trainsim::workload {
 
 namespace {
 constexpr double kMask = 1.0;  // a dropout mask element is one byte
-
-double activation_element_bytes(const TrainingConfig& t) {
-  return t.precision == hw::Precision::kFp32 || t.precision == hw::Precision::kTf32 ? 4.0 : 2.0;
-}
 }  // namespace
 
 StateBytes state_bytes_per_parameter(const TrainingConfig& t) {

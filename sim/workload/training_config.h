@@ -24,4 +24,10 @@ struct TrainingConfig {
   AttentionBackend attention_backend = AttentionBackend::kFlash;
 };
 
+// Bytes of one activation element: fp32 and tf32 keep 4, 16-bit and fp8 training
+// keep 16-bit activations (fp8 is only the GEMM operands).
+inline double activation_element_bytes(const TrainingConfig& t) {
+  return t.precision == hw::Precision::kFp32 || t.precision == hw::Precision::kTf32 ? 4.0 : 2.0;
+}
+
 }  // namespace trainsim::workload

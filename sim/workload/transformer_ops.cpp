@@ -28,8 +28,7 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
       sp_(sequence_parallel ? static_cast<double>(tensor) : 1.0) {
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
   if (tensor < 1) throw std::invalid_argument("tensor-parallel size must be positive");
-  const bool wide = training.precision == hw::Precision::kFp32 || training.precision == hw::Precision::kTf32;
-  act_bytes_ = wide ? 4.0 : 2.0;
+  act_bytes_ = activation_element_bytes(training);
   gemm_bytes_ = training.precision == hw::Precision::kFp8 ? 1.0 : act_bytes_;
 }
 
