@@ -1,0 +1,58 @@
+#pragma once
+// cuBLASLt GEMM wrapper: C[m x n] = A[m x k] W^T (+ bias[n]) (then GELU), row-major,
+// with W stored [n x k] as a linear layer's weight (the "TN" layout cuBLASLt needs for
+// fp8). One handle and one workspace per GemmRunner; the heuristic's algorithm is
+// cached per (dtype, shape, epilogue). Accumulation is always fp32.
+//
+// dtype   A, W                C, bias          compute
+// fp32    float               float            fp32
+// tf32    float               float            fp32 with tf32 tensor cores
+// fp16    __half              __half           fp32
+// bf16    __nv_bfloat16       __nv_bfloat16    fp32
+// fp8     __nv_fp8_e4m3       __nv_bfloat16    fp32 (Hopper and later; scales 1)
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <tuple>
+
+namespace trainsim::kernels {
+
+enum class GemmDtype { kFp32, kTf32, kFp16, kBf16, kFp8 };
+enum class GemmEpilogue { kNone, kBias, kGelu, kBiasGelu };
+
+[[nodiscard]] const char* to_string(GemmDtype dtype);
+// "fp32", "tf32", "fp16", "bf16", "fp8"; throws std::invalid_argument otherwise.
+[[nodiscard]] GemmDtype parse_gemm_dtype(const std::string& name);
+// Bytes of one element of A and W, and of C.
+[[nodiscard]] std::size_t input_element_bytes(GemmDtype dtype);
+[[nodiscard]] std::size_t output_element_bytes(GemmDtype dtype);
+
+class GemmRunner {
+ public:
+  explicit GemmRunner(std::size_t workspace_bytes = std::size_t{64} << 20);
+  ~GemmRunner();
+  GemmRunner(const GemmRunner&) = delete;
+  GemmRunner& operator=(const GemmRunner&) = delete;
+
+  // Throws std::invalid_argument for non-positive sizes or null pointers, and
+  // CudaError when cuBLASLt has no algorithm for the case or a call fails.
+  void run(GemmDtype dtype, int m, int n, int k, const void* a, const void* w, void* c, const void* bias,
+           GemmEpilogue epilogue, cudaStream_t stream);
+
+  // cuBLASLt's version number (cublasLtGetVersion()).
+  [[nodiscard]] static std::size_t library_version();
+
+ private:
+  struct Plan;
+  using Key = std::tuple<int, int, int, int, int>;
+  Plan& plan_for(GemmDtype dtype, int m, int n, int k, GemmEpilogue epilogue);
+
+  void* handle_ = nullptr;  // cublasLtHandle_t
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
+  std::map<Key, Plan*> plans_;
+};
+
+}  // namespace trainsim::kernels

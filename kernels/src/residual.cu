@@ -1,0 +1,94 @@
+// Residual add, out = a + b (fp32 add, one rounding to bf16); see elementwise.h.
+// Grid-stride over 16-byte vectors when every pointer is 16-byte aligned (the tail and
+// unaligned tensors go element by element). out may alias a or b: each element is read and
+// written by the same thread.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "trainsim/kernels/cuda_check.h"
+#include "trainsim/kernels/elementwise.h"
+
+namespace trainsim::kernels {
+namespace {
+
+constexpr int kVec = 8;  // bf16 elements in one 16-byte vector
+constexpr int kThreads = 256;
+constexpr std::size_t kMaxBlocks = 4096;  // grid-stride beyond 1M threads (H200: 270K resident)
+
+__device__ __forceinline__ void load_bf16x8(const __nv_bfloat16* p, float (&f)[kVec]) {
+  const uint4 u = *reinterpret_cast<const uint4*>(p);
+  const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = __uint_as_float(w[i] << 16);  // bf16 -> fp32 is exact
+    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+  }
+}
+
+__device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return static_cast<unsigned>(__bfloat16_as_ushort(h.x)) | (static_cast<unsigned>(__bfloat16_as_ushort(h.y)) << 16);
+}
+
+__device__ __forceinline__ void store_bf16x8(__nv_bfloat16* p, const float (&f)[kVec]) {
+  const uint4 u{pack_bf16x2(f[0], f[1]), pack_bf16x2(f[2], f[3]), pack_bf16x2(f[4], f[5]), pack_bf16x2(f[6], f[7])};
+  *reinterpret_cast<uint4*>(p) = u;
+}
+
+template <bool kVectors>
+__global__ void __launch_bounds__(kThreads) residual_forward_kernel(__nv_bfloat16* out,      // (n)
+                                                                    const __nv_bfloat16* a,  // (n)
+                                                                    const __nv_bfloat16* b,  // (n)
+                                                                    std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::size_t scalar_begin = 0;
+  if constexpr (kVectors) {
+    const std::size_t vecs = n / kVec;
+    for (std::size_t i = tid; i < vecs; i += stride) {
+      float x[kVec], y[kVec];
+      load_bf16x8(a + i * kVec, x);
+      load_bf16x8(b + i * kVec, y);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) x[k] += y[k];
+      store_bf16x8(out + i * kVec, x);
+    }
+    scalar_begin = vecs * kVec;
+  }
+  for (std::size_t i = scalar_begin + tid; i < n; i += stride)
+    out[i] = __float2bfloat16_rn(__bfloat162float(a[i]) + __bfloat162float(b[i]));
+}
+
+void require(bool ok, const char* what, const std::string& message) {
+  if (!ok) throw std::invalid_argument(std::string(what) + ": " + message);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+unsigned flat_blocks(std::size_t work) {
+  return static_cast<unsigned>(std::clamp<std::size_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+}  // namespace
+
+void residual_forward(__nv_bfloat16* out, const __nv_bfloat16* a, const __nv_bfloat16* b, std::size_t n,
+                      cudaStream_t stream) {
+  constexpr const char* what = "residual_forward";
+  require(n > 0, what, "n must be positive, got 0");
+  require(out != nullptr, what, "out is null");
+  require(a != nullptr, what, "a is null");
+  require(b != nullptr, what, "b is null");
+  if (aligned16(out) && aligned16(a) && aligned16(b))
+    residual_forward_kernel<true><<<flat_blocks(n / kVec), kThreads, 0, stream>>>(out, a, b, n);
+  else
+    residual_forward_kernel<false><<<flat_blocks(n), kThreads, 0, stream>>>(out, a, b, n);
+  TRAINSIM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace trainsim::kernels
