@@ -1,0 +1,84 @@
+#include "gemm_bench.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "device_fill.h"
+#include "trainsim/kernels/device_buffer.h"
+
+namespace trainsim::calibrate {
+
+namespace {
+std::vector<long long> powers(long long lo, long long hi) {
+  std::vector<long long> v;
+  for (long long x = lo; x <= hi; x *= 2) v.push_back(x);
+  return v;
+}
+}  // namespace
+
+std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype) {
+  const bool slow = dtype == kernels::GemmDtype::kFp32 || dtype == kernels::GemmDtype::kTf32;
+  const std::vector<long long> ms = powers(512, slow ? 8192 : 32768);
+  const std::vector<long long> nk = powers(256, slow ? 8192 : 16384);
+  std::vector<GemmShape> shapes;
+  for (long long m : ms)
+    for (long long n : nk)
+      for (long long k : nk) {
+        // fp32 on CUDA cores runs ~60 TFLOP/s: keep each shape under ~40 ms.
+        if (dtype == kernels::GemmDtype::kFp32 && 2.0 * static_cast<double>(m * n * k) > 2.5e12) continue;
+        shapes.push_back({m, n, k});
+      }
+  return shapes;
+}
+
+void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<GemmShape>& shapes) {
+  if (shapes.empty()) return;
+  long long max_mk = 0, max_nk = 0, max_mn = 0;
+  for (const GemmShape& s : shapes) {
+    max_mk = std::max(max_mk, s.m * s.k);
+    max_nk = std::max(max_nk, s.n * s.k);
+    max_mn = std::max(max_mn, s.m * s.n);
+  }
+  const std::size_t in = kernels::input_element_bytes(dtype), out = kernels::output_element_bytes(dtype);
+  kernels::DeviceBuffer<unsigned char> a(static_cast<std::size_t>(max_mk) * in);
+  kernels::DeviceBuffer<unsigned char> w(static_cast<std::size_t>(max_nk) * in);
+  kernels::DeviceBuffer<unsigned char> c(static_cast<std::size_t>(max_mn) * out);
+  fill_random(a.get(), static_cast<std::size_t>(max_mk), dtype, 1u, ctx.stream);
+  fill_random(w.get(), static_cast<std::size_t>(max_nk), dtype, 2u, ctx.stream);
+  kernels::GemmRunner runner;
+
+  std::fprintf(ctx.log, "# gemm %s: C[m x n] = A[m x k] W^T, cuBLASLt, L2 flushed, median of repeats\n",
+               kernels::to_string(dtype));
+  std::fprintf(ctx.log, "#  dtype        m        n        k    time(us)   TFLOP/s  repeats\n");
+  TimingOptions opts;
+  opts.flush_l2 = true;
+  opts.target_seconds = 0.03;
+  for (const GemmShape& s : shapes) {
+    if (ctx.stopped()) return;
+    const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+    nlohmann::json row{{"dtype", kernels::to_string(dtype)}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
+    try {
+      const Timing t = ctx.timer->time(
+          [&](int) { runner.run(dtype, m, n, k, a.get(), w.get(), c.get(), nullptr, kernels::GemmEpilogue::kNone,
+                                ctx.stream); },
+          opts);
+      const double tflops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) /
+                            t.median_s / 1e12;
+      row["seconds"] = t.median_s;
+      row["tflops"] = tflops;
+      row["repeats"] = t.repeats;
+      std::fprintf(ctx.log, "%8s %8lld %8lld %8lld %11.2f %9.1f %8d\n", kernels::to_string(dtype), s.m, s.n, s.k,
+                   t.median_s * 1e6, tflops, t.repeats);
+      ctx.profile->add("gemm", std::move(row));
+    } catch (const kernels::CudaError& e) {
+      // No algorithm for this case (fp8 alignment, say): say so and go on; a
+      // failed launch that broke the context shows up as the next call's error.
+      std::fprintf(ctx.log, "%8s %8lld %8lld %8lld   skipped: %s\n", kernels::to_string(dtype), s.m, s.n, s.k,
+                   e.what());
+      if (cudaGetLastError() != cudaSuccess) throw;
+    }
+  }
+  ctx.profile->flush();
+}
+
+}  // namespace trainsim::calibrate

@@ -1,0 +1,17 @@
+#pragma once
+// GEMM descriptor: times the cuBLASLt wrapper over a grid of shapes (or exact shapes)
+// per dtype, L2 flushed before each repetition; rows "gemm" of the profile.
+#include <vector>
+
+#include "bench_context.h"
+#include "shape_list.h"
+#include "trainsim/kernels/gemm.h"
+
+namespace trainsim::calibrate {
+
+// The sweep's grid for a dtype: powers of two, smaller for the slow fp32 paths.
+[[nodiscard]] std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype);
+
+void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<GemmShape>& shapes);
+
+}  // namespace trainsim::calibrate

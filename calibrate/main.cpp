@@ -1,0 +1,258 @@
+// trainsim-calibrate: measures this machine's GEMMs, our kernels, memory copies,
+// launch overhead and NCCL collectives, and writes a calibration profile
+// (docs/calibration.md). One driver; one descriptor per kind of measurement.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nccl_tests_import.h"
+#include "profile_writer.h"
+#include "report/atomic_file.h"
+#include "shape_list.h"
+
+#ifdef TRAINSIM_CALIBRATE_WITH_CUDA
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include "gemm_bench.h"
+#include "kernel_bench.h"
+#include "memory_bench.h"
+#include "nccl_bench.h"
+#include "trainsim/kernels/cuda_check.h"
+#include "trainsim/kernels/gemm.h"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace trainsim::calibrate;
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true); }
+
+constexpr int kExitError = 1;
+constexpr int kExitInterrupted = 130;
+
+struct Options {
+  std::string out = "calibration.json";
+  std::vector<std::string> dtypes{"bf16", "fp16", "fp8", "tf32", "fp32"};
+  std::string shapes_file;
+  std::string scenario;
+  bool list_shapes = false;
+  bool gemm = false, kernels = false, copies = false, launch = false, nccl = false, grid = true;
+  std::string min_bytes = "8", max_bytes = "4G";
+  double factor = 2;
+  int iters = 20, warmup = 5, check = 1;
+  std::string import_file, import_op;
+  std::string command;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Adds the alpha-beta fits of every (op, scope, ranks) series in the profile.
+void refit(json& profile) {
+  std::vector<CollectiveRow> rows;
+  for (const json& r : profile.value("collectives", json::array()))
+    // A one-rank communicator moves no data between GPUs (bus factor 0): nothing to fit.
+    if (bus_factor(r.at("op"), r.at("ranks")) > 0.0)
+      rows.push_back({r.at("op"), r.at("scope"), r.at("ranks"), r.at("bytes"), r.at("seconds"), r.at("algbw_gbps"),
+                    r.at("busbw_gbps"), r.value("wrong", 0LL)});
+  json fits = json::array();
+  for (const CollectiveFit& f : fit_alpha_beta(rows)) fits.push_back(to_json(f));
+  profile["collective_fits"] = fits;
+}
+
+int import_nccl_tests(const Options& o) {
+  const std::string text = read_text(o.import_file);
+  const std::optional<std::string> op = o.import_op.empty() ? std::nullopt : std::optional(o.import_op);
+  const std::vector<CollectiveRow> rows = parse_nccl_tests(text, o.import_file, op);
+  json profile;
+  if (fs::exists(o.out)) {
+    try {
+      profile = json::parse(read_text(o.out));
+    } catch (const json::exception& e) {
+      throw std::runtime_error(o.out + ": not a JSON profile (" + e.what() + "); choose another --out");
+    }
+  } else {
+    profile = {{"trainsim_calibration", 1}, {"complete", true}, {"date", utc_now()}, {"command", o.command},
+               {"device", {{"name", "imported from nccl-tests"}}}};
+  }
+  for (const CollectiveRow& r : rows) profile["collectives"].push_back(to_json(r));
+  refit(profile);
+  trainsim::report::write_atomically(o.out, [&](std::ostream& os) { os << profile.dump(1) << '\n'; });
+  std::printf("imported %zu rows of %s (%s, %d ranks) from %s into %s\n", rows.size(), rows.front().op.c_str(),
+              rows.front().scope.c_str(), rows.front().ranks, o.import_file.c_str(), o.out.c_str());
+  return 0;
+}
+
+#ifdef TRAINSIM_CALIBRATE_WITH_CUDA
+json device_header(const Options& o) {
+  int device = 0, count = 0, driver = 0, runtime = 0;
+  TRAINSIM_CUDA_CHECK(cudaGetDeviceCount(&count));
+  TRAINSIM_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp p{};
+  TRAINSIM_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  TRAINSIM_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  TRAINSIM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  return {{"date", utc_now()},
+          {"command", o.command},
+          {"host", host},
+          {"device",
+           {{"name", p.name},
+            {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
+            {"multiprocessors", p.multiProcessorCount},
+            {"memory_bytes", p.totalGlobalMem},
+            {"l2_bytes", p.l2CacheSize},
+            {"count", count}}},
+          {"versions",
+           {{"driver_cuda", version(driver)},
+            {"cuda_runtime", version(runtime)},
+            {"cublaslt", trainsim::kernels::GemmRunner::library_version()},
+            {"nccl", nccl_version()}}}};
+}
+
+int measure(Options o) {
+  if (!o.gemm && !o.kernels && !o.copies && !o.launch && !o.nccl)
+    o.gemm = o.kernels = o.copies = o.launch = o.nccl = true;
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    throw std::runtime_error(std::string("no usable CUDA device (") +
+                             (status != cudaSuccess ? cudaGetErrorString(status) : "none found") +
+                             "): trainsim-calibrate measures the GPUs of the machine it runs on");
+  ProfileWriter profile(o.out, device_header(o));
+  cudaStream_t stream = nullptr;
+  TRAINSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  Timer timer(stream);
+  BenchContext ctx{stream, &timer, &profile, &g_stop, stdout};
+  try {
+    if (o.launch && !ctx.stopped()) bench_launch_overhead(ctx);
+    if (o.copies && !ctx.stopped()) bench_copies(ctx, 4.0 * (1ull << 30));
+    if (o.gemm) {
+      std::vector<GemmShape> exact;
+      if (!o.shapes_file.empty()) exact = read_shape_list(o.shapes_file);
+      for (const std::string& d : o.dtypes) {
+        if (ctx.stopped()) break;
+        const auto dtype = trainsim::kernels::parse_gemm_dtype(d);
+        std::set<GemmShape> shapes(exact.begin(), exact.end());
+        if (o.grid)
+          for (const GemmShape& s : gemm_grid(dtype)) shapes.insert(s);
+        bench_gemms(ctx, dtype, {shapes.begin(), shapes.end()});
+      }
+    }
+    if (o.kernels && !ctx.stopped()) bench_kernels(ctx);
+    if (o.nccl && !ctx.stopped()) {
+      NcclOptions n;
+      n.min_bytes = parse_bytes(o.min_bytes);
+      n.max_bytes = parse_bytes(o.max_bytes);
+      n.factor = o.factor;
+      n.iters = o.iters;
+      n.warmup = o.warmup;
+      n.check = o.check != 0;
+      bench_nccl_local(ctx, n);
+      json p = profile.profile();
+      refit(p);
+      profile.set("collective_fits", p["collective_fits"]);
+    }
+  } catch (...) {
+    profile.flush();  // keep what was measured
+    cudaStreamDestroy(stream);
+    throw;
+  }
+  cudaStreamDestroy(stream);
+  if (ctx.stopped()) {
+    profile.flush();
+    std::fprintf(stderr, "interrupted: %s keeps what was measured (\"complete\": false)\n", o.out.c_str());
+    return kExitInterrupted;
+  }
+  profile.finish();
+  std::printf("wrote %s\n", o.out.c_str());
+  return 0;
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(i ? argv[i] : "trainsim-calibrate");
+  CLI::App app{"trainsim-calibrate: measure GEMMs, kernels, copies and NCCL collectives into a calibration profile"};
+  app.add_option("-o,--out", o.out, "profile to write (JSON; written atomically as tables complete)");
+  app.add_flag("--gemm", o.gemm, "cuBLASLt GEMMs over a grid of M, N, K per dtype");
+  app.add_option("--dtypes", o.dtypes, "GEMM dtypes (fp32 tf32 fp16 bf16 fp8)")->delimiter(',');
+  app.add_option("--shapes", o.shapes_file, "exact GEMM shapes to measure too (JSON [{m, n, k}, ...])");
+  app.add_flag("!--no-grid", o.grid, "measure only the exact shapes of --shapes / --for");
+  app.add_option("--for", o.scenario, "measure the GEMM shapes this scenario needs (see `trainsim shapes`)");
+  app.add_flag("--list-shapes", o.list_shapes, "with --for: write the scenario's GEMM shapes (OUT.shapes.json) "
+                                              "and stop, measuring nothing (works without a GPU)");
+  app.add_flag("--kernels", o.kernels, "our CUDA kernels over sizes");
+  app.add_flag("--copies", o.copies, "device and host copies");
+  app.add_flag("--launch", o.launch, "kernel launch overhead");
+  app.add_flag("--nccl", o.nccl, "NCCL collectives over all local GPUs");
+  app.add_option("-b,--minbytes", o.min_bytes, "NCCL: smallest size (nccl-tests -b)");
+  app.add_option("-e,--maxbytes", o.max_bytes, "NCCL: largest size (nccl-tests -e)");
+  app.add_option("-f,--stepfactor", o.factor, "NCCL: size factor (nccl-tests -f)")->check(CLI::Range(1.01, 1e9));
+  app.add_option("-n,--iters", o.iters, "NCCL: timed iterations (nccl-tests -n)")->check(CLI::Range(1, 100000));
+  app.add_option("-w,--warmup_iters", o.warmup, "NCCL: warm-up iterations (nccl-tests -w)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("-c,--check", o.check, "NCCL: check results (nccl-tests -c)");
+  app.add_option("--import-nccl-tests", o.import_file, "turn an nccl-tests output file (text or -J JSON) into "
+                                                       "profile rows, added to --out");
+  app.add_option("--op", o.import_op, "collective of the imported file, when its name does not say");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  try {
+    if (!o.import_file.empty()) return import_nccl_tests(o);
+    if (o.list_shapes && o.scenario.empty()) throw std::invalid_argument("--list-shapes needs --for SCENARIO");
+    if (!o.scenario.empty()) {
+      o.shapes_file = write_scenario_shapes(o.scenario, o.out);
+      if (o.list_shapes) return 0;
+      if (o.dtypes.size() == 5) o.dtypes = {scenario_gemm_dtype(o.scenario)};
+    }
+#ifdef TRAINSIM_CALIBRATE_WITH_CUDA
+    return measure(o);
+#else
+    std::fprintf(stderr, "trainsim-calibrate: this build has no CUDA part (the CUDA Toolkit was not found), so it "
+                         "can only --import-nccl-tests\n");
+    return kExitError;
+#endif
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trainsim-calibrate: %s\n", e.what());
+    return kExitError;
+  }
+}

@@ -1,0 +1,200 @@
+#include "nccl_bench.h"
+
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "device_fill.h"
+#include "nccl_tests_import.h"
+#include "trainsim/kernels/cuda_check.h"
+#include "trainsim/kernels/device_buffer.h"
+
+namespace trainsim::calibrate {
+
+namespace {
+
+void check_nccl(ncclResult_t r, const char* what, const char* file, int line) {
+  if (r != ncclSuccess) kernels::throw_cuda_error(what, ncclGetErrorString(r), file, line);
+}
+#define TRAINSIM_NCCL_CHECK(call) check_nccl((call), #call, __FILE__, __LINE__)
+
+// One GPU's communicator, stream, buffers and error counter.
+struct Rank {
+  int device = 0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  kernels::DeviceBuffer<float> send, recv;
+  kernels::DeviceBuffer<unsigned long long> wrong;
+};
+
+// Elements each rank sends (count) for a collective moving `bytes` as nccl-tests
+// sizes it: bytes is the larger of the send and receive buffers.
+std::size_t send_count(const std::string& op, std::size_t elements, int n) {
+  if (op == "all_gather") return elements / static_cast<std::size_t>(n);
+  return elements;
+}
+
+void enqueue(const std::string& op, Rank& r, int rank, int n, std::size_t elements) {
+  const std::size_t count = send_count(op, elements, n);
+  if (op == "all_reduce") {
+    TRAINSIM_NCCL_CHECK(ncclAllReduce(r.send.get(), r.recv.get(), count, ncclFloat, ncclSum, r.comm, r.stream));
+  } else if (op == "all_gather") {
+    TRAINSIM_NCCL_CHECK(ncclAllGather(r.send.get(), r.recv.get(), count, ncclFloat, r.comm, r.stream));
+  } else if (op == "reduce_scatter") {
+    TRAINSIM_NCCL_CHECK(ncclReduceScatter(r.send.get(), r.recv.get(), elements / static_cast<std::size_t>(n),
+                                          ncclFloat, ncclSum, r.comm, r.stream));
+  } else if (op == "broadcast") {
+    TRAINSIM_NCCL_CHECK(ncclBroadcast(r.send.get(), r.recv.get(), count, ncclFloat, 0, r.comm, r.stream));
+  } else if (op == "all_to_all") {
+    const std::size_t chunk = elements / static_cast<std::size_t>(n);
+    for (int p = 0; p < n; ++p) {
+      TRAINSIM_NCCL_CHECK(ncclSend(r.send.get() + static_cast<std::size_t>(p) * chunk, chunk, ncclFloat, p, r.comm,
+                                   r.stream));
+      TRAINSIM_NCCL_CHECK(ncclRecv(r.recv.get() + static_cast<std::size_t>(p) * chunk, chunk, ncclFloat, p, r.comm,
+                                   r.stream));
+    }
+  } else if (op == "send_recv") {
+    TRAINSIM_NCCL_CHECK(ncclSend(r.send.get(), count, ncclFloat, (rank + 1) % n, r.comm, r.stream));
+    TRAINSIM_NCCL_CHECK(ncclRecv(r.recv.get(), count, ncclFloat, (rank + n - 1) % n, r.comm, r.stream));
+  } else {
+    throw std::invalid_argument("unknown collective '" + op + "'");
+  }
+}
+
+// Inputs: rank r holds (r + 1) * ((i % 7) + 1) at element i (i over its whole send
+// buffer); the expected outputs follow from that for each collective.
+void fill_inputs(const std::string& op, Rank& r, int rank, int n, std::size_t elements) {
+  TRAINSIM_CUDA_CHECK(cudaSetDevice(r.device));
+  fill_pattern(r.send.get(), send_count(op, elements, n), rank, 0, r.stream);
+  TRAINSIM_CUDA_CHECK(cudaMemsetAsync(r.recv.get(), 0xFF, elements * sizeof(float), r.stream));
+}
+
+void check_outputs(const std::string& op, Rank& r, int rank, int n, std::size_t elements) {
+  TRAINSIM_CUDA_CHECK(cudaSetDevice(r.device));
+  const auto un = static_cast<std::size_t>(n);
+  const float sum_scale = static_cast<float>(n * (n + 1) / 2);
+  if (op == "all_reduce") {
+    count_wrong(r.recv.get(), elements, sum_scale, 0, r.wrong.get(), r.stream);
+  } else if (op == "all_gather") {
+    const std::size_t chunk = elements / un;
+    for (int p = 0; p < n; ++p)
+      count_wrong(r.recv.get() + static_cast<std::size_t>(p) * chunk, chunk, static_cast<float>(p + 1), 0,
+                  r.wrong.get(), r.stream);
+  } else if (op == "reduce_scatter") {
+    const std::size_t chunk = elements / un;
+    count_wrong(r.recv.get(), chunk, sum_scale, static_cast<std::size_t>(rank) * chunk, r.wrong.get(), r.stream);
+  } else if (op == "broadcast") {
+    count_wrong(r.recv.get(), elements, 1.0F, 0, r.wrong.get(), r.stream);
+  } else if (op == "all_to_all") {
+    const std::size_t chunk = elements / un;
+    for (int p = 0; p < n; ++p)
+      count_wrong(r.recv.get() + static_cast<std::size_t>(p) * chunk, chunk, static_cast<float>(p + 1),
+                  static_cast<std::size_t>(rank) * chunk, r.wrong.get(), r.stream);
+  } else if (op == "send_recv") {
+    count_wrong(r.recv.get(), elements, static_cast<float>((rank + n - 1) % n + 1), 0, r.wrong.get(), r.stream);
+  }
+}
+
+void run_group(const std::string& op, std::vector<Rank>& ranks, std::size_t elements) {
+  const int n = static_cast<int>(ranks.size());
+  TRAINSIM_NCCL_CHECK(ncclGroupStart());
+  for (int i = 0; i < n; ++i) {
+    TRAINSIM_CUDA_CHECK(cudaSetDevice(ranks[static_cast<std::size_t>(i)].device));
+    enqueue(op, ranks[static_cast<std::size_t>(i)], i, n, elements);
+  }
+  TRAINSIM_NCCL_CHECK(ncclGroupEnd());
+}
+
+void sync_all(std::vector<Rank>& ranks) {
+  for (Rank& r : ranks) {
+    TRAINSIM_CUDA_CHECK(cudaSetDevice(r.device));
+    TRAINSIM_CUDA_CHECK(cudaStreamSynchronize(r.stream));
+  }
+}
+
+}  // namespace
+
+std::string nccl_version() {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+void bench_nccl_local(BenchContext& ctx, const NcclOptions& o) {
+  int n = 0;
+  TRAINSIM_CUDA_CHECK(cudaGetDeviceCount(&n));
+  std::vector<int> devices(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)] = i;
+  std::vector<ncclComm_t> comms(static_cast<std::size_t>(n));
+  TRAINSIM_NCCL_CHECK(ncclCommInitAll(comms.data(), n, devices.data()));
+
+  const auto max_elements = static_cast<std::size_t>(o.max_bytes / sizeof(float));
+  std::vector<Rank> ranks(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    Rank& r = ranks[static_cast<std::size_t>(i)];
+    r.device = i;
+    r.comm = comms[static_cast<std::size_t>(i)];
+    TRAINSIM_CUDA_CHECK(cudaSetDevice(i));
+    TRAINSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
+    r.send = kernels::DeviceBuffer<float>(max_elements);
+    r.recv = kernels::DeviceBuffer<float>(max_elements);
+    r.wrong = kernels::DeviceBuffer<unsigned long long>(1);
+  }
+
+  for (const std::string& op : o.ops) {
+    std::fprintf(ctx.log, "# %s: %d ranks in one process, float, out-of-place, %d warm-up + %d timed iterations\n",
+                 op.c_str(), n, o.warmup, o.iters);
+    std::fprintf(ctx.log, "#       size         count    time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n");
+    for (double b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
+      if (ctx.stopped()) break;
+      // Whole elements, divisible by n where the collective splits them.
+      std::size_t elements = std::max<std::size_t>(1, static_cast<std::size_t>(b) / sizeof(float));
+      if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all")
+        elements = std::max<std::size_t>(static_cast<std::size_t>(n), elements / static_cast<std::size_t>(n) *
+                                                                           static_cast<std::size_t>(n));
+      const double bytes = static_cast<double>(elements * sizeof(float));
+      long long wrong = 0;
+      if (o.check) {
+        for (int i = 0; i < n; ++i) fill_inputs(op, ranks[static_cast<std::size_t>(i)], i, n, elements);
+        sync_all(ranks);
+        run_group(op, ranks, elements);
+        for (int i = 0; i < n; ++i) {
+          Rank& r = ranks[static_cast<std::size_t>(i)];
+          TRAINSIM_CUDA_CHECK(cudaSetDevice(r.device));
+          TRAINSIM_CUDA_CHECK(cudaMemsetAsync(r.wrong.get(), 0, sizeof(unsigned long long), r.stream));
+          check_outputs(op, r, i, n, elements);
+        }
+        sync_all(ranks);
+        for (Rank& r : ranks) wrong += static_cast<long long>(r.wrong.download()[0]);
+      }
+      for (int w = 0; w < o.warmup; ++w) run_group(op, ranks, elements);
+      sync_all(ranks);
+      const auto start = std::chrono::steady_clock::now();
+      for (int it = 0; it < o.iters; ++it) run_group(op, ranks, elements);
+      sync_all(ranks);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
+      const double algbw = bytes / seconds / 1e9;
+      const double busbw = algbw * bus_factor(op, n);
+      std::fprintf(ctx.log, "%12.0f %13zu %11.2f %12.2f %12.2f %7lld\n", bytes, elements, seconds * 1e6, algbw,
+                   busbw, wrong);
+      ctx.profile->add("collectives", {{"op", op}, {"scope", "intra_node"}, {"ranks", n}, {"bytes", bytes},
+                                       {"seconds", seconds}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
+                                       {"wrong", wrong}});
+    }
+    ctx.profile->flush();
+  }
+  for (Rank& r : ranks) {
+    cudaSetDevice(r.device);
+    r.send = {};
+    r.recv = {};
+    r.wrong = {};
+    cudaStreamDestroy(r.stream);
+    ncclCommDestroy(r.comm);
+  }
+  TRAINSIM_CUDA_CHECK(cudaSetDevice(0));
+}
+
+}  // namespace trainsim::calibrate

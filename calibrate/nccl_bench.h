@@ -1,0 +1,29 @@
+#pragma once
+// NCCL descriptors in the shape of nccl-tests: all_reduce, all_gather,
+// reduce_scatter, all_to_all, broadcast, send_recv over sizes, on every local GPU
+// from one process (ncclCommInitAll), or one GPU per MPI rank across nodes. Prints
+// nccl-tests' columns (time, algbw, busbw, #wrong) and adds "collectives" rows.
+#include <string>
+#include <vector>
+
+#include "bench_context.h"
+
+namespace trainsim::calibrate {
+
+struct NcclOptions {
+  double min_bytes = 8;
+  double max_bytes = 4.0 * (1ull << 30);
+  double factor = 2;
+  int warmup = 5;
+  int iters = 20;
+  bool check = true;
+  std::vector<std::string> ops{"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv"};
+};
+
+// One process, every visible GPU (ctx.stream is not used: each GPU gets its own).
+void bench_nccl_local(BenchContext& ctx, const NcclOptions& options);
+
+// NCCL's version as "2.28.3".
+[[nodiscard]] std::string nccl_version();
+
+}  // namespace trainsim::calibrate
