@@ -106,6 +106,14 @@ struct Case {
 
 class GemmWrapper : public ::testing::TestWithParam<Case> {};
 
+// Readable, stable test names: bf16_512x768x256_bias.
+std::string case_name(const ::testing::TestParamInfo<Case>& param) {
+  static const char* const kEpilogues[] = {"none", "bias", "gelu", "bias_gelu"};
+  const Case& c = param.param;
+  return std::string(trainsim::kernels::to_string(c.dtype)) + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) +
+         "x" + std::to_string(c.k) + "_" + kEpilogues[static_cast<int>(c.epilogue)];
+}
+
 TEST_P(GemmWrapper, MatchesCpuReference) {
   TRAINSIM_REQUIRE_GPU();
   const Case c = GetParam();
@@ -152,7 +160,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{GemmDtype::kBf16, 333, 520, 200, GemmEpilogue::kBias, 1e-2},
                       Case{GemmDtype::kBf16, 256, 1024, 384, GemmEpilogue::kBiasGelu, 1e-2},
                       Case{GemmDtype::kBf16, 128, 256, 64, GemmEpilogue::kGelu, 1e-2},
-                      Case{GemmDtype::kFp8, 256, 512, 256, GemmEpilogue::kNone, 1e-2}));
+                      Case{GemmDtype::kFp8, 256, 512, 256, GemmEpilogue::kNone, 1e-2}),
+    case_name);
 
 TEST(GemmWrapperErrors, RejectsBadSizesWithoutTouchingTheGpu) {
   TRAINSIM_REQUIRE_GPU();
