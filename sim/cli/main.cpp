@@ -34,6 +34,7 @@ struct RunOptions {
   std::string out;
   std::string trace;
   std::string trace_ranks;
+  std::string calibration;
   bool quiet = false;
 };
 
@@ -45,7 +46,11 @@ fs::path timeline_path_for(const fs::path& result) {
 }
 
 int run(const RunOptions& o) {
-  const scenario::Scenario s = scenario::read_scenario_file(o.scenario);
+  scenario::ReadOptions read;
+  if (!o.calibration.empty()) read.calibration = o.calibration;
+  const scenario::Scenario s = scenario::read_scenario_file(o.scenario, read);
+  if (s.calibration && !o.quiet)
+    for (const std::string& w : s.calibration->warnings) std::cerr << "warning: " << w << '\n';
   std::vector<long long> ranks;
   if (!o.trace.empty()) {
     ranks = o.trace_ranks.empty() ? report::default_trace_ranks(s.cluster.num_gpus(), s.cluster.gpus_per_node)
@@ -131,6 +136,8 @@ int main(int argc, char** argv) {
       ->add_option("--trace-ranks", run_opts.trace_ranks,
                    "Ranks in the trace, e.g. 0-7,16 (default: all up to 64 GPUs, else the first node)")
       ->needs(trace);
+  run_cmd->add_option("--calibration", run_opts.calibration,
+                      "Take kernel costs from this calibration profile (overrides the scenario's \"calibration\")");
   run_cmd->add_flag("--quiet,-q", run_opts.quiet, "Print nothing but errors");
   CLI::App* presets_cmd = app.add_subcommand("presets", "List the built-in GPU and model presets");
 

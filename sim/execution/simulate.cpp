@@ -1,9 +1,13 @@
 #include "execution/simulate.h"
 
+#include <algorithm>
+#include <cctype>
 #include <memory>
+#include <string_view>
 
 #include "execution/executor.h"
 #include "hardware/compute_model.h"
+#include "hardware/profiled_compute_model.h"
 #include "network/collective_engine.h"
 #include "network/topology_builders.h"
 
@@ -23,6 +27,39 @@ std::vector<std::uint32_t> watched_links(const net::Topology& t) {
   return links;
 }
 
+// An op's name without its layer and pass-repeat marks ("layer3.mlp_act.recompute"
+// -> "mlp_act"), so that one reason stands for the op in every layer.
+std::string_view op_kind(std::string_view name) {
+  constexpr std::string_view kLayer = "layer";
+  if (name.starts_with(kLayer)) {
+    std::size_t i = kLayer.size();
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])) != 0) ++i;
+    if (i > kLayer.size() && i < name.size() && name[i] == '.') name.remove_prefix(i + 1);
+  }
+  constexpr std::string_view kRecompute = ".recompute";
+  if (name.ends_with(kRecompute)) name.remove_suffix(kRecompute.size());
+  return name;
+}
+
+// Counts the compute kernels of the first iteration by where their cost came from.
+CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledComputeModel& model,
+                       hw::Precision precision) {
+  CalibrationUsage usage;
+  for (const workload::Task& t : graph.tasks()) {
+    if (t.collective || t.iteration != 0) continue;
+    if (model.lookup(t.compute, precision).measured()) {
+      ++usage.measured;
+      continue;
+    }
+    ++usage.fallback;
+    if (usage.fallback_reasons.size() >= CalibrationUsage::kMaxReasons) continue;
+    std::string reason = std::string(op_kind(t.name)) + ": " + model.fallback_reason(t.compute, precision);
+    if (std::find(usage.fallback_reasons.begin(), usage.fallback_reasons.end(), reason) == usage.fallback_reasons.end())
+      usage.fallback_reasons.push_back(std::move(reason));
+  }
+  return usage;
+}
+
 }  // namespace
 
 SimulationOutput simulate(const scenario::Scenario& s) {
@@ -30,7 +67,16 @@ SimulationOutput simulate(const scenario::Scenario& s) {
   out.iteration = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, s.simulation.iterations);
   out.memory = workload::estimate_memory(s.model, s.training, s.parallel);
 
-  const hw::RooflineComputeModel compute(s.cluster.gpu);
+  std::unique_ptr<hw::ComputeModel> compute_model;
+  const hw::ProfiledComputeModel* profiled = nullptr;
+  if (s.calibration) {
+    auto model = std::make_unique<hw::ProfiledComputeModel>(*s.calibration->profile, s.cluster.gpu);
+    profiled = model.get();
+    compute_model = std::move(model);
+  } else {
+    compute_model = std::make_unique<hw::RooflineComputeModel>(s.cluster.gpu);
+  }
+  const hw::ComputeModel& compute = *compute_model;
   const net::Topology topology = net::build_topology(s.cluster);
   net::CollectivePlanner planner(topology, s.simulation.collective_algorithm, s.cluster.inter_node.multipath);
   std::unique_ptr<net::CommunicationBackend> network;
@@ -49,6 +95,7 @@ SimulationOutput simulate(const scenario::Scenario& s) {
   core::Simulator sim;
   Executor executor(compute, *network, s.training.precision);
   out.timeline = executor.run(out.iteration.graph, sim);
+  if (profiled != nullptr) out.calibration = tally(out.iteration.graph, *profiled, s.training.precision);
 
   if (flow != nullptr) {
     const net::LinkStatistics& st = flow->statistics();

@@ -1,6 +1,7 @@
 #pragma once
 // One scenario, simulated: cost models chosen, task graph built and executed.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,16 @@ struct NetworkReport {
   std::vector<CounterSeries> counters;
 };
 
+// How a calibration profile priced the compute kernels of one iteration on the
+// simulated ranks (docs/results.md, "calibration").
+struct CalibrationUsage {
+  long long measured = 0;  // from the profile: a measured time or interpolated between measurements
+  long long fallback = 0;  // from the roofline
+  // "op: why", distinct, the first kMaxReasons in task order (deterministic).
+  std::vector<std::string> fallback_reasons;
+  static constexpr std::size_t kMaxReasons = 20;
+};
+
 struct SimulationOutput {
   workload::IterationGraph iteration;
   Timeline timeline;
@@ -40,6 +51,7 @@ struct SimulationOutput {
   std::string compute_model;
   std::string network_model;
   NetworkReport network;
+  std::optional<CalibrationUsage> calibration;  // with a calibration profile only
 };
 
 SimulationOutput simulate(const scenario::Scenario& s);

@@ -1,10 +1,11 @@
 #pragma once
 // How long a kernel takes on one GPU. The roofline model here uses datasheet
-// peaks and measured efficiencies (docs/model.md, "Compute cost"); calibrated
-// profiles (issue 5) plug in behind the same interface.
+// peaks and measured efficiencies (docs/model.md, "Compute cost"); calibration
+// profiles plug in behind the same interface (hardware/profiled_compute_model.h).
 #include <string_view>
 
 #include "hardware/gpu_spec.h"
+#include "hardware/kernel_id.h"
 #include "hardware/precision.h"
 
 namespace trainsim::hw {
@@ -22,6 +23,16 @@ struct KernelWork {
   double flops = 0.0;  // executed FLOPs
   double bytes = 0.0;  // bytes moved to and from HBM
   int count = 1;
+  // What a calibration profile looks the kernel up by (docs/model.md, "Calibrated
+  // costs"); the roofline ignores these. One GEMM C[m x n] = A[m x k] B[k x n]
+  // (0: no GEMM shape); a backward matmul is its data gradient (m, k, n) plus its
+  // weight gradient (k, n, m), each `count` times.
+  double m = 0.0;
+  double n = 0.0;
+  double k = 0.0;
+  bool backward = false;              // a backward-pass op
+  KernelId kernel = KernelId::kNone;  // the measured kernel that does this work, if any
+  int head_dim = 0;                   // flash attention: the head dimension
 };
 
 class ComputeModel {

@@ -123,6 +123,17 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
   std::stable_sort(m.network.busiest.begin(), m.network.busiest.end(),
                    [](const LinkSummary& a, const LinkSummary& b) { return a.mean_utilization > b.mean_utilization; });
   if (m.network.busiest.size() > NetworkSummary::kBusiestLinks) m.network.busiest.resize(NetworkSummary::kBusiestLinks);
+  if (s.calibration && out.calibration) {
+    CalibrationReport c;
+    c.profile = s.calibration->file;
+    c.device = s.calibration->profile->device.name;
+    c.date = s.calibration->profile->date;
+    c.complete = s.calibration->profile->complete;
+    c.measured = out.calibration->measured;
+    c.fallback = out.calibration->fallback;
+    c.fallback_reasons = out.calibration->fallback_reasons;
+    m.calibration = std::move(c);
+  }
   m.train_tokens = s.training.train_tokens;
   if (m.train_tokens) {
     // Whole iterations: the last one runs in full even if it overshoots.

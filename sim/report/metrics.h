@@ -3,6 +3,7 @@
 // simulated timeline (docs/results.md defines each one).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "execution/simulate.h"
 #include "scenario/scenario.h"
@@ -44,6 +45,17 @@ struct NetworkSummary {
   static constexpr std::size_t kBusiestLinks = 10;
 };
 
+// The calibration profile behind the compute costs (docs/results.md, "calibration").
+struct CalibrationReport {
+  std::string profile;  // the path it was read from
+  std::string device;
+  std::string date;
+  bool complete = true;
+  long long measured = 0;  // kernels of one iteration priced by the profile
+  long long fallback = 0;  // ... and by the roofline
+  std::vector<std::string> fallback_reasons;
+};
+
 struct Metrics {
   std::string scenario;
   long long num_gpus = 0;
@@ -68,6 +80,7 @@ struct Metrics {
   std::string compute_model;
   std::string network_model;
   NetworkSummary network;
+  std::optional<CalibrationReport> calibration;
 };
 
 Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out);

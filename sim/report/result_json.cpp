@@ -60,6 +60,14 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
                  {"num_microbatches", m.num_microbatches},
                  {"gradient_buckets", m.gradient_buckets}};
   j["cost_models"] = {{"compute", m.compute_model}, {"network", m.network_model}};
+  if (m.calibration) {
+    const CalibrationReport& c = *m.calibration;
+    j["calibration"] = {{"profile", c.profile},   {"device", c.device},     {"date", c.date},
+                        {"complete", c.complete}, {"measured", c.measured}, {"fallback", c.fallback},
+                        {"fallback_reasons", c.fallback_reasons}};
+  } else {
+    j["calibration"] = nullptr;
+  }
   nlohmann::ordered_json net;
   net["topology"] = m.network.topology;
   net["flows"] = m.network.flows;

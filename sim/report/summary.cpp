@@ -1,5 +1,6 @@
 #include "report/summary.h"
 
+#include <filesystem>
 #include <fmt/format.h>
 
 namespace trainsim::report {
@@ -56,6 +57,14 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                              p.tensor, p.pipeline, p.data, p.context, s.training.micro_batch_size, m.num_microbatches,
                              s.training.global_batch_size, count(m.tokens_per_iteration)));
   line("cost models", fmt::format("compute: {}; network: {}", m.compute_model, m.network_model));
+  if (m.calibration) {
+    const CalibrationReport& cal = *m.calibration;
+    // "2026-11-22T14:03:11Z" -> "2026-11-22": the day is what tells profiles apart.
+    const std::string day = cal.date.size() > 10 && cal.date[10] == 'T' ? cal.date.substr(0, 10) : cal.date;
+    line("costs", fmt::format("{} kernels from profile {} ({}, {}{}), {} from the roofline fallback", cal.measured,
+                              std::filesystem::path(cal.profile).filename().string(), cal.device, day,
+                              cal.complete ? "" : ", incomplete", cal.fallback));
+  }
   out += '\n';
   line("iteration time", duration(m.iteration_time_s));
   line("throughput", fmt::format("{} tokens/s ({} tokens/s per GPU)", count(m.tokens_per_s),

@@ -1,6 +1,7 @@
 #pragma once
 // Reads scenario files (DESIGN.md, "Scenario file") into typed Scenarios.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -8,10 +9,18 @@
 
 namespace trainsim::scenario {
 
+struct ReadOptions {
+  // A calibration profile to use instead of the scenario's "calibration" key
+  // (trainsim run --calibration); the key's file is then not read.
+  std::optional<std::filesystem::path> calibration;
+};
+
 // Throws ScenarioError (or NotSupportedYet) naming the file, the JSON path, what
-// was expected and what was found.
-Scenario read_scenario_file(const std::filesystem::path& path);
-// `file` names the source in messages.
-Scenario parse_scenario_text(std::string_view text, const std::string& file);
+// was expected and what was found. A "calibration" path is relative to the
+// scenario file's folder; the profile is read and checked against the cluster's
+// GPU (scenario/calibration_reader.h).
+Scenario read_scenario_file(const std::filesystem::path& path, const ReadOptions& options = {});
+// `file` names the source in messages and anchors a relative "calibration" path.
+Scenario parse_scenario_text(std::string_view text, const std::string& file, const ReadOptions& options = {});
 
 }  // namespace trainsim::scenario

@@ -1,9 +1,12 @@
 #pragma once
 // The typed scenario: what a scenario file says, resolved and validated
 // (DESIGN.md, "Scenario file"). Plain data; reading lives in scenario/reader.h.
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "hardware/calibration_profile.h"
 #include "hardware/cluster.h"
 #include "network/algorithms.h"
 #include "workload/model_config.h"
@@ -21,6 +24,14 @@ struct SimulationOptions {
   std::uint64_t seed = 1;
 };
 
+// The calibration profile a run takes kernel costs from (scenario key
+// "calibration", or trainsim run --calibration).
+struct CalibrationSource {
+  std::string file;  // the path it was read from
+  std::shared_ptr<const hw::CalibrationProfile> profile;  // shared: scenarios are copied, profiles are large
+  std::vector<std::string> warnings;                      // e.g. an incomplete profile
+};
+
 struct Scenario {
   std::string name;
   std::string source_file;  // where it was read from, for messages
@@ -29,6 +40,7 @@ struct Scenario {
   workload::TrainingConfig training;
   workload::ParallelConfig parallel;
   SimulationOptions simulation;
+  std::optional<CalibrationSource> calibration;  // none: the GPU spec's roofline prices every kernel
 };
 
 }  // namespace trainsim::scenario

@@ -15,6 +15,22 @@ constexpr double kFlashBackwardFactor = 2.5;
 // Causal attention computes half of the s x s score matrix when the kernel skips
 // masked blocks (flash); model FLOPs still count the full matrix (Megatron-LM).
 constexpr double kCausalFraction = 0.5;
+
+// The measured kernel that runs an op's backward pass (docs/model.md, "Calibrated
+// costs"). The residual add's backward passes the gradient through to both
+// branches: no kernel of ours does it, so it keeps the roofline's 2 x bytes.
+// The fused softmax-cross-entropy kernel writes the logits' gradient in the same
+// pass as the loss; its measured rate prices both ops.
+hw::KernelId backward_kernel(hw::KernelId forward) {
+  switch (forward) {
+    case hw::KernelId::kEmbeddingForward: return hw::KernelId::kEmbeddingBackward;
+    case hw::KernelId::kLayernormForward: return hw::KernelId::kLayernormBackward;
+    case hw::KernelId::kGeluForward: return hw::KernelId::kGeluBackward;
+    case hw::KernelId::kAttentionForward: return hw::KernelId::kAttentionBackward;
+    case hw::KernelId::kSoftmaxCrossEntropy: return hw::KernelId::kSoftmaxCrossEntropy;
+    default: return hw::KernelId::kNone;
+  }
+}
 }  // namespace
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
@@ -40,17 +56,22 @@ Op TransformerOps::matmul(std::string name, double m, double n, double k, double
   op.work.flops = 2.0 * m * n * k * count;
   op.work.bytes = (m * k + k * n + m * n) * gemm_bytes_ * count;
   op.work.count = count;
+  op.work.m = m;
+  op.work.n = n;
+  op.work.k = k;
   op.model_flops = op.work.flops;
   op.grad_params = params;
   op.layer = layer;
   return op;
 }
 
-Op TransformerOps::elementwise(std::string name, double bytes, double params, long long layer) const {
+Op TransformerOps::elementwise(std::string name, double bytes, double params, long long layer,
+                               hw::KernelId kernel) const {
   Op op;
   op.name = std::move(name);
   op.work.kind = hw::KernelClass::kMemoryBound;
   op.work.bytes = bytes;
+  op.work.kernel = kernel;
   op.grad_params = params;
   op.layer = layer;
   return op;
@@ -85,13 +106,16 @@ Op TransformerOps::tp_exit(std::string name, long long layer) const {
 }
 
 // Matmul backward = data gradient + weight gradient, each as large as the forward
-// GEMM; elementwise backward reads the saved input and the incoming gradient.
+// GEMM (work.backward tells a profile to look up both shapes); elementwise
+// backward reads the saved input and the incoming gradient.
 Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_factor) {
   Op op = fwd;
   op.name = fwd.name + ".backward";
   std::swap(op.tp_forward, op.tp_backward);  // a marker's backward collective runs now
   op.work.flops *= flops_factor;
   op.work.bytes *= bytes_factor;
+  op.work.backward = true;
+  op.work.kernel = backward_kernel(fwd.work.kernel);
   op.model_flops = fwd.model_flops * 2.0;
   return op;
 }
@@ -107,7 +131,7 @@ std::vector<Op> TransformerOps::embedding_forward() const {
                         (model_.position_embedding == PositionEmbedding::kLearnedAbsolute
                              ? static_cast<double>(model_.max_position_embeddings) * h
                              : 0.0);
-  std::vector<Op> ops{elementwise("embedding", bytes, params, -1)};
+  std::vector<Op> ops{elementwise("embedding", bytes, params, -1, hw::KernelId::kEmbeddingForward)};
   if (tp_ > 1.0) ops.push_back(tp_exit("embedding.tp", -1));
   return ops;
 }
@@ -123,6 +147,8 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
     op.name = "attention";
     op.layer = layer;
     op.work.kind = hw::KernelClass::kAttention;
+    op.work.kernel = hw::KernelId::kAttentionForward;
+    op.work.head_dim = static_cast<int>(model_.kv_channels);
     op.work.flops = full_flops * kCausalFraction;
     // Reads Q, K, V and writes O and the fp32 log-sum-exp per row.
     op.work.bytes = tokens_ * (2.0 * q + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
@@ -169,14 +195,20 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
       (3.0 * tokens_ * h * act_bytes_ + (model_.hidden_dropout > 0.0 ? tokens_ * h * kMaskBytes : 0.0)) / sp_;
 
   std::vector<Op> ops;
-  ops.push_back(elementwise("input_norm", norm_bytes, norm_params, layer));
+  // LayerNorm and RMSNorm alike take the measured layernorm kernel's bandwidth:
+  // both read and write t h elements once.
+  constexpr hw::KernelId kNorm = hw::KernelId::kLayernormForward;
+  constexpr hw::KernelId kResidual = hw::KernelId::kResidualForward;
+  // SwiGLU's gate x up has no measured kernel of its own (roofline).
+  const hw::KernelId activation = model_.swiglu ? hw::KernelId::kNone : hw::KernelId::kGeluForward;
+  ops.push_back(elementwise("input_norm", norm_bytes, norm_params, layer, kNorm));
   if (tp_ > 1.0) ops.push_back(tp_enter("attn_f", layer));
   ops.push_back(matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer));
   for (Op& op : attention_core_forward(layer)) ops.push_back(std::move(op));
   ops.push_back(matmul("attn_out_proj", tokens_, h, q, q * h + bias * h, layer));
   if (tp_ > 1.0) ops.push_back(tp_exit("attn_g", layer));
-  ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer));
-  ops.push_back(elementwise("post_attn_norm", norm_bytes, norm_params, layer));
+  ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer, kResidual));
+  ops.push_back(elementwise("post_attn_norm", norm_bytes, norm_params, layer, kNorm));
   if (tp_ > 1.0) ops.push_back(tp_enter("mlp_f", layer));
 
   const double up = model_.swiglu ? 2.0 * f : f;
@@ -184,7 +216,7 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   const double act_bytes = (up + f) * tokens_ * act_bytes_;
   if (!model_.is_moe()) {
     ops.push_back(matmul("mlp_up", tokens_, up, h, h * up + bias * up, layer));
-    ops.push_back(elementwise("mlp_act", act_bytes, 0.0, layer));
+    ops.push_back(elementwise("mlp_act", act_bytes, 0.0, layer, activation));
     ops.push_back(matmul("mlp_down", tokens_, h, f, f * h + bias * h, layer));
   } else {
     // Top-k routing with perfect balance: each of E experts gets b s k / E tokens
@@ -196,12 +228,12 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
     ops.push_back(matmul("router", tokens_, e, h, h * e, layer));
     ops.push_back(elementwise("moe_dispatch", 2.0 * k * tokens_ * h * act_bytes_, 0.0, layer));
     ops.push_back(matmul("experts_up", per_expert, up, h, e * (h * up + bias * up), layer, experts));
-    ops.push_back(elementwise("experts_act", act_bytes * k, 0.0, layer));
+    ops.push_back(elementwise("experts_act", act_bytes * k, 0.0, layer, activation));
     ops.push_back(matmul("experts_down", per_expert, h, f, e * (f * h + bias * h), layer, experts));
     ops.push_back(elementwise("moe_combine", 2.0 * k * tokens_ * h * act_bytes_, 0.0, layer));
   }
   if (tp_ > 1.0) ops.push_back(tp_exit("mlp_g", layer));
-  ops.push_back(elementwise("mlp_residual", residual_bytes, 0.0, layer));
+  ops.push_back(elementwise("mlp_residual", residual_bytes, 0.0, layer, kResidual));
   for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
   return ops;
 }
@@ -212,11 +244,13 @@ std::vector<Op> TransformerOps::head_forward() const {
   const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
   const double out_params = model_.untie_embeddings ? v * h : 0.0;
   std::vector<Op> ops;
-  ops.push_back(elementwise("final_norm", 2.0 * tokens_ * h * act_bytes_ / sp_, norm_params, -1));
+  ops.push_back(elementwise("final_norm", 2.0 * tokens_ * h * act_bytes_ / sp_, norm_params, -1,
+                            hw::KernelId::kLayernormForward));
   if (tp_ > 1.0) ops.push_back(tp_enter("output_f", -1));
   ops.push_back(matmul("output_layer", tokens_, v, h, out_params, -1));
   // Cross-entropy in fp32 over the logits (Megatron-LM casts them to float).
-  ops.push_back(elementwise("loss", tokens_ * v * (act_bytes_ + kFp32Bytes), 0.0, -1));
+  ops.push_back(elementwise("loss", tokens_ * v * (act_bytes_ + kFp32Bytes), 0.0, -1,
+                            hw::KernelId::kSoftmaxCrossEntropy));
   if (tp_ > 1.0) {
     // Vocabulary-parallel cross-entropy: all-reduces of the row maximum, the sum
     // of exponentials and the target logit, b s fp32 each (Megatron-LM
@@ -288,7 +322,9 @@ Op TransformerOps::optimizer_step(double params) const {
   const double states = training_.optimizer == Optimizer::kAdam ? 2.0 : 1.0;  // (m, v) or momentum
   const double master = mixed ? 2.0 * 4.0 + act_bytes_ : 2.0 * 4.0;           // rw fp32 + write copy
   const double bytes_per_param = 2.0 * grad + master + states * 2.0 * 4.0;
-  Op op = elementwise("optimizer_step", params * bytes_per_param, 0.0, -1);
+  // Adam's update is our adamw kernel; SGD has no measured kernel (roofline).
+  const hw::KernelId kernel = training_.optimizer == Optimizer::kAdam ? hw::KernelId::kAdamw : hw::KernelId::kNone;
+  Op op = elementwise("optimizer_step", params * bytes_per_param, 0.0, -1, kernel);
   return op;
 }
 

@@ -63,7 +63,8 @@ class TransformerOps {
  private:
   [[nodiscard]] Op matmul(std::string name, double m, double n, double k, double params, long long layer,
                           int count = 1) const;
-  [[nodiscard]] Op elementwise(std::string name, double bytes, double params, long long layer) const;
+  [[nodiscard]] Op elementwise(std::string name, double bytes, double params, long long layer,
+                               hw::KernelId kernel = hw::KernelId::kNone) const;
   [[nodiscard]] static Op backward_of(const Op& fwd, double flops_factor, double bytes_factor);
   [[nodiscard]] std::vector<Op> attention_core_forward(long long layer) const;
   // The f (before a column-parallel linear) and g (after a row-parallel one) markers.

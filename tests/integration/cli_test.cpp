@@ -222,4 +222,75 @@ TEST_F(Cli, PresetsAreListed) {
     EXPECT_THAT(r.output, HasSubstr(name));
 }
 
+// A calibration profile of `device` whose bf16 GEMMs all run at `tflops`: a grid
+// of 512 and 65536 along m, n and k, which brackets every GEMM of gpt2-124m with
+// micro-batch 16 (t = 16384 tokens, h = 768, V = 50257) forward and backward.
+std::string gemm_profile(double tflops, const std::string& device = "NVIDIA H100 80GB HBM3") {
+  nlohmann::json p = {{"trainsim_calibration", 1}, {"complete", true}, {"date", "2026-11-22T14:03:11Z"},
+                      {"device", {{"name", device}}}};
+  p["gemm"] = nlohmann::json::array();
+  for (double m : {512.0, 65536.0})
+    for (double n : {512.0, 65536.0})
+      for (double k : {512.0, 65536.0})
+        p["gemm"].push_back({{"dtype", "bf16"}, {"m", m}, {"n", n}, {"k", k}, {"seconds", 2 * m * n * k / (tflops * 1e12)}});
+  return p.dump();
+}
+
+double iteration_time(const fs::path& result) {
+  return nlohmann::json::parse(slurp(result))["iteration_time_s"].get<double>();
+}
+
+TEST_F(Cli, CalibrationProfileSetsGemmCostsAndIsReported) {
+  std::ofstream(dir_ / "slow.json") << gemm_profile(100.0);
+  std::ofstream(dir_ / "fast.json") << gemm_profile(900.0);
+  const std::string base = "run " + scenario("gpt2-124m-8xh100.json") + " --out ";
+  ASSERT_EQ(run(base + (dir_ / "roofline.json").string() + " -q").exit_code, 0);
+  const Result slow = run(base + (dir_ / "r-slow.json").string() + " --calibration " + (dir_ / "slow.json").string());
+  ASSERT_EQ(slow.exit_code, 0) << slow.output;
+  ASSERT_EQ(run(base + (dir_ / "r-fast.json").string() + " -q --calibration " + (dir_ / "fast.json").string())
+                .exit_code,
+            0);
+  // The roofline runs these GEMMs at 40-65% of 989 TFLOP/s (docs/model.md, "Matmul
+  // efficiency"): 100 TFLOP/s is slower, 900 faster.
+  const double roofline = iteration_time(dir_ / "roofline.json");
+  EXPECT_GT(iteration_time(dir_ / "r-slow.json"), roofline);
+  EXPECT_LT(iteration_time(dir_ / "r-fast.json"), roofline);
+
+  // Per micro-batch 12 x 4 layer GEMMs + the output layer, forward and backward:
+  // 98; 4 micro-batches: 392 from the profile. Everything else, 4 x 248 + 1 - 392
+  // (norms, activations, residuals, attention, loss, embedding, optimizer), falls back.
+  const auto j = nlohmann::json::parse(slurp(dir_ / "r-slow.json"));
+  EXPECT_EQ(j["cost_models"]["compute"], "profile");
+  const auto& c = j["calibration"];
+  EXPECT_EQ(c["profile"], (dir_ / "slow.json").string());
+  EXPECT_EQ(c["device"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(c["date"], "2026-11-22T14:03:11Z");
+  EXPECT_EQ(c["measured"], 392);
+  EXPECT_EQ(c["fallback"], 601);
+  EXPECT_FALSE(c["fallback_reasons"].empty());
+  EXPECT_THAT(slow.output, HasSubstr("costs             392 kernels from profile slow.json (NVIDIA H100 80GB HBM3, "
+                                     "2026-11-22), 601 from the roofline fallback"));
+  EXPECT_TRUE(nlohmann::json::parse(slurp(dir_ / "roofline.json"))["calibration"].is_null());
+}
+
+TEST_F(Cli, ScenarioCalibrationKeyAndItsOverride) {
+  fs::create_directories(dir_ / "calibration");
+  std::ofstream(dir_ / "calibration" / "h100.json") << gemm_profile(100.0);
+  std::ofstream(dir_ / "h200.json") << gemm_profile(100.0, "NVIDIA H200");
+  auto doc = nlohmann::json::parse(slurp(scenario("gpt2-124m-8xh100.json")));
+  doc["calibration"] = "calibration/h100.json";  // relative to the scenario's folder
+  std::ofstream(dir_ / "s.json") << doc.dump();
+  Result r = run("run -q " + (dir_ / "s.json").string() + " --out " + (dir_ / "r.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ / "r.json"))["calibration"]["measured"], 392);
+  // --calibration wins over the key: an H200 profile for H100s is an error naming both.
+  r = run("run -q " + (dir_ / "s.json").string() + " --calibration " + (dir_ / "h200.json").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("h200.json: the profile was measured on \"NVIDIA H200\", but the cluster's GPU is "
+                                  "\"H100-SXM5-80GB\""));
+  r = run("run -q " + (dir_ / "s.json").string() + " --calibration " + (dir_ / "missing.json").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("missing.json: expected an existing calibration profile file, found no such file"));
+}
+
 }  // namespace

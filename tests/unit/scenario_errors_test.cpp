@@ -335,8 +335,10 @@ std::vector<BadCase> bad_cases() {
             {"not supported yet", R"(mode "async_ps")"}),
       later("Failures", patched(R"({"failures": {"gpu_mtbf": "50000h", "checkpoint_interval": "auto"}})"), "/failures",
             {"not supported yet", "failure modeling"}),
-      later("Calibration", patched(R"({"calibration": "scenarios/calibration/h100-sxm5-80gb.json"})"), "/calibration",
-            {"not supported yet", "calibration profiles"}),
+      invalid("CalibrationMissingFile", patched(R"({"calibration": "calibration/no-such-profile.json"})"),
+              "/calibration", {"expected an existing calibration profile", "no such file: calibration/no-such-profile.json"}),
+      invalid("CalibrationNotAPath", patched(R"({"calibration": 3})"), "/calibration",
+              {"expected a string", "found 3"}),
 
       // --- Network layouts that cannot be built.
       invalid("FatTreeTooLargeForRadix",

@@ -1,0 +1,169 @@
+#include "hardware/profiled_compute_model.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace trainsim::hw {
+
+namespace {
+
+constexpr std::array<Precision, 5> kPrecisions{Precision::kFp32, Precision::kTf32, Precision::kFp16, Precision::kBf16,
+                                               Precision::kFp8};
+
+// A size for messages: integers in full (50304), anything else in %g.
+std::string size_text(double v) {
+  if (v == std::trunc(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:g}", v);
+}
+
+std::string range_text(const std::vector<double>& axis) {
+  return axis.empty() ? "none" : size_text(axis.front()) + ".." + size_text(axis.back());
+}
+
+// The flash-attention kernels of the profile run in 16-bit (our kernels, like
+// FlashAttention-2, take fp16/bf16 inputs); their rate says nothing about fp32.
+bool sixteen_bit(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16; }
+
+CostSource gemm_miss(GemmTable::Miss miss) {
+  switch (miss) {
+    case GemmTable::Miss::kNone: return CostSource::kProfile;
+    case GemmTable::Miss::kNoRows: return CostSource::kNoGemmRows;
+    case GemmTable::Miss::kOutsideGrid: return CostSource::kOutsideGemmGrid;
+    case GemmTable::Miss::kCornerMissing: return CostSource::kGemmCornerMissing;
+  }
+  return CostSource::kOutsideGemmGrid;
+}
+
+}  // namespace
+
+ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, GpuSpec gpu)
+    : roofline_(std::move(gpu)) {
+  for (Precision p : kPrecisions) {
+    std::vector<GemmRow> rows;
+    for (const GemmRow& r : profile.gemm)
+      if (r.dtype == p) rows.push_back(r);
+    gemm_[static_cast<std::size_t>(p)] = GemmTable(rows);
+  }
+  std::array<std::vector<LogCurve::Point>, kNumKernelIds> bandwidth;
+  std::array<std::map<int, std::vector<LogCurve::Point>>, 2> attention;
+  for (const KernelRow& r : profile.kernels) {
+    if (r.id == KernelId::kNone || !(r.seconds > 0.0)) continue;
+    if (is_attention(r.id)) {
+      const std::optional<double> d = r.shape_value("head_dim");
+      if (!d || !(r.flops > 0.0)) continue;
+      attention[r.id == KernelId::kAttentionBackward ? 1 : 0][static_cast<int>(*d)].push_back(
+          {r.flops, r.flops / r.seconds});
+    } else if (r.bytes > 0.0) {
+      bandwidth[static_cast<std::size_t>(r.id)].push_back({r.bytes, r.bytes / r.seconds});
+    }
+  }
+  for (std::size_t i = 0; i < kNumKernelIds; ++i) bandwidth_[i] = LogCurve(std::move(bandwidth[i]));
+  for (std::size_t pass = 0; pass < 2; ++pass)
+    for (auto& [head_dim, points] : attention[pass]) attention_[pass].emplace(head_dim, LogCurve(std::move(points)));
+}
+
+CostLookup ProfiledComputeModel::lookup(const KernelWork& work, Precision precision) const {
+  const double fallback = roofline_.seconds(work, precision);  // also rejects negative work
+  CostLookup found;
+  switch (work.kind) {
+    case KernelClass::kMatmul: found = gemm(work, precision); break;
+    case KernelClass::kAttention: found = attention(work, precision); break;
+    case KernelClass::kMemoryBound: found = memory_bound(work); break;
+  }
+  if (!found.measured()) found.seconds = fallback;
+  return found;
+}
+
+CostLookup ProfiledComputeModel::gemm(const KernelWork& work, Precision precision) const {
+  if (!(work.m > 0.0 && work.n > 0.0 && work.k > 0.0)) return {0.0, CostSource::kNoGemmShape};
+  const GemmTable& t = table(precision);
+  const double count = static_cast<double>(work.count);
+  if (!work.backward) {
+    const GemmTable::Lookup one = t.seconds(work.m, work.n, work.k);
+    return {count * one.seconds, gemm_miss(one.miss)};
+  }
+  // Data gradient dX[m x k] = dY[m x n] W^T[n x k], weight gradient dW[k x n] = X^T[k x m] dY[m x n].
+  const GemmTable::Lookup data = t.seconds(work.m, work.k, work.n);
+  if (data.miss != GemmTable::Miss::kNone) return {0.0, gemm_miss(data.miss)};
+  const GemmTable::Lookup weight = t.seconds(work.k, work.n, work.m);
+  if (weight.miss != GemmTable::Miss::kNone) return {0.0, gemm_miss(weight.miss)};
+  return {count * (data.seconds + weight.seconds), CostSource::kProfile};
+}
+
+CostLookup ProfiledComputeModel::attention(const KernelWork& work, Precision precision) const {
+  if (!is_attention(work.kernel)) return {0.0, CostSource::kUnfusedAttention};
+  if (!sixteen_bit(precision)) return {0.0, CostSource::kAttentionPrecision};
+  const auto& curves = attention_curves(work.kernel);
+  if (curves.empty()) return {0.0, CostSource::kNoKernelRows};
+  const auto it = curves.find(work.head_dim);
+  if (it == curves.end()) return {0.0, CostSource::kNoHeadDim};
+  const std::optional<double> rate = it->second.at(work.flops);
+  if (!rate) return {0.0, CostSource::kOutsideKernelRange};
+  return {work.flops / *rate, CostSource::kProfile};
+}
+
+CostLookup ProfiledComputeModel::memory_bound(const KernelWork& work) const {
+  if (work.kernel == KernelId::kNone || is_attention(work.kernel)) return {0.0, CostSource::kNoKernel};
+  const LogCurve& curve = bandwidth_[static_cast<std::size_t>(work.kernel)];
+  if (curve.empty()) return {0.0, CostSource::kNoKernelRows};
+  const std::optional<double> bandwidth = curve.at(work.bytes);
+  if (!bandwidth) return {0.0, CostSource::kOutsideKernelRange};
+  return {work.bytes / *bandwidth, CostSource::kProfile};
+}
+
+std::string ProfiledComputeModel::fallback_reason(const KernelWork& work, Precision precision) const {
+  const CostSource source = lookup(work, precision).source;
+  const std::string_view dtype = to_string(precision);
+  const std::string_view kernel = to_string(work.kernel);
+  switch (source) {
+    case CostSource::kProfile: return "";
+    case CostSource::kNoGemmShape: return "matmul without a GEMM shape";
+    case CostSource::kNoGemmRows: return fmt::format("gemm {}: the profile has no {} GEMMs", dtype, dtype);
+    case CostSource::kOutsideGemmGrid:
+    case CostSource::kGemmCornerMissing: {
+      // Name the GEMM that missed: the forward one, or the first of the two backward ones.
+      struct Gemm {
+        double m, n, k;
+        std::string_view role;
+      };
+      std::vector<Gemm> gemms;
+      if (work.backward)
+        gemms = {{work.m, work.k, work.n, " (data gradient)"}, {work.k, work.n, work.m, " (weight gradient)"}};
+      else
+        gemms = {{work.m, work.n, work.k, ""}};
+      const GemmTable& t = table(precision);
+      for (const Gemm& g : gemms) {
+        const GemmTable::Miss miss = t.seconds(g.m, g.n, g.k).miss;
+        if (miss == GemmTable::Miss::kNone) continue;
+        const std::string what = fmt::format("gemm {} m={} n={} k={}{}", dtype, size_text(g.m), size_text(g.n),
+                                             size_text(g.k), g.role);
+        if (miss == GemmTable::Miss::kCornerMissing) return what + ": a bracketing grid point is not measured";
+        return fmt::format("{}: outside the measured grid (m {}, n {}, k {})", what, range_text(t.axis(0)),
+                           range_text(t.axis(1)), range_text(t.axis(2)));
+      }
+      return "gemm: not in the profile";
+    }
+    case CostSource::kUnfusedAttention: return "unfused attention (batched per-head GEMMs): no profile table measures them";
+    case CostSource::kNoKernel: return "no measured kernel does this op's work";
+    case CostSource::kNoKernelRows: return fmt::format("{}: not in the profile", kernel);
+    case CostSource::kOutsideKernelRange: {
+      if (is_attention(work.kernel)) {
+        const LogCurve& c = attention_curves(work.kernel).at(work.head_dim);
+        return fmt::format("{} head_dim={} at {:.4g} FLOP: outside the measured {:.4g}..{:.4g} FLOP", kernel,
+                           work.head_dim, work.flops, c.min_x(), c.max_x());
+      }
+      const LogCurve& c = bandwidth_[static_cast<std::size_t>(work.kernel)];
+      return fmt::format("{} at {} B: outside the measured {}..{} B", kernel, size_text(work.bytes),
+                         size_text(c.min_x()), size_text(c.max_x()));
+    }
+    case CostSource::kNoHeadDim: return fmt::format("{}: no rows with head_dim {}", kernel, work.head_dim);
+    case CostSource::kAttentionPrecision:
+      return fmt::format("{}: measured in 16-bit, training in {}", kernel, dtype);
+  }
+  return "not in the profile";
+}
+
+}  // namespace trainsim::hw

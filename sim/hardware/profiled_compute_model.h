@@ -1,0 +1,73 @@
+#pragma once
+// Kernel costs from a calibration profile (docs/model.md, "Calibrated costs"):
+// GEMMs by shape from the GEMM table, our memory-bound kernels by achieved
+// bandwidth, flash attention by achieved FLOP/s, each read between measured
+// points only. Anything the profile does not cover is priced by the GPU spec's
+// roofline, and lookup() says which happened.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "hardware/calibration_profile.h"
+#include "hardware/compute_model.h"
+#include "hardware/gemm_table.h"
+#include "hardware/log_curve.h"
+
+namespace trainsim::hw {
+
+// Where a kernel's cost came from: the profile, or the roofline and why.
+enum class CostSource : std::uint8_t {
+  kProfile,             // a measured time, or interpolated between measured points
+  kNoGemmShape,         // a matmul without a GEMM shape
+  kNoGemmRows,          // no GEMMs of the training dtype in the profile
+  kOutsideGemmGrid,     // a GEMM shape outside the measured grid
+  kGemmCornerMissing,   // inside the grid, but a bracketing point is not measured
+  kUnfusedAttention,    // batched per-head attention GEMMs: no table measures them
+  kNoKernel,            // no measured kernel does this op's work (SwiGLU, MoE dispatch, ...)
+  kNoKernelRows,        // the op's kernel is not in the profile
+  kOutsideKernelRange,  // bytes (or FLOPs) outside the kernel's measured sizes
+  kNoHeadDim,           // no attention rows with the op's head dimension
+  kAttentionPrecision,  // attention was measured in 16-bit, training runs in fp32/tf32/fp8
+};
+
+struct CostLookup {
+  double seconds = 0.0;
+  CostSource source = CostSource::kProfile;
+  [[nodiscard]] bool measured() const { return source == CostSource::kProfile; }
+};
+
+class ProfiledComputeModel final : public ComputeModel {
+ public:
+  // `gpu` gives the roofline fallback (its datasheet peaks and efficiency curve).
+  ProfiledComputeModel(const CalibrationProfile& profile, GpuSpec gpu);
+
+  [[nodiscard]] double seconds(const KernelWork& work, Precision precision) const override {
+    return lookup(work, precision).seconds;
+  }
+  [[nodiscard]] std::string_view name() const override { return "profile"; }
+
+  // The cost and where it came from. Cheap: a few binary searches, no allocation.
+  [[nodiscard]] CostLookup lookup(const KernelWork& work, Precision precision) const;
+  // Why `work` falls back to the roofline, in words, e.g. "gemm bf16 m=8192
+  // n=50304 k=768: outside the measured grid (m 256..16384, ...)"; empty when the
+  // profile prices it.
+  [[nodiscard]] std::string fallback_reason(const KernelWork& work, Precision precision) const;
+
+ private:
+  [[nodiscard]] CostLookup gemm(const KernelWork& work, Precision precision) const;
+  [[nodiscard]] CostLookup attention(const KernelWork& work, Precision precision) const;
+  [[nodiscard]] CostLookup memory_bound(const KernelWork& work) const;
+  [[nodiscard]] const GemmTable& table(Precision p) const { return gemm_[static_cast<std::size_t>(p)]; }
+  [[nodiscard]] const std::map<int, LogCurve>& attention_curves(KernelId k) const {
+    return attention_[k == KernelId::kAttentionBackward ? 1 : 0];
+  }
+
+  RooflineComputeModel roofline_;
+  std::array<GemmTable, 5> gemm_;                       // by Precision
+  std::array<LogCurve, kNumKernelIds> bandwidth_;       // memory-bound kernels: B/s over bytes
+  std::array<std::map<int, LogCurve>, 2> attention_;    // forward, backward: FLOP/s over FLOPs, by head_dim
+};
+
+}  // namespace trainsim::hw

@@ -1,0 +1,204 @@
+// The profiled compute model against hand-built profiles whose answers are closed
+// forms (docs/model.md, "Calibrated costs").
+#include <cmath>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "hardware/calibration_profile.h"
+#include "hardware/profiled_compute_model.h"
+#include "test_scenarios.h"
+
+namespace trainsim::hw {
+namespace {
+
+using ::testing::HasSubstr;
+
+GpuSpec h100() { return testing::make_scenario("\"gpt2-124m\"").cluster.gpu; }
+
+constexpr double kT = 1e12;  // TFLOP/s
+
+// A bf16 grid m, n, k in {1024, 4096} whose achieved rate is additive:
+// 100 TFLOP/s, +40 at m = 4096, +20 at n = 4096, +80 at k = 4096. Trilinear
+// interpolation of an additive function is additive, so a query at weights
+// (wm, wn, wk) in log space gets 100 + 40 wm + 20 wn + 80 wk exactly.
+double grid_rate(double m, double n, double k) {
+  return (100.0 + (m == 4096.0 ? 40.0 : 0.0) + (n == 4096.0 ? 20.0 : 0.0) + (k == 4096.0 ? 80.0 : 0.0)) * kT;
+}
+
+CalibrationProfile grid_profile() {
+  CalibrationProfile p;
+  p.device.name = "NVIDIA H100 80GB HBM3";
+  for (double m : {1024.0, 4096.0})
+    for (double n : {1024.0, 4096.0})
+      for (double k : {1024.0, 4096.0}) p.gemm.push_back({Precision::kBf16, m, n, k, 2.0 * m * n * k / grid_rate(m, n, k)});
+  return p;
+}
+
+KernelWork gemm(double m, double n, double k, int count = 1, bool backward = false) {
+  KernelWork w{KernelClass::kMatmul, 2.0 * m * n * k * count * (backward ? 2.0 : 1.0),
+               (m * k + k * n + m * n) * 2.0 * count * (backward ? 2.0 : 1.0), count};
+  w.m = m;
+  w.n = n;
+  w.k = k;
+  w.backward = backward;
+  return w;
+}
+
+KernelWork memory(KernelId id, double bytes) {
+  KernelWork w{KernelClass::kMemoryBound, 0.0, bytes, 1};
+  w.kernel = id;
+  return w;
+}
+
+KernelWork flash(KernelId id, double flops, int head_dim) {
+  KernelWork w{KernelClass::kAttention, flops, 1e6, 1};
+  w.kernel = id;
+  w.head_dim = head_dim;
+  return w;
+}
+
+TEST(ProfiledGemm, AnExactShapeTakesItsMeasuredTime) {
+  const CalibrationProfile p = grid_profile();
+  const ProfiledComputeModel model(p, h100());
+  for (const GemmRow& r : p.gemm) {
+    const CostLookup c = model.lookup(gemm(r.m, r.n, r.k), Precision::kBf16);
+    EXPECT_TRUE(c.measured());
+    EXPECT_EQ(c.seconds, r.seconds);
+  }
+}
+
+TEST(ProfiledGemm, HalfwayInLogSpaceAlongKIsTheMeanRate) {
+  // m = n = 1024 on the grid; k = 2048 halfway between 1024 and 4096 in ln k:
+  // 100 and 180 TFLOP/s -> 140.
+  const ProfiledComputeModel model(grid_profile(), h100());
+  const double flops = 2.0 * 1024 * 1024 * 2048;
+  EXPECT_DOUBLE_EQ(model.seconds(gemm(1024, 1024, 2048), Precision::kBf16), flops / (140.0 * kT));
+}
+
+TEST(ProfiledGemm, TrilinearInsideTheGrid) {
+  const ProfiledComputeModel model(grid_profile(), h100());
+  // Centre of the cube: 100 + 40/2 + 20/2 + 80/2 = 170 TFLOP/s.
+  EXPECT_DOUBLE_EQ(model.seconds(gemm(2048, 2048, 2048), Precision::kBf16), 2.0 * 2048 * 2048 * 2048 / (170.0 * kT));
+  // n a quarter of the way in log space (1024 x 4^0.25), m halfway, k on 1024:
+  // 100 + 20 + 5 + 0 = 125 TFLOP/s.
+  const double n = 1024.0 * std::pow(4.0, 0.25);
+  EXPECT_NEAR(model.seconds(gemm(2048, n, 1024), Precision::kBf16) * 125.0 * kT / (2.0 * 2048 * n * 1024), 1.0,
+              1e-12);
+}
+
+TEST(ProfiledGemm, OutsideTheGridOrAnotherDtypeIsTheRoofline) {
+  const ProfiledComputeModel model(grid_profile(), h100());
+  const RooflineComputeModel roofline(h100());
+  for (const KernelWork& w : {gemm(8192, 1024, 1024), gemm(1024, 512, 1024), gemm(1024, 1024, 4097)}) {
+    const CostLookup c = model.lookup(w, Precision::kBf16);
+    EXPECT_EQ(c.source, CostSource::kOutsideGemmGrid);
+    EXPECT_EQ(c.seconds, roofline.seconds(w, Precision::kBf16));
+  }
+  EXPECT_EQ(model.fallback_reason(gemm(8192, 1024, 1024), Precision::kBf16),
+            "gemm bf16 m=8192 n=1024 k=1024: outside the measured grid (m 1024..4096, n 1024..4096, k 1024..4096)");
+  const CostLookup fp16 = model.lookup(gemm(1024, 1024, 1024), Precision::kFp16);
+  EXPECT_EQ(fp16.source, CostSource::kNoGemmRows);
+  EXPECT_EQ(fp16.seconds, roofline.seconds(gemm(1024, 1024, 1024), Precision::kFp16));
+  EXPECT_EQ(model.fallback_reason(gemm(1024, 1024, 1024), Precision::kFp16), "gemm fp16: the profile has no fp16 GEMMs");
+}
+
+TEST(ProfiledGemm, AMissingCornerFallsBackOnlyWhereItIsNeeded) {
+  CalibrationProfile p = grid_profile();
+  std::erase_if(p.gemm, [](const GemmRow& r) { return r.m == 4096 && r.n == 4096 && r.k == 4096; });
+  const ProfiledComputeModel model(p, h100());
+  EXPECT_EQ(model.lookup(gemm(2048, 2048, 2048), Precision::kBf16).source, CostSource::kGemmCornerMissing);
+  EXPECT_THAT(model.fallback_reason(gemm(2048, 2048, 2048), Precision::kBf16),
+              HasSubstr("a bracketing grid point is not measured"));
+  // On the k = 1024 plane only the 4 corners there count: 100 + 20 + 10 = 130.
+  EXPECT_DOUBLE_EQ(model.seconds(gemm(2048, 2048, 1024), Precision::kBf16), 2.0 * 2048 * 2048 * 1024 / (130.0 * kT));
+}
+
+TEST(ProfiledGemm, ExtraShapesOffTheGridDoNotBreakIt) {
+  // The harness measures the grid plus the shapes of real models.
+  CalibrationProfile p = grid_profile();
+  p.gemm.push_back({Precision::kBf16, 3000, 2304, 768, 5e-5});
+  p.gemm.push_back({Precision::kBf16, 1024, 2304, 1024, 7e-5});
+  const ProfiledComputeModel model(p, h100());
+  EXPECT_EQ(model.seconds(gemm(3000, 2304, 768), Precision::kBf16), 5e-5);
+  EXPECT_EQ(model.seconds(gemm(1024, 2304, 1024), Precision::kBf16), 7e-5);
+  EXPECT_DOUBLE_EQ(model.seconds(gemm(2048, 2048, 2048), Precision::kBf16), 2.0 * 2048 * 2048 * 2048 / (170.0 * kT));
+}
+
+TEST(ProfiledGemm, BackwardIsDataPlusWeightGradientAndGroupsMultiply) {
+  const ProfiledComputeModel model(grid_profile(), h100());
+  // Forward (1024, 4096, 1024): data gradient (1024, 1024, 4096) at 180 TFLOP/s,
+  // weight gradient (1024, 4096, 1024) at 120 TFLOP/s; 3 GEMMs in the group.
+  const double f = 2.0 * 1024 * 4096 * 1024;
+  EXPECT_DOUBLE_EQ(model.seconds(gemm(1024, 4096, 1024, 3, true), Precision::kBf16),
+                   3.0 * (f / (180.0 * kT) + f / (120.0 * kT)));
+  EXPECT_DOUBLE_EQ(model.seconds(gemm(1024, 4096, 1024, 3), Precision::kBf16), 3.0 * f / (120.0 * kT));
+  // Weight gradient (4096, 1024, 8192) leaves the grid along k.
+  EXPECT_THAT(model.fallback_reason(gemm(8192, 1024, 4096, 1, true), Precision::kBf16),
+              HasSubstr("(data gradient): outside the measured grid"));
+}
+
+TEST(ProfiledKernels, BandwidthIsInterpolatedInLogBytes) {
+  CalibrationProfile p;
+  p.kernels.push_back({"layernorm_forward", KernelId::kLayernormForward, {}, 1e6, 0.0, 1e6 / 1e12});
+  p.kernels.push_back({"layernorm_forward", KernelId::kLayernormForward, {}, 1e8, 0.0, 1e8 / 3e12});
+  const ProfiledComputeModel model(p, h100());
+  // 1e7 B is halfway between 1e6 and 1e8 in log: 2 TB/s.
+  EXPECT_DOUBLE_EQ(model.seconds(memory(KernelId::kLayernormForward, 1e7), Precision::kBf16), 1e7 / 2e12);
+  EXPECT_DOUBLE_EQ(model.seconds(memory(KernelId::kLayernormForward, 1e8), Precision::kBf16), 1e8 / 3e12);
+  const RooflineComputeModel roofline(h100());
+  for (const KernelWork& w : {memory(KernelId::kLayernormForward, 1e9), memory(KernelId::kLayernormBackward, 1e7),
+                              memory(KernelId::kNone, 1e7)}) {
+    const CostLookup c = model.lookup(w, Precision::kBf16);
+    EXPECT_FALSE(c.measured());
+    EXPECT_EQ(c.seconds, roofline.seconds(w, Precision::kBf16));
+  }
+  EXPECT_EQ(model.fallback_reason(memory(KernelId::kLayernormForward, 1e9), Precision::kBf16),
+            "layernorm_forward at 1000000000 B: outside the measured 1000000..100000000 B");
+  EXPECT_EQ(model.fallback_reason(memory(KernelId::kLayernormBackward, 1e7), Precision::kBf16),
+            "layernorm_backward: not in the profile");
+}
+
+TEST(ProfiledKernels, RowsOfEqualSizeAverageTheirBandwidth) {
+  CalibrationProfile p;
+  p.kernels.push_back({"adamw", KernelId::kAdamw, {{"params", 1}}, 4e6, 0.0, 4e6 / 1e12});
+  p.kernels.push_back({"adamw", KernelId::kAdamw, {{"params", 2}}, 4e6, 0.0, 4e6 / 3e12});
+  const ProfiledComputeModel model(p, h100());
+  EXPECT_DOUBLE_EQ(model.seconds(memory(KernelId::kAdamw, 4e6), Precision::kBf16), 4e6 / 2e12);
+}
+
+TEST(ProfiledAttention, FlashRateIsInterpolatedInLogFlopsPerHeadDim) {
+  CalibrationProfile p;
+  const std::vector<std::pair<std::string, double>> d64{{"head_dim", 64}};
+  p.kernels.push_back({"attention_forward", KernelId::kAttentionForward, d64, 1e6, 1e9, 1e9 / (100.0 * kT)});
+  p.kernels.push_back({"attention_forward", KernelId::kAttentionForward, d64, 1e6, 1e11, 1e11 / (300.0 * kT)});
+  p.kernels.push_back({"attention_backward", KernelId::kAttentionBackward, d64, 1e6, 1e10, 1e10 / (250.0 * kT)});
+  const ProfiledComputeModel model(p, h100());
+  // 1e10 FLOPs: halfway in log between 1e9 and 1e11, 200 TFLOP/s.
+  EXPECT_DOUBLE_EQ(model.seconds(flash(KernelId::kAttentionForward, 1e10, 64), Precision::kBf16), 1e10 / (200.0 * kT));
+  EXPECT_DOUBLE_EQ(model.seconds(flash(KernelId::kAttentionBackward, 1e10, 64), Precision::kBf16),
+                   1e10 / (250.0 * kT));
+  EXPECT_EQ(model.lookup(flash(KernelId::kAttentionForward, 1e10, 128), Precision::kBf16).source,
+            CostSource::kNoHeadDim);
+  EXPECT_EQ(model.lookup(flash(KernelId::kAttentionForward, 1e12, 64), Precision::kBf16).source,
+            CostSource::kOutsideKernelRange);
+  EXPECT_EQ(model.lookup(flash(KernelId::kAttentionForward, 1e10, 64), Precision::kFp32).source,
+            CostSource::kAttentionPrecision);
+  // Unfused attention: batched per-head GEMMs, no kernel id.
+  KernelWork unfused{KernelClass::kAttention, 1e10, 1e6, 96};
+  const RooflineComputeModel roofline(h100());
+  EXPECT_EQ(model.lookup(unfused, Precision::kBf16).source, CostSource::kUnfusedAttention);
+  EXPECT_EQ(model.seconds(unfused, Precision::kBf16), roofline.seconds(unfused, Precision::kBf16));
+}
+
+TEST(ProfileDevice, MatchesTheGpuModelLoosely) {
+  EXPECT_TRUE(profile_matches_gpu("NVIDIA H200", "H200-SXM-141GB"));
+  EXPECT_TRUE(profile_matches_gpu("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"));
+  EXPECT_TRUE(profile_matches_gpu("NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"));
+  EXPECT_TRUE(profile_matches_gpu("nvidia b200", "B200"));
+  EXPECT_FALSE(profile_matches_gpu("NVIDIA H200", "H100-SXM5-80GB"));
+  EXPECT_FALSE(profile_matches_gpu("NVIDIA H100 80GB HBM3", "A100-SXM4-80GB"));
+  EXPECT_FALSE(profile_matches_gpu("NVIDIA H100", ""));
+}
+
+}  // namespace
+}  // namespace trainsim::hw
