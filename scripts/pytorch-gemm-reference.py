@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""The GEMM reference table of ../shared/validation/PUBLIC_DATA.md, re-measured on the
+GPU at hand with PyTorch (torch.matmul, one CUDA event pair per product, median of
+50 after warm-up, random inputs), so the harness can be compared on the same card.
+
+  python3 scripts/pytorch-gemm-reference.py --out pytorch-gemm.json
+"""
+import argparse
+import json
+import statistics
+
+import torch
+
+SHAPES = [(8192, 8192, 8192, "bf16"), (4096, 4096, 4096, "bf16"), (2048, 2048, 2048, "bf16"),
+          (16384, 3072, 768, "bf16"), (8192, 50304, 768, "bf16"), (4096, 16384, 4096, "bf16"),
+          (8192, 8192, 8192, "tf32")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    rows = []
+    for m, n, k, dtype in SHAPES:
+        dt = torch.bfloat16 if dtype == "bf16" else torch.float32
+        x = torch.randn(m, k, device="cuda", dtype=dt)
+        w = torch.randn(k, n, device="cuda", dtype=dt)
+        for _ in range(10):
+            torch.matmul(x, w)
+        times = []
+        for _ in range(50):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            torch.matmul(x, w)
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e) * 1e-3)
+        t = statistics.median(times)
+        rows.append({"m": m, "n": n, "k": k, "dtype": dtype, "seconds": t, "tflops": 2 * m * n * k / t / 1e12})
+        print(f"{m:6d} x {n:6d} x {k:6d} {dtype}: {t*1e6:9.1f} us {2*m*n*k/t/1e12:7.1f} TFLOP/s")
+    json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": rows},
+              open(a.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
