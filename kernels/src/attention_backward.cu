@@ -7,14 +7,13 @@
 //   2. main:       dV += P^T dO;  dP = dO V^T;  dS = P (dP - delta);
 //                  dK += dS^T Q / sqrt(D);  dQ += dS K / sqrt(D)
 //   3. convert:    dq = bf16(dQ accumulator)
-// Matmuls run on bf16 tensor cores through nvcuda::wmma (sm_80+).
+// Matmuls run on bf16 tensor cores through mma.sync m16n8k16 fed by ldmatrix (sm_80+).
 // Contract: trainsim/kernels/attention.h; reference: kernels/reference/attention_ref.h.
-// sm_90, nvcc 13.0 -Xptxas -v, main kernel: D=128 226 registers, 114,176 B shared
-// (2 blocks/SM); D=64 155 registers, 81,408 B (2 blocks/SM); no spills.
+// sm_90, nvcc 13.0 -Xptxas -v, main kernel: D=128 255 registers, 79,360 B shared
+// (2 blocks/SM); D=64 177 registers, 46,592 B (2 blocks/SM); no spills.
 #include <cuda_bf16.h>
 #include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
-#include <mma.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,19 +25,21 @@
 
 #include "trainsim/kernels/attention.h"
 #include "trainsim/kernels/cuda_check.h"
+#include "attention_tiles.cuh"
 
 namespace trainsim::kernels {
 namespace {
 
-namespace wmma = nvcuda::wmma;
 using bf16 = __nv_bfloat16;
+using attention_detail::ldmatrix_x4;
+using attention_detail::ldmatrix_x4_trans;
+using attention_detail::mma_bf16_16816;
 
 constexpr int kTile = 64;  // Bc = Br: keys and query rows per tile
 constexpr int kWarps = 4;  // warp w owns keys 16w..16w+15 of the tile (and, for dQ, those query rows)
 constexpr int kThreads = kWarps * 32;
 constexpr int kFrag = 16;              // wmma m = n = k
 constexpr int kPad = 8;                // bf16 row padding: rows 16 bytes apart mod 128 avoid bank conflicts
-constexpr int kScoreLd = kTile + 4;    // fp32 scratch row stride (wmma wants a multiple of 4)
 constexpr int kProbLd = kTile + kPad;  // bf16 P^T / dS^T tile row stride
 constexpr float kLog2e = 1.442695040888963407f;
 constexpr std::size_t kWorkspaceAlign = 256;
@@ -49,18 +50,15 @@ template <int D>
 struct BackwardSmem {
   static constexpr int kLd = D + kPad;  // bf16 row stride of the K, V, Q, dO tiles
   static constexpr std::size_t kTileBytes = std::size_t{kTile} * kLd * sizeof(bf16);
-  static constexpr std::size_t kScratchBytes = std::size_t{kWarps} * kFrag * kScoreLd * sizeof(float);
   static constexpr std::size_t kK = 0;
   static constexpr std::size_t kV = kK + kTileBytes;
   static constexpr std::size_t kQ = kV + kTileBytes;
   static constexpr std::size_t kDO = kQ + kTileBytes;
-  static constexpr std::size_t kS = kDO + kTileBytes;      // per warp (16, 64) fp32: S^T, then P^T
-  static constexpr std::size_t kDP = kS + kScratchBytes;   // per warp (16, 64) fp32: dP^T, then dS^T
-  static constexpr std::size_t kDS = kDP + kScratchBytes;  // (64 keys, 64 queries) bf16: P^T, then dS^T
+  static constexpr std::size_t kDS = kDO + kTileBytes;  // (64 keys, 64 queries) bf16: dS^T
   static constexpr std::size_t kLse = kDS + std::size_t{kTile} * kProbLd * sizeof(bf16);  // (64,) lse log2(e)
   static constexpr std::size_t kDelta = kLse + kTile * sizeof(float);                     // (64,)
   static constexpr std::size_t kBytes = kDelta + kTile * sizeof(float);
-  static_assert(kS % 128 == 0 && kDP % 128 == 0 && kDS % 128 == 0 && kLse % 128 == 0);
+  static_assert(kDS % 128 == 0 && kLse % 128 == 0);
 };
 
 // Rows [row0, row0 + 64) of one (T, D) slice into a padded tile with cp.async. Rows
@@ -89,34 +87,11 @@ __device__ void load_row_stats(float* lse_log2, float* delta_tile, const float* 
     delta_tile[t - kTile] = row0 + t - kTile < seq ? delta[row0 + t - kTile] : 0.0f;
 }
 
-// Lanes 2r and 2r+1 share row r of a warp's 16 x 64 block: at step i (0..31) lane
-// (r, half) takes column 2 ((i + r/8) mod 32) + half. The pair splits the row into
-// even and odd columns; the skew by r/8 puts the 32 lanes of a step on 32 distinct
-// banks of the fp32 scratch (row stride 68 words) and 16 distinct words of the bf16
-// tile (row stride 36 words).
-__device__ __forceinline__ int pair_column(int i, int r, int half) { return 2 * ((i + (r >> 3)) & 31) + half; }
-
 __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
   const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
   std::uint32_t bits;
   memcpy(&bits, &pair, sizeof(bits));
   return bits;
-}
-
-// A warp's 16 x 64 fp32 block (row stride kScoreLd) as bf16 into rows row0.. (those
-// below seq) and columns col0..col0+63 of a (T, D) slice.
-template <int D>
-__device__ void store_block_bf16(bf16* slice, const float* block, int row0, int col0, int seq, int lane) {
-  for (int i = lane; i < kFrag * 8; i += 32) {
-    const int r = i / 8;
-    const int c = (i % 8) * 8;
-    if (row0 + r >= seq) continue;
-    const float4 a = *reinterpret_cast<const float4*>(block + r * kScoreLd + c);
-    const float4 b = *reinterpret_cast<const float4*>(block + r * kScoreLd + c + 4);
-    const uint4 packed =
-        make_uint4(pack_bf16x2(a.x, a.y), pack_bf16x2(a.z, a.w), pack_bf16x2(b.x, b.y), pack_bf16x2(b.z, b.w));
-    *reinterpret_cast<uint4*>(slice + static_cast<std::size_t>(row0 + r) * D + col0 + c) = packed;
-  }
 }
 
 // One warp per row: delta = sum_d dout * o in fp32, and the row's dQ accumulator zeroed.
@@ -142,6 +117,9 @@ __global__ void __launch_bounds__(kThreads)
 
 // grid (B*H, ceil(T/64)), 128 threads. scale_log2 = log2(e) / sqrt(D) turns q.k into
 // base-2 scores; scale = 1 / sqrt(D) is folded into dS before it is rounded to bf16.
+// Warp w owns keys 16w..16w+15 of the tile: S^T, dP^T, P^T and dS^T (16 keys x 64
+// queries) and its dK, dV rows live in mma.sync accumulator registers; only dS^T is
+// shared (through ds_tile) for dQ, where warp w owns query rows 16w..16w+15.
 template <int D>
 __global__ void __launch_bounds__(kThreads)
     attention_backward_kernel(const bf16* q, const bf16* k, const bf16* v, const bf16* dout, const float* lse,
@@ -149,13 +127,9 @@ __global__ void __launch_bounds__(kThreads)
                               float scale) {
   using Smem = BackwardSmem<D>;
   constexpr int kLd = Smem::kLd;
-  constexpr int kDFrags = D / kFrag;
-  constexpr int kTileFrags = kTile / kFrag;
-  using AccFrag = wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float>;
-  using RowAFrag = wmma::fragment<wmma::matrix_a, kFrag, kFrag, kFrag, bf16, wmma::row_major>;
-  using ColAFrag = wmma::fragment<wmma::matrix_a, kFrag, kFrag, kFrag, bf16, wmma::col_major>;
-  using RowBFrag = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::row_major>;
-  using ColBFrag = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::col_major>;
+  constexpr int kDSlices = D / 16;    // k16 slices of D
+  constexpr int kDTiles = D / 8;      // n8 tiles of D
+  constexpr int kQTiles = kTile / 8;  // n8 tiles of the query tile
 
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* k_tile = reinterpret_cast<bf16*>(smem + Smem::kK);    // (64 keys, D)
@@ -167,8 +141,8 @@ __global__ void __launch_bounds__(kThreads)
   float* delta_tile = reinterpret_cast<float*>(smem + Smem::kDelta);
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  float* s_scratch = reinterpret_cast<float*>(smem + Smem::kS) + warp * kFrag * kScoreLd;    // (16, 64)
-  float* dp_scratch = reinterpret_cast<float*>(smem + Smem::kDP) + warp * kFrag * kScoreLd;  // (16, 64)
+  const int g = lane >> 2;  // mma groupID: accumulator rows g and g + 8
+  const int t = lane & 3;   // mma threadID_in_group: accumulator columns 2t, 2t + 1
   bf16* ds_rows = ds_tile + warp * kFrag * kProbLd;  // this warp's 16 key rows of ds_tile
 
   // Key tile 0 is seen by every query tile: the heaviest blocks start first.
@@ -193,16 +167,16 @@ __global__ void __launch_bounds__(kThreads)
   __pipeline_commit();
   load_row_stats(lse_log2, delta_tile, lse, delta, key0, seq);
 
-  AccFrag dk_acc[kDFrags];  // (16 keys, D) of this warp
-  AccFrag dv_acc[kDFrags];  // (16 keys, D) of this warp
+  float dk_acc[kDTiles][4];  // (16 keys, D) of this warp
+  float dv_acc[kDTiles][4];  // (16 keys, D) of this warp
 #pragma unroll
-  for (int f = 0; f < kDFrags; ++f) {
-    wmma::fill_fragment(dk_acc[f], 0.0f);
-    wmma::fill_fragment(dv_acc[f], 0.0f);
-  }
-  const int r = lane >> 1;  // elementwise: lanes 2r, 2r+1 share key row r of the warp
-  const int half = lane & 1;
-  const int my_key = key0 + warp * kFrag + r;
+  for (int f = 0; f < kDTiles; ++f)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      dk_acc[f][e] = 0.0f;
+      dv_acc[f][e] = 0.0f;
+    }
+  const int key_of[2] = {key0 + warp * kFrag + g, key0 + warp * kFrag + g + 8};
 
   // Pipeline: Q, dO, lse, delta of tile i+1 load while tile i's dQ is computed.
   for (int qt = k_tile_index; qt < num_tiles; ++qt) {
@@ -210,89 +184,87 @@ __global__ void __launch_bounds__(kThreads)
     __pipeline_wait_prior(0);
     __syncthreads();  // this tile's Q, dO, lse, delta are in; every warp is done with the last ds_tile
 
-    // S^T = K Q^T (16 keys x 64 queries), then dP^T = V dO^T, each to fp32 scratch.
-    {
-      AccFrag acc[kTileFrags];
+    // S^T = K Q^T and dP^T = V dO^T (16 keys x 64 queries each).
+    float s[kQTiles][4];
+    float dp[kQTiles][4];
 #pragma unroll
-      for (int n = 0; n < kTileFrags; ++n) wmma::fill_fragment(acc[n], 0.0f);
-#pragma unroll 1
-      for (int f = 0; f < kDFrags; ++f) {
-        RowAFrag k_frag;
-        wmma::load_matrix_sync(k_frag, k_tile + warp * kFrag * kLd + f * kFrag, kLd);
+    for (int n = 0; n < kQTiles; ++n)
 #pragma unroll
-        for (int n = 0; n < kTileFrags; ++n) {
-          // Q^T as a column-major B: element (d, query) sits at q_tile[query * kLd + d].
-          ColBFrag q_frag;
-          wmma::load_matrix_sync(q_frag, q_tile + n * kFrag * kLd + f * kFrag, kLd);
-          wmma::mma_sync(acc[n], k_frag, q_frag, acc[n]);
-        }
+      for (int e = 0; e < 4; ++e) {
+        s[n][e] = 0.0f;
+        dp[n][e] = 0.0f;
       }
+#pragma unroll 1  // unrolled, D = 128 would spill
+    for (int f = 0; f < kDSlices; ++f) {
+      std::uint32_t ka[4];
+      std::uint32_t va[4];
+      ldmatrix_x4(ka, k_tile + (warp * kFrag + (lane & 15)) * kLd + f * 16 + (lane >> 4) * 8);
+      ldmatrix_x4(va, v_tile + (warp * kFrag + (lane & 15)) * kLd + f * 16 + (lane >> 4) * 8);
 #pragma unroll
-      for (int n = 0; n < kTileFrags; ++n) {
-        wmma::store_matrix_sync(s_scratch + n * kFrag, acc[n], kScoreLd, wmma::mem_row_major);
-        wmma::fill_fragment(acc[n], 0.0f);
+      for (int np = 0; np < kQTiles / 2; ++np) {
+        // Q^T and dO^T as col-major B: element (d, query) at tile[query * kLd + d].
+        const int offset = (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * kLd + f * 16 + ((lane >> 3) & 1) * 8;
+        std::uint32_t qb[4];
+        ldmatrix_x4(qb, q_tile + offset);
+        mma_bf16_16816(s[2 * np], ka, qb[0], qb[1]);
+        mma_bf16_16816(s[2 * np + 1], ka, qb[2], qb[3]);
+        std::uint32_t ob[4];
+        ldmatrix_x4(ob, do_tile + offset);
+        mma_bf16_16816(dp[2 * np], va, ob[0], ob[1]);
+        mma_bf16_16816(dp[2 * np + 1], va, ob[2], ob[3]);
       }
-#pragma unroll 1
-      for (int f = 0; f < kDFrags; ++f) {
-        RowAFrag v_frag;
-        wmma::load_matrix_sync(v_frag, v_tile + warp * kFrag * kLd + f * kFrag, kLd);
-#pragma unroll
-        for (int n = 0; n < kTileFrags; ++n) {
-          ColBFrag do_frag;
-          wmma::load_matrix_sync(do_frag, do_tile + n * kFrag * kLd + f * kFrag, kLd);
-          wmma::mma_sync(acc[n], v_frag, do_frag, acc[n]);
-        }
-      }
-#pragma unroll
-      for (int n = 0; n < kTileFrags; ++n)
-        wmma::store_matrix_sync(dp_scratch + n * kFrag, acc[n], kScoreLd, wmma::mem_row_major);
     }
-    __syncwarp();
 
     // P^T = exp2(S^T scale_log2 - lse log2 e) where query >= key and query < T, else 0;
-    // dS^T = P^T (dP^T - delta) / sqrt(D). P^T goes to this warp's ds_tile rows in bf16
-    // (for dV), dS^T to dp_scratch in fp32 (rounded to bf16 once dV is done).
-#pragma unroll 8
-    for (int i = 0; i < 32; ++i) {
-      const int c = pair_column(i, r, half);
-      const int query = query0 + c;
-      const float p =
-          (query >= my_key && query < seq) ? exp2f(s_scratch[r * kScoreLd + c] * scale_log2 - lse_log2[c]) : 0.0f;
-      dp_scratch[r * kScoreLd + c] = p * (dp_scratch[r * kScoreLd + c] - delta_tile[c]) * scale;
-      ds_rows[r * kProbLd + c] = __float2bfloat16(p);
-    }
-    __syncwarp();
-
-    // dV += P^T dO.
-#pragma unroll 1
-    for (int kk = 0; kk < kTileFrags; ++kk) {
-      RowAFrag p_frag;
-      wmma::load_matrix_sync(p_frag, ds_rows + kk * kFrag, kProbLd);
+    // dS^T = P^T (dP^T - delta) / sqrt(D).
 #pragma unroll
-      for (int f = 0; f < kDFrags; ++f) {
-        RowBFrag do_frag;
-        wmma::load_matrix_sync(do_frag, do_tile + kk * kFrag * kLd + f * kFrag, kLd);
-        wmma::mma_sync(dv_acc[f], p_frag, do_frag, dv_acc[f]);
+    for (int n = 0; n < kQTiles; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int c = n * 8 + 2 * t + (e & 1);
+        const int query = query0 + c;
+        const float p = (query >= key_of[e >> 1] && query < seq) ? exp2f(s[n][e] * scale_log2 - lse_log2[c]) : 0.0f;
+        s[n][e] = p;
+        dp[n][e] = p * (dp[n][e] - delta_tile[c]) * scale;
       }
-    }
-    __syncwarp();
-#pragma unroll 8
-    for (int i = 0; i < 32; ++i) {
-      const int c = pair_column(i, r, half);
-      ds_rows[r * kProbLd + c] = __float2bfloat16(dp_scratch[r * kScoreLd + c]);
-    }
-    __syncwarp();
-
-    // dK += dS^T Q (the 1/sqrt(D) is already in dS).
-#pragma unroll 1
-    for (int kk = 0; kk < kTileFrags; ++kk) {
-      RowAFrag ds_frag;
-      wmma::load_matrix_sync(ds_frag, ds_rows + kk * kFrag, kProbLd);
+    // As A fragments of four k16 query slices (accumulators of n8 tiles 2j, 2j+1),
+    // and dS^T in bf16 to ds_tile for dQ.
+    std::uint32_t p_frag[kTile / 16][4];
+    std::uint32_t ds_frag[kTile / 16][4];
 #pragma unroll
-      for (int f = 0; f < kDFrags; ++f) {
-        RowBFrag q_frag;
-        wmma::load_matrix_sync(q_frag, q_tile + kk * kFrag * kLd + f * kFrag, kLd);
-        wmma::mma_sync(dk_acc[f], ds_frag, q_frag, dk_acc[f]);
+    for (int j = 0; j < kTile / 16; ++j) {
+      p_frag[j][0] = pack_bf16x2(s[2 * j][0], s[2 * j][1]);
+      p_frag[j][1] = pack_bf16x2(s[2 * j][2], s[2 * j][3]);
+      p_frag[j][2] = pack_bf16x2(s[2 * j + 1][0], s[2 * j + 1][1]);
+      p_frag[j][3] = pack_bf16x2(s[2 * j + 1][2], s[2 * j + 1][3]);
+      ds_frag[j][0] = pack_bf16x2(dp[2 * j][0], dp[2 * j][1]);
+      ds_frag[j][1] = pack_bf16x2(dp[2 * j][2], dp[2 * j][3]);
+      ds_frag[j][2] = pack_bf16x2(dp[2 * j + 1][0], dp[2 * j + 1][1]);
+      ds_frag[j][3] = pack_bf16x2(dp[2 * j + 1][2], dp[2 * j + 1][3]);
+    }
+#pragma unroll
+    for (int j = 0; j < kTile / 16; ++j) {
+      *reinterpret_cast<std::uint32_t*>(ds_rows + g * kProbLd + j * 16 + 2 * t) = ds_frag[j][0];
+      *reinterpret_cast<std::uint32_t*>(ds_rows + (g + 8) * kProbLd + j * 16 + 2 * t) = ds_frag[j][1];
+      *reinterpret_cast<std::uint32_t*>(ds_rows + g * kProbLd + j * 16 + 8 + 2 * t) = ds_frag[j][2];
+      *reinterpret_cast<std::uint32_t*>(ds_rows + (g + 8) * kProbLd + j * 16 + 8 + 2 * t) = ds_frag[j][3];
+    }
+
+    // dV += P^T dO; dK += dS^T Q (the 1/sqrt(D) is already in dS). dO and Q as
+    // B operands (k = query, n = d), transposed by ldmatrix.
+#pragma unroll
+    for (int j = 0; j < kTile / 16; ++j) {
+#pragma unroll
+      for (int dp2 = 0; dp2 < kDTiles / 2; ++dp2) {
+        const int offset = (j * 16 + (lane & 15)) * kLd + dp2 * 16 + (lane >> 4) * 8;
+        std::uint32_t ob[4];
+        ldmatrix_x4_trans(ob, do_tile + offset);
+        mma_bf16_16816(dv_acc[2 * dp2], p_frag[j], ob[0], ob[1]);
+        mma_bf16_16816(dv_acc[2 * dp2 + 1], p_frag[j], ob[2], ob[3]);
+        std::uint32_t qb[4];
+        ldmatrix_x4_trans(qb, q_tile + offset);
+        mma_bf16_16816(dk_acc[2 * dp2], ds_frag[j], qb[0], qb[1]);
+        mma_bf16_16816(dk_acc[2 * dp2 + 1], ds_frag[j], qb[2], qb[3]);
       }
     }
     __syncthreads();  // all of ds_tile is written; every warp is done with Q, dO, lse, delta
@@ -303,54 +275,57 @@ __global__ void __launch_bounds__(kThreads)
       load_row_stats(lse_log2, delta_tile, lse, delta, query0 + kTile, seq);
     }
 
-    // dQ += dS K for query rows 16w..16w+15 of the tile, 64 columns at a time, added
-    // to the fp32 accumulator with atomics (other key tiles add to the same rows).
+    // dQ += dS K for query rows 16w..16w+15 of the tile, added to the fp32
+    // accumulator with atomics (other key tiles add to the same rows).
     const int dq_row0 = query0 + warp * kFrag;
     if (dq_row0 < seq) {
+      float acc[kDTiles][4];
 #pragma unroll
-      for (int chunk = 0; chunk < D / kTile; ++chunk) {
-        AccFrag acc[kTileFrags];
+      for (int f = 0; f < kDTiles; ++f)
 #pragma unroll
-        for (int n = 0; n < kTileFrags; ++n) wmma::fill_fragment(acc[n], 0.0f);
-#pragma unroll 1
-        for (int kk = 0; kk < kTileFrags; ++kk) {
-          // dS as a column-major A: element (query, key) sits at ds_tile[key * kProbLd + query].
-          ColAFrag ds_frag;
-          wmma::load_matrix_sync(ds_frag, ds_tile + kk * kFrag * kProbLd + warp * kFrag, kProbLd);
+        for (int e = 0; e < 4; ++e) acc[f][e] = 0.0f;
 #pragma unroll
-          for (int n = 0; n < kTileFrags; ++n) {
-            RowBFrag k_frag;
-            wmma::load_matrix_sync(k_frag, k_tile + kk * kFrag * kLd + chunk * kTile + n * kFrag, kLd);
-            wmma::mma_sync(acc[n], ds_frag, k_frag, acc[n]);
-          }
+      for (int kk = 0; kk < kTile / 16; ++kk) {
+        // dS as the A operand: element (query, key) at ds_tile[key * kProbLd + query],
+        // transposed by ldmatrix. Matrices: keys 16kk + {0, 0, 8, 8} x queries 16w + {0, 8, 0, 8}.
+        std::uint32_t dsa[4];
+        ldmatrix_x4_trans(dsa, ds_tile + (kk * 16 + (lane & 7) + ((lane >> 4) << 3)) * kProbLd + warp * kFrag +
+                                   ((lane >> 3) & 1) * 8);
+#pragma unroll
+        for (int dp2 = 0; dp2 < kDTiles / 2; ++dp2) {
+          // K as the B operand (k = key, n = d), transposed by ldmatrix.
+          std::uint32_t kb[4];
+          ldmatrix_x4_trans(kb, k_tile + (kk * 16 + (lane & 15)) * kLd + dp2 * 16 + (lane >> 4) * 8);
+          mma_bf16_16816(acc[2 * dp2], dsa, kb[0], kb[1]);
+          mma_bf16_16816(acc[2 * dp2 + 1], dsa, kb[2], kb[3]);
         }
+      }
 #pragma unroll
-        for (int n = 0; n < kTileFrags; ++n)
-          wmma::store_matrix_sync(s_scratch + n * kFrag, acc[n], kScoreLd, wmma::mem_row_major);
-        __syncwarp();
-        const int rows = min(kFrag, seq - dq_row0);
-        for (int row = 0; row < rows; ++row) {
-          float* dst = dq_accum + static_cast<std::size_t>(dq_row0 + row) * D + chunk * kTile;
-          atomicAdd(dst + lane, s_scratch[row * kScoreLd + lane]);
-          atomicAdd(dst + lane + 32, s_scratch[row * kScoreLd + lane + 32]);
+      for (int i = 0; i < 2; ++i) {
+        const int row = dq_row0 + g + 8 * i;
+        if (row >= seq) continue;
+        float* dst = dq_accum + static_cast<std::size_t>(row) * D + 2 * t;
+#pragma unroll
+        for (int f = 0; f < kDTiles; ++f) {
+          atomicAdd(dst + f * 8, acc[f][2 * i]);
+          atomicAdd(dst + f * 8 + 1, acc[f][2 * i + 1]);
         }
-        __syncwarp();
       }
     }
   }
 
-  // dK and dV of this warp's 16 keys, 64 columns at a time through the scratch.
+  // dK and dV of this warp's 16 keys.
 #pragma unroll
-  for (int chunk = 0; chunk < D / kTile; ++chunk) {
+  for (int i = 0; i < 2; ++i) {
+    const int row = key_of[i];
+    if (row >= seq) continue;
+    bf16* dk_row = dk + static_cast<std::size_t>(row) * D + 2 * t;
+    bf16* dv_row = dv + static_cast<std::size_t>(row) * D + 2 * t;
 #pragma unroll
-    for (int n = 0; n < kTileFrags; ++n) {
-      wmma::store_matrix_sync(s_scratch + n * kFrag, dk_acc[chunk * kTileFrags + n], kScoreLd, wmma::mem_row_major);
-      wmma::store_matrix_sync(dp_scratch + n * kFrag, dv_acc[chunk * kTileFrags + n], kScoreLd, wmma::mem_row_major);
+    for (int f = 0; f < kDTiles; ++f) {
+      *reinterpret_cast<std::uint32_t*>(dk_row + f * 8) = pack_bf16x2(dk_acc[f][2 * i], dk_acc[f][2 * i + 1]);
+      *reinterpret_cast<std::uint32_t*>(dv_row + f * 8) = pack_bf16x2(dv_acc[f][2 * i], dv_acc[f][2 * i + 1]);
     }
-    __syncwarp();
-    store_block_bf16<D>(dk, s_scratch, key0 + warp * kFrag, chunk * kTile, seq, lane);
-    store_block_bf16<D>(dv, dp_scratch, key0 + warp * kFrag, chunk * kTile, seq, lane);
-    __syncwarp();
   }
 }
 
