@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -31,6 +32,9 @@
 #include "nccl_bench.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/gemm.h"
+#endif
+#ifdef TRAINSIM_CALIBRATE_WITH_MPI
+#include <mpi.h>
 #endif
 
 namespace {
@@ -112,6 +116,39 @@ int import_nccl_tests(const Options& o) {
   return 0;
 }
 
+// This process's place among MPI ranks; one rank without MPI or outside mpirun.
+struct MpiPlace {
+  bool launched = false;  // under mpirun/srun: collectives go through MPI, even with one rank
+  int rank = 0;
+  int size = 1;
+};
+
+#ifdef TRAINSIM_CALIBRATE_WITH_MPI
+// MPI is started only under a launcher (mpirun, srun), so the plain command needs none.
+class MpiSession {
+ public:
+  MpiSession(int& argc, char**& argv) {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+      if (std::getenv(v) != nullptr) active_ = true;
+    if (!active_) return;
+    MPI_Init(&argc, &argv);
+    place_.launched = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &place_.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &place_.size);
+  }
+  ~MpiSession() {
+    if (active_) MPI_Finalize();
+  }
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  [[nodiscard]] MpiPlace place() const { return place_; }
+
+ private:
+  bool active_ = false;
+  MpiPlace place_;
+};
+#endif
+
 #ifdef TRAINSIM_CALIBRATE_WITH_CUDA
 json device_header(const Options& o) {
   int device = 0, count = 0, driver = 0, runtime = 0;
@@ -141,9 +178,16 @@ json device_header(const Options& o) {
             {"nccl", nccl_version()}}}};
 }
 
-int measure(Options o) {
+int measure(Options o, MpiPlace mpi) {
   if (!o.gemm && !o.kernels && !o.copies && !o.launch && !o.nccl)
     o.gemm = o.kernels = o.copies = o.launch = o.nccl = true;
+  // Under MPI every rank joins the collectives; rank 0 alone measures the rest of
+  // its GPU, prints and writes the profile.
+  const bool lead = mpi.rank == 0;
+  if (!lead) {
+    o.gemm = o.kernels = o.copies = o.launch = false;
+    o.out.clear();
+  }
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0)
@@ -151,10 +195,12 @@ int measure(Options o) {
                              (status != cudaSuccess ? cudaGetErrorString(status) : "none found") +
                              "): trainsim-calibrate measures the GPUs of the machine it runs on");
   ProfileWriter profile(o.out, device_header(o));
+  std::FILE* log = lead ? stdout : std::fopen("/dev/null", "w");
+  if (log == nullptr) log = stdout;
   cudaStream_t stream = nullptr;
   TRAINSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   Timer timer(stream);
-  BenchContext ctx{stream, &timer, &profile, &g_stop, stdout};
+  BenchContext ctx{stream, &timer, &profile, &g_stop, log};
   try {
     if (o.launch && !ctx.stopped()) bench_launch_overhead(ctx);
     if (o.copies && !ctx.stopped()) bench_copies(ctx, 4.0 * (1ull << 30));
@@ -179,7 +225,12 @@ int measure(Options o) {
       n.iters = o.iters;
       n.warmup = o.warmup;
       n.check = o.check != 0;
-      bench_nccl_local(ctx, n);
+#ifdef TRAINSIM_CALIBRATE_WITH_MPI
+      if (mpi.launched)
+        bench_nccl_mpi(ctx, n);
+      else
+#endif
+        bench_nccl_local(ctx, n);
       json p = profile.profile();
       refit(p);
       profile.set("collective_fits", p["collective_fits"]);
@@ -195,6 +246,8 @@ int measure(Options o) {
     std::fprintf(stderr, "interrupted: %s keeps what was measured (\"complete\": false)\n", o.out.c_str());
     return kExitInterrupted;
   }
+  if (log != stdout) std::fclose(log);
+  if (!lead) return 0;
   profile.finish();
   std::printf("wrote %s\n", o.out.c_str());
   return 0;
@@ -204,6 +257,12 @@ int measure(Options o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef TRAINSIM_CALIBRATE_WITH_MPI
+  MpiSession mpi_session(argc, argv);
+  const MpiPlace mpi = mpi_session.place();
+#else
+  const MpiPlace mpi;
+#endif
   Options o;
   for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(i ? argv[i] : "trainsim-calibrate");
   CLI::App app{"trainsim-calibrate: measure GEMMs, kernels, copies and NCCL collectives into a calibration profile"};
@@ -245,8 +304,9 @@ int main(int argc, char** argv) {
       if (o.dtypes.size() == 5) o.dtypes = {scenario_gemm_dtype(o.scenario)};
     }
 #ifdef TRAINSIM_CALIBRATE_WITH_CUDA
-    return measure(o);
+    return measure(o, mpi);
 #else
+    (void)mpi;
     std::fprintf(stderr, "trainsim-calibrate: this build has no CUDA part (the CUDA Toolkit was not found), so it "
                          "can only --import-nccl-tests\n");
     return kExitError;

@@ -1,6 +1,9 @@
 #include "nccl_bench.h"
 
 #include <nccl.h>
+#ifdef TRAINSIM_CALIBRATE_WITH_MPI
+#include <mpi.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -196,5 +199,100 @@ void bench_nccl_local(BenchContext& ctx, const NcclOptions& o) {
   }
   TRAINSIM_CUDA_CHECK(cudaSetDevice(0));
 }
+
+#ifdef TRAINSIM_CALIBRATE_WITH_MPI
+void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
+  int rank = 0, n = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  // Hosts of all ranks: the scope, and the local rank that picks the GPU.
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  std::vector<char> names(static_cast<std::size_t>(n) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                MPI_COMM_WORLD);
+  int local_rank = 0;
+  bool several_hosts = false;
+  for (int r = 0; r < n; ++r) {
+    const std::string other(&names[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+    if (other != name) several_hosts = true;
+    if (r < rank && other == name) ++local_rank;
+  }
+  int gpus = 0;
+  TRAINSIM_CUDA_CHECK(cudaGetDeviceCount(&gpus));
+  Rank me;
+  me.device = local_rank % gpus;
+  TRAINSIM_CUDA_CHECK(cudaSetDevice(me.device));
+  ncclUniqueId id{};
+  if (rank == 0) TRAINSIM_NCCL_CHECK(ncclGetUniqueId(&id));
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  TRAINSIM_NCCL_CHECK(ncclCommInitRank(&me.comm, n, id, rank));
+  TRAINSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&me.stream, cudaStreamNonBlocking));
+  const auto max_elements = static_cast<std::size_t>(o.max_bytes / sizeof(float));
+  me.send = kernels::DeviceBuffer<float>(max_elements);
+  me.recv = kernels::DeviceBuffer<float>(max_elements);
+  me.wrong = kernels::DeviceBuffer<unsigned long long>(1);
+  const char* scope = several_hosts ? "inter_node" : "intra_node";
+  auto one = [&](const std::string& op, std::size_t elements) {
+    TRAINSIM_NCCL_CHECK(ncclGroupStart());
+    enqueue(op, me, rank, n, elements);
+    TRAINSIM_NCCL_CHECK(ncclGroupEnd());
+  };
+
+  for (const std::string& op : o.ops) {
+    if (rank == 0) {
+      std::fprintf(ctx.log, "# %s: %d ranks, one GPU per MPI process (%s), float, out-of-place, %d warm-up + %d timed\n",
+                   op.c_str(), n, scope, o.warmup, o.iters);
+      std::fprintf(ctx.log, "#       size         count    time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n");
+    }
+    for (double b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
+      // Every rank takes the same decision to stop (rank 0's Ctrl-C).
+      int stop = ctx.stopped() ? 1 : 0;
+      MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      if (stop != 0) break;
+      std::size_t elements = std::max<std::size_t>(1, static_cast<std::size_t>(b) / sizeof(float));
+      if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all")
+        elements = std::max<std::size_t>(static_cast<std::size_t>(n), elements / static_cast<std::size_t>(n) *
+                                                                           static_cast<std::size_t>(n));
+      const double bytes = static_cast<double>(elements * sizeof(float));
+      long long wrong = 0;
+      if (o.check) {
+        fill_inputs(op, me, rank, n, elements);
+        TRAINSIM_CUDA_CHECK(cudaStreamSynchronize(me.stream));
+        one(op, elements);
+        TRAINSIM_CUDA_CHECK(cudaMemsetAsync(me.wrong.get(), 0, sizeof(unsigned long long), me.stream));
+        check_outputs(op, me, rank, n, elements);
+        TRAINSIM_CUDA_CHECK(cudaStreamSynchronize(me.stream));
+        long long mine = static_cast<long long>(me.wrong.download()[0]);
+        MPI_Allreduce(&mine, &wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      }
+      for (int w = 0; w < o.warmup; ++w) one(op, elements);
+      TRAINSIM_CUDA_CHECK(cudaStreamSynchronize(me.stream));
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto start = std::chrono::steady_clock::now();
+      for (int it = 0; it < o.iters; ++it) one(op, elements);
+      TRAINSIM_CUDA_CHECK(cudaStreamSynchronize(me.stream));
+      double mine = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
+      double seconds = 0.0;
+      MPI_Allreduce(&mine, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      if (rank != 0) continue;
+      const double algbw = bytes / seconds / 1e9;
+      const double busbw = algbw * bus_factor(op, n);
+      std::fprintf(ctx.log, "%12.0f %13zu %11.2f %12.2f %12.2f %7lld\n", bytes, elements, seconds * 1e6, algbw,
+                   busbw, wrong);
+      ctx.profile->add("collectives", {{"op", op}, {"scope", scope}, {"ranks", n}, {"bytes", bytes},
+                                       {"seconds", seconds}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
+                                       {"wrong", wrong}});
+    }
+    if (rank == 0) ctx.profile->flush();
+  }
+  me.send = {};
+  me.recv = {};
+  me.wrong = {};
+  cudaStreamDestroy(me.stream);
+  ncclCommDestroy(me.comm);
+}
+#endif
 
 }  // namespace trainsim::calibrate

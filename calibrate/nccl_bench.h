@@ -23,6 +23,13 @@ struct NcclOptions {
 // One process, every visible GPU (ctx.stream is not used: each GPU gets its own).
 void bench_nccl_local(BenchContext& ctx, const NcclOptions& options);
 
+// One GPU per process across nodes (mpirun -np N trainsim-calibrate --nccl): rank 0
+// makes the NCCL id and broadcasts it over MPI; each rank takes GPU
+// (local rank mod GPUs per node). Only rank 0 prints and writes rows; the time of
+// an iteration is the slowest rank's; #wrong sums over ranks. Scope is inter_node
+// when the ranks run on more than one host. Built only with MPI (TRAINSIM_WITH_MPI).
+void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& options);
+
 // NCCL's version as "2.28.3".
 [[nodiscard]] std::string nccl_version();
 

@@ -23,3 +23,6 @@ echo "calibrate exit $?"
 grep -E "^# |launch overhead|wrote|interrupted" "$out/calibrate.log" | head -40
 # The PyTorch GEMM reference on the same card (../shared/validation/PUBLIC_DATA.md shapes).
 python3 scripts/pytorch-gemm-reference.py --out "$out/pytorch-gemm.json"
+# The MPI path (one GPU per process), on the one GPU here: mpirun with one rank.
+grep -q "MPI part ON" "$out/configure.log" && mpirun --allow-run-as-root -np 1 build/device/trainsim-calibrate --nccl \
+  -e 64M --out "$out/mpi-profile.json" > "$out/mpi.log" 2>&1; head -4 "$out/mpi.log"; grep "MPI part" "$out/configure.log"
