@@ -9,8 +9,11 @@
 //   3. convert:    dq = bf16(dQ accumulator)
 // Matmuls run on bf16 tensor cores through mma.sync m16n8k16 fed by ldmatrix (sm_80+).
 // Contract: trainsim/kernels/attention.h; reference: kernels/reference/attention_ref.h.
-// sm_90, nvcc 13.0 -Xptxas -v, main kernel: D=128 255 registers, 79,360 B shared
-// (2 blocks/SM); D=64 177 registers, 46,592 B (2 blocks/SM); no spills.
+// Q, dO, lse and delta are double-buffered (the next query tile loads during the whole
+// current one); dQ goes out as float2 reductions (red.global.add.v2.f32, sm_90).
+// sm_90, nvcc 13.0 -Xptxas -v, main kernel: D=128 254 registers, 114,688 B shared
+// (2 blocks/SM); D=64 168 registers (launch bound: 3 blocks/SM), 65,536 B (3 blocks/SM);
+// no spills.
 #include <cuda_bf16.h>
 #include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
@@ -52,14 +55,22 @@ struct BackwardSmem {
   static constexpr std::size_t kTileBytes = std::size_t{kTile} * kLd * sizeof(bf16);
   static constexpr std::size_t kK = 0;
   static constexpr std::size_t kV = kK + kTileBytes;
+  // Query-side tiles are double-buffered: buffer b of Q at kQ + b * kTileBytes, etc.
   static constexpr std::size_t kQ = kV + kTileBytes;
-  static constexpr std::size_t kDO = kQ + kTileBytes;
-  static constexpr std::size_t kDS = kDO + kTileBytes;  // (64 keys, 64 queries) bf16: dS^T
-  static constexpr std::size_t kLse = kDS + std::size_t{kTile} * kProbLd * sizeof(bf16);  // (64,) lse log2(e)
-  static constexpr std::size_t kDelta = kLse + kTile * sizeof(float);                     // (64,)
-  static constexpr std::size_t kBytes = kDelta + kTile * sizeof(float);
-  static_assert(kDS % 128 == 0 && kLse % 128 == 0);
+  static constexpr std::size_t kDO = kQ + 2 * kTileBytes;
+  static constexpr std::size_t kDS = kDO + 2 * kTileBytes;  // (64 keys, 64 queries) bf16: dS^T
+  static constexpr std::size_t kLse = kDS + std::size_t{kTile} * kProbLd * sizeof(bf16);  // 2 x (64,) lse log2(e)
+  static constexpr std::size_t kDelta = kLse + 2 * kTile * sizeof(float);                 // 2 x (64,)
+  static constexpr std::size_t kBytes = kDelta + 2 * kTile * sizeof(float);
+  static_assert(kDS % 128 == 0 && kLse % 128 == 0 && kTileBytes % 128 == 0);
+  // D = 64: 65,536 B (3 blocks/SM); D = 128: 114,688 B, and 2 x (114,688 + 1,024
+  // reserved) = 231,424 B fits the 233,472 B of shared memory per SM (2 blocks/SM).
+  static_assert(D != 128 || 2 * (kBytes + 1024) <= 233472);
 };
+
+// Blocks per SM the register budget is sized for: D = 64 fits 3 (<= 168 registers).
+template <int D>
+constexpr int kMinBlocks = D == 64 ? 3 : 1;
 
 // Rows [row0, row0 + 64) of one (T, D) slice into a padded tile with cp.async. Rows
 // at or past T are zeroed: masked probabilities are 0, and 0 * (stale NaN) is NaN.
@@ -121,7 +132,7 @@ __global__ void __launch_bounds__(kThreads)
 // queries) and its dK, dV rows live in mma.sync accumulator registers; only dS^T is
 // shared (through ds_tile) for dQ, where warp w owns query rows 16w..16w+15.
 template <int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocks<D>)
     attention_backward_kernel(const bf16* q, const bf16* k, const bf16* v, const bf16* dout, const float* lse,
                               const float* delta, float* dq_accum, bf16* dk, bf16* dv, int seq, float scale_log2,
                               float scale) {
@@ -134,11 +145,12 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* k_tile = reinterpret_cast<bf16*>(smem + Smem::kK);    // (64 keys, D)
   bf16* v_tile = reinterpret_cast<bf16*>(smem + Smem::kV);    // (64 keys, D)
-  bf16* q_tile = reinterpret_cast<bf16*>(smem + Smem::kQ);    // (64 queries, D)
-  bf16* do_tile = reinterpret_cast<bf16*>(smem + Smem::kDO);  // (64 queries, D)
   bf16* ds_tile = reinterpret_cast<bf16*>(smem + Smem::kDS);  // (64 keys, 64 queries)
-  float* lse_log2 = reinterpret_cast<float*>(smem + Smem::kLse);
-  float* delta_tile = reinterpret_cast<float*>(smem + Smem::kDelta);
+  // Buffer b of the query-side tiles: (64 queries, D) Q and dO, (64,) lse and delta.
+  auto q_buf = [&](int b) { return reinterpret_cast<bf16*>(smem + Smem::kQ + b * Smem::kTileBytes); };
+  auto do_buf = [&](int b) { return reinterpret_cast<bf16*>(smem + Smem::kDO + b * Smem::kTileBytes); };
+  auto lse_buf = [&](int b) { return reinterpret_cast<float*>(smem + Smem::kLse) + b * kTile; };
+  auto delta_buf = [&](int b) { return reinterpret_cast<float*>(smem + Smem::kDelta) + b * kTile; };
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane >> 2;  // mma groupID: accumulator rows g and g + 8
@@ -162,10 +174,10 @@ __global__ void __launch_bounds__(kThreads)
 
   load_tile_async<D>(k_tile, k, key0, seq);
   load_tile_async<D>(v_tile, v, key0, seq);
-  load_tile_async<D>(q_tile, q, key0, seq);
-  load_tile_async<D>(do_tile, dout, key0, seq);
+  load_tile_async<D>(q_buf(0), q, key0, seq);
+  load_tile_async<D>(do_buf(0), dout, key0, seq);
   __pipeline_commit();
-  load_row_stats(lse_log2, delta_tile, lse, delta, key0, seq);
+  load_row_stats(lse_buf(0), delta_buf(0), lse, delta, key0, seq);
 
   float dk_acc[kDTiles][4];  // (16 keys, D) of this warp
   float dv_acc[kDTiles][4];  // (16 keys, D) of this warp
@@ -178,11 +190,25 @@ __global__ void __launch_bounds__(kThreads)
     }
   const int key_of[2] = {key0 + warp * kFrag + g, key0 + warp * kFrag + g + 8};
 
-  // Pipeline: Q, dO, lse, delta of tile i+1 load while tile i's dQ is computed.
+  // Pipeline: Q, dO, lse, delta of tile i+1 load into the other buffer while tile i
+  // is computed.
   for (int qt = k_tile_index; qt < num_tiles; ++qt) {
     const int query0 = qt * kTile;
+    const int buf = (qt - k_tile_index) & 1;
+    const bf16* q_tile = q_buf(buf);
+    const bf16* do_tile = do_buf(buf);
+    const float* lse_log2 = lse_buf(buf);
+    const float* delta_tile = delta_buf(buf);
     __pipeline_wait_prior(0);
-    __syncthreads();  // this tile's Q, dO, lse, delta are in; every warp is done with the last ds_tile
+    // This tile's Q, dO, lse, delta are in; every warp is done with the last ds_tile
+    // and with the other buffer (last used by tile qt - 1 before its second barrier).
+    __syncthreads();
+    if (qt + 1 < num_tiles) {
+      load_tile_async<D>(q_buf(buf ^ 1), q, query0 + kTile, seq);
+      load_tile_async<D>(do_buf(buf ^ 1), dout, query0 + kTile, seq);
+      __pipeline_commit();
+      load_row_stats(lse_buf(buf ^ 1), delta_buf(buf ^ 1), lse, delta, query0 + kTile, seq);
+    }
 
     // S^T = K Q^T and dP^T = V dO^T (16 keys x 64 queries each).
     float s[kQTiles][4];
@@ -194,7 +220,7 @@ __global__ void __launch_bounds__(kThreads)
         s[n][e] = 0.0f;
         dp[n][e] = 0.0f;
       }
-#pragma unroll 1  // unrolled, D = 128 would spill
+#pragma unroll(D == 64 ? 2 : 1)  // further unrolled, D = 64 spills at 168 registers and D = 128 at 255
     for (int f = 0; f < kDSlices; ++f) {
       std::uint32_t ka[4];
       std::uint32_t va[4];
@@ -267,13 +293,7 @@ __global__ void __launch_bounds__(kThreads)
         mma_bf16_16816(dk_acc[2 * dp2 + 1], ds_frag[j], qb[2], qb[3]);
       }
     }
-    __syncthreads();  // all of ds_tile is written; every warp is done with Q, dO, lse, delta
-    if (qt + 1 < num_tiles) {
-      load_tile_async<D>(q_tile, q, query0 + kTile, seq);
-      load_tile_async<D>(do_tile, dout, query0 + kTile, seq);
-      __pipeline_commit();
-      load_row_stats(lse_log2, delta_tile, lse, delta, query0 + kTile, seq);
-    }
+    __syncthreads();  // all of ds_tile is written; every warp is done with this buffer
 
     // dQ += dS K for query rows 16w..16w+15 of the tile, added to the fp32
     // accumulator with atomics (other key tiles add to the same rows).
@@ -304,11 +324,16 @@ __global__ void __launch_bounds__(kThreads)
       for (int i = 0; i < 2; ++i) {
         const int row = dq_row0 + g + 8 * i;
         if (row >= seq) continue;
-        float* dst = dq_accum + static_cast<std::size_t>(row) * D + 2 * t;
+        float* dst = dq_accum + static_cast<std::size_t>(row) * D + 2 * t;  // 8-byte aligned
 #pragma unroll
         for (int f = 0; f < kDTiles; ++f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
           atomicAdd(dst + f * 8, acc[f][2 * i]);
           atomicAdd(dst + f * 8 + 1, acc[f][2 * i + 1]);
+#else
+          // sm_90: one vector reduction (red.global.add.v2.f32) per pair of columns.
+          atomicAdd(reinterpret_cast<float2*>(dst + f * 8), make_float2(acc[f][2 * i], acc[f][2 * i + 1]));
+#endif
         }
       }
     }
@@ -360,6 +385,9 @@ void launch_backward(const bf16* q, const bf16* k, const bf16* v, const bf16* o,
   constexpr std::size_t smem = BackwardSmem<D>::kBytes;
   TRAINSIM_CUDA_CHECK(cudaFuncSetAttribute(attention_backward_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
+  TRAINSIM_CUDA_CHECK(cudaFuncSetAttribute(attention_backward_kernel<D>,
+                                           cudaFuncAttributePreferredSharedMemoryCarveout,
+                                           cudaSharedmemCarveoutMaxShared));
   const dim3 grid(static_cast<unsigned>(shape.batch * shape.heads),
                   static_cast<unsigned>((shape.seq + kTile - 1) / kTile));
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));

@@ -6,8 +6,9 @@
 // accumulator of two adjacent n8 tiles is the A fragment of one k16 slice) and the
 // O accumulator in registers; only the K and V tiles go through shared memory.
 // Contract: trainsim/kernels/attention.h; reference: kernels/reference/attention_ref.h.
-// sm_90, nvcc 13.0 -Xptxas -v: D=64 (8 warps, 128 rows) 126 registers, 36,864 B shared
-// (2 blocks/SM); D=128 (4 warps, 64 rows) 166 registers, 52,224 B (3 blocks/SM); no spills.
+// sm_90, nvcc 13.0 -Xptxas -v: D=64 (8 warps, 128 rows, K/V double-buffered) 128
+// registers (8 bytes spilled), 55,296 B shared (2 blocks/SM); D=128 (4 warps, 64 rows,
+// single-buffered) 166 registers, 52,224 B (3 blocks/SM), no spills.
 #include <cuda_bf16.h>
 #include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
@@ -45,13 +46,18 @@ struct ForwardConfig {
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kRows = kWarps * kWarpRows;  // Br
   static constexpr int kMinBlocks = D == 64 ? 2 : 3;
+  // D = 64 double-buffers K and V (one barrier per key tile, loads overlap a whole
+  // tile); D = 128 keeps one buffer, as 2 x 87,040 B would cost its third block/SM.
+  static constexpr int kKvStages = D == 64 ? 2 : 1;
   static constexpr int kLd = D + kPad;  // bf16 row stride of the Q, K, V tiles
   // Dynamic shared memory in bytes from the start; offsets are multiples of 128.
+  // Buffer b of K at kK + b * kKvBytes, of V at kV + b * kKvBytes.
+  static constexpr std::size_t kKvBytes = std::size_t{kTile} * kLd * sizeof(bf16);
   static constexpr std::size_t kQ = 0;
   static constexpr std::size_t kK = kQ + std::size_t{kRows} * kLd * sizeof(bf16);
-  static constexpr std::size_t kV = kK + std::size_t{kTile} * kLd * sizeof(bf16);
-  static constexpr std::size_t kBytes = kV + std::size_t{kTile} * kLd * sizeof(bf16);
-  static_assert(kK % 128 == 0 && kV % 128 == 0 && kBytes % 128 == 0);
+  static constexpr std::size_t kV = kK + kKvStages * kKvBytes;
+  static constexpr std::size_t kBytes = kV + kKvStages * kKvBytes;
+  static_assert(kK % 128 == 0 && kV % 128 == 0 && kKvBytes % 128 == 0 && kBytes % 128 == 0);
 };
 
 // Rows [row0, row0 + kRowsToLoad) of one (T, D) slice into a padded tile with
@@ -93,8 +99,9 @@ __global__ void __launch_bounds__(ForwardConfig<D>::kThreads, ForwardConfig<D>::
 
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* q_tile = reinterpret_cast<bf16*>(smem + Cfg::kQ);  // (Br, D)
-  bf16* k_tile = reinterpret_cast<bf16*>(smem + Cfg::kK);  // (64, D)
-  bf16* v_tile = reinterpret_cast<bf16*>(smem + Cfg::kV);  // (64, D)
+  // Buffer b of the (64, D) K and V tiles.
+  auto k_buf = [&](int b) { return reinterpret_cast<bf16*>(smem + Cfg::kK + b * Cfg::kKvBytes); };
+  auto v_buf = [&](int b) { return reinterpret_cast<bf16*>(smem + Cfg::kV + b * Cfg::kKvBytes); };
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane >> 2;  // mma groupID: accumulator rows g and g + 8
@@ -117,7 +124,8 @@ __global__ void __launch_bounds__(ForwardConfig<D>::kThreads, ForwardConfig<D>::
   const int warp_tiles = warp_row0 < seq ? (warp_row0 + kWarpRows - 1) / kTile + 1 : 0;  // 64-aligned: see below
 
   load_tile_async<D, Cfg::kRows>(q_tile, q, row0, seq);
-  load_tile_async<D, kTile>(k_tile, k, 0, seq);
+  load_tile_async<D, kTile>(k_buf(0), k, 0, seq);
+  if constexpr (Cfg::kKvStages == 2) load_tile_async<D, kTile>(v_buf(0), v, 0, seq);
   __pipeline_commit();
   __pipeline_wait_prior(0);
   __syncthreads();
@@ -139,10 +147,29 @@ __global__ void __launch_bounds__(ForwardConfig<D>::kThreads, ForwardConfig<D>::
   float l_run[2] = {0.0f, 0.0f};
   const int row_of[2] = {warp_row0 + g, warp_row0 + g + 8};
 
-  // Pipeline: V(j) loads while S(j) and its softmax run; K(j+1) while P(j) V(j) runs.
+  // Pipeline, two stages: K(j+1) and V(j+1) load into the other buffers while tile j
+  // is computed. One stage: V(j) loads while S(j) and its softmax run; K(j+1) while
+  // P(j) V(j) runs.
   for (int kt = 0; kt < key_tiles; ++kt) {
-    load_tile_async<D, kTile>(v_tile, v, kt * kTile, seq);
-    __pipeline_commit();
+    const int buf = Cfg::kKvStages == 2 ? (kt & 1) : 0;
+    const bf16* k_tile = k_buf(buf);
+    const bf16* v_tile = v_buf(buf);
+    if constexpr (Cfg::kKvStages == 2) {
+      if (kt > 0) {
+        __pipeline_wait_prior(0);
+        // K(j), V(j) have landed; every warp is done with tile j - 1, i.e. with the
+        // other buffers (tile 0 was waited for before the Q fragments were read).
+        __syncthreads();
+      }
+      if (kt + 1 < key_tiles) {
+        load_tile_async<D, kTile>(k_buf(buf ^ 1), k, (kt + 1) * kTile, seq);
+        load_tile_async<D, kTile>(v_buf(buf ^ 1), v, (kt + 1) * kTile, seq);
+        __pipeline_commit();
+      }
+    } else {
+      load_tile_async<D, kTile>(v_buf(0), v, kt * kTile, seq);
+      __pipeline_commit();
+    }
 
     // Warp rows are 16-aligned and key tiles 64-aligned, so a warp either sees key
     // kt * 64 from all its rows (then every row has a visible key in the tile) or
@@ -226,11 +253,13 @@ __global__ void __launch_bounds__(ForwardConfig<D>::kThreads, ForwardConfig<D>::
       }
     }
 
-    __pipeline_wait_prior(0);
-    __syncthreads();  // V(j) has landed; every warp is done with K(j)
-    if (kt + 1 < key_tiles) {
-      load_tile_async<D, kTile>(k_tile, k, (kt + 1) * kTile, seq);
-      __pipeline_commit();
+    if constexpr (Cfg::kKvStages == 1) {
+      __pipeline_wait_prior(0);
+      __syncthreads();  // V(j) has landed; every warp is done with K(j)
+      if (kt + 1 < key_tiles) {
+        load_tile_async<D, kTile>(k_buf(0), k, (kt + 1) * kTile, seq);
+        __pipeline_commit();
+      }
     }
 
     // O += P V.
@@ -248,8 +277,10 @@ __global__ void __launch_bounds__(ForwardConfig<D>::kThreads, ForwardConfig<D>::
         }
       }
     }
-    __pipeline_wait_prior(0);
-    __syncthreads();  // K(j+1) has landed; every warp is done with V(j)
+    if constexpr (Cfg::kKvStages == 1) {
+      __pipeline_wait_prior(0);
+      __syncthreads();  // K(j+1) has landed; every warp is done with V(j)
+    }
   }
 
   // o = O / l; lse = (m + log2 l) ln 2, back from base 2.
