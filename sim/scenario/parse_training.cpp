@@ -167,6 +167,20 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
            : mode == "async_ps" ? workload::TrainingMode::kAsyncPs
                                 : workload::TrainingMode::kLocalSgd;
   if (o.has_non_null("ddp_bucket_size")) p.ddp_bucket_size = o.integer("ddp_bucket_size", 1, 1'000'000'000'000LL);
+  // ZeRO (docs/strategies.md, "ZeRO and the distributed optimizer"). With
+  // data_parallel_size 1 there is nothing to shard: any stage runs as stage 0.
+  // DeepSpeed refuses ZeRO-2/3 with its pipeline engine (gradients and parameters
+  // sharded across data-parallel ranks while micro-batches accumulate on stages).
+  if (p.zero_stage >= 2 && p.pipeline > 1)
+    o.fail_message("zero_stage",
+                   fmt::format("zero_stage {} shards gradients{} across data-parallel ranks, which DeepSpeed does "
+                               "not support with pipeline parallelism (pipeline_model_parallel_size {}); use "
+                               "zero_stage 1 (the distributed optimizer) or pipeline_model_parallel_size 1",
+                               p.zero_stage, p.zero_stage == 3 ? " and parameters" : "", p.pipeline));
+  if (p.overlap_param_gather && p.zero_stage == 0)
+    o.fail_message("overlap_param_gather",
+                   "overlap_param_gather overlaps the all-gather of sharded parameters with the forward pass; it "
+                   "needs zero_stage 1, 2 or 3 (with zero_stage 0 every rank keeps all parameters)");
   o.integer("staleness", 0, 1'000'000, 0);
   o.integer("num_servers", 1, kMaxParallel, 1);
   o.integer("sync_period", 1, 1'000'000, 1);
@@ -177,8 +191,6 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   };
   if (p.context > 1) later("context_parallel_size", "context parallelism");
   if (p.expert > 1) later("expert_model_parallel_size", "expert parallelism");
-  if (p.zero_stage > 0) later("zero_stage", "ZeRO / distributed optimizer");
-  if (p.overlap_param_gather) later("overlap_param_gather", "parameter all-gather overlap (ZeRO)");
   if (p.mode != workload::TrainingMode::kSync) later("mode", "mode \"" + mode + "\"");
   for (std::string_view key : {"staleness", "num_servers", "sync_period"})
     if (o.has(key)) later(key, std::string(key) + " (asynchronous training)");

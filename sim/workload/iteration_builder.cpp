@@ -1,12 +1,15 @@
 #include "workload/iteration_builder.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "workload/layout.h"
+#include "workload/memory.h"
 #include "workload/parameters.h"
 #include "workload/pipeline_schedule.h"
 #include "workload/transformer_ops.h"
@@ -20,6 +23,27 @@ using Members = std::vector<std::vector<long long>>;
 struct GradientBucket {
   double params = 0.0;
   TaskId ready_after = 0;  // the backward task that completes its last gradient
+};
+
+// The units whose parameters a ZeRO gather covers: decoder layers by index, and
+// these two outside them.
+constexpr long long kEmbeddingUnit = -1;
+constexpr long long kHeadUnit = -2;
+
+// A gradient bucket of a stage and the units whose parameters it holds (ZeRO-1/2
+// gather the updated parameters bucket by bucket; Megatron-LM's param and grad
+// buffers share one bucket layout).
+struct BucketPlan {
+  double params = 0.0;
+  std::vector<long long> units;
+};
+
+// ZeRO-3: what one unit computes in a pass, gathered and reduced as one.
+struct ZeroUnit {
+  std::string name;
+  long long layer = -1;
+  double params = 0.0;
+  std::vector<std::pair<std::vector<Op>, Category>> parts;
 };
 
 // A group of explicit ranks: `groups.front()` is the group, the rest its
@@ -78,6 +102,9 @@ class StageEmitter {
   }
 
   [[nodiscard]] TaskId last() const { return last_.value_or(0); }
+  [[nodiscard]] std::optional<TaskId> last_task() const { return last_; }
+  // The next task added waits for `id` too (a parameter gather on another stream).
+  void wait_for(TaskId id) { pending_.push_back(id); }
 
  private:
   TaskId add_tp(const Op& op) {
@@ -196,6 +223,59 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
     return static_cast<std::size_t>(mb) * static_cast<std::size_t>(virtual_stages) + static_cast<std::size_t>(j);
   };
 
+  // ZeRO (docs/strategies.md, "ZeRO and the distributed optimizer"): with one
+  // data-parallel rank there is nothing to shard and every stage runs as stage 0.
+  const bool shard_optimizer = parallel.zero_stage >= 1 && dp > 1;
+  const bool zero3 = parallel.zero_stage >= 3 && dp > 1;
+  const bool gather_buckets = shard_optimizer && !zero3;  // ZeRO-1/2, Megatron's distributed optimizer
+  if (zero3 && pp > 1) throw std::invalid_argument("ZeRO-3 with pipeline parallelism is not supported");
+  const double weight_bytes = state_bytes_per_parameter(training).weights;
+  const double bucket_limit = parallel.overlap_grad_reduce ? static_cast<double>(parallel.bucket_size_params()) : 1e300;
+  // The gradient buckets of each stage and the units they hold, as the last
+  // backward pass of the iteration forms them (the same walk as below).
+  const auto plan_buckets = [&](int s) {
+    std::vector<BucketPlan> plan;
+    BucketPlan open;
+    const auto take = [&](const std::vector<Op>& list, long long unit) {
+      for (const Op& op : list) {
+        if (op.grad_params <= 0.0 || op.tp_marker) continue;
+        open.params += op.grad_params;
+        if (open.units.empty() || open.units.back() != unit) open.units.push_back(unit);
+        if (open.params >= bucket_limit) {
+          plan.push_back(std::move(open));
+          open = {};
+        }
+      }
+    };
+    std::vector<int> left(static_cast<std::size_t>(chunks), static_cast<int>(out.num_microbatches));
+    for (const PipelineStep& step :
+         pipeline_steps(parallel.schedule, pp, s, static_cast<int>(out.num_microbatches), chunks)) {
+      if (step.forward || --left[static_cast<std::size_t>(step.chunk)] != 0) continue;
+      const int j = step.chunk * pp + s;
+      const long long first = first_layer[static_cast<std::size_t>(j)];
+      const long long count = out.layers_per_virtual_stage[static_cast<std::size_t>(j)];
+      if (j == last_virtual) take(ops.head_backward(), kHeadUnit);
+      for (long long l = first + count - 1; l >= first; --l) take(ops.layer_backward(l), l);
+      if (j == 0) take(ops.embedding_backward(), kEmbeddingUnit);
+    }
+    if (open.params > 0.0) plan.push_back(std::move(open));
+    return plan;
+  };
+  std::vector<std::vector<BucketPlan>> plans(static_cast<std::size_t>(pp));
+  if (gather_buckets && parallel.overlap_param_gather)
+    for (int s = 0; s < pp; ++s) plans[static_cast<std::size_t>(s)] = plan_buckets(s);
+  // ZeRO-3: parameters of a unit = the gradients its backward completes.
+  const auto unit_params = [](const std::vector<Op>& backward) {
+    double n = 0.0;
+    for (const Op& op : backward)
+      if (!op.tp_marker) n += op.grad_params;
+    return n;
+  };
+  // Per stage, across iterations: the optimizer step of the previous iteration,
+  // and (ZeRO-1/2 without overlap_param_gather) the gathers the next one waits for.
+  std::vector<std::optional<TaskId>> previous_step(static_cast<std::size_t>(pp));
+  std::vector<std::vector<TaskId>> pending_gathers(static_cast<std::size_t>(pp));
+
   for (int it = 0; it < iterations; ++it) {
     // Per (micro-batch, virtual stage): the first task of its forward and
     // backward pass, and the transfers it sends on.
@@ -205,7 +285,40 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
     std::vector<TaskId> bwd_send(slots, 0);
     for (int s = 0; s < pp; ++s) {
       const int rank = static_cast<int>(rank_of_stage(s));
-      StageEmitter emit(g, rank, tp_groups[static_cast<std::size_t>(s)]);
+      const auto su = static_cast<std::size_t>(s);
+      StageEmitter emit(g, rank, tp_groups[su]);
+      const auto param_gather = [&](std::string name, double params) {
+        Task t;
+        t.name = std::move(name);
+        t.rank = rank;
+        t.stream = Stream::kDpComm;
+        t.category = Category::kAllGather;
+        t.collective = net::Collective{net::CollectiveKind::kAllGather, params * weight_bytes, dp_groups[su]};
+        t.iteration = it;
+        return t;
+      };
+      // ZeRO-1/2 without overlap: the iteration starts once the previous update is gathered.
+      for (TaskId id : pending_gathers[su]) emit.wait_for(id);
+      pending_gathers[su].clear();
+      // ZeRO-1/2 with overlap_param_gather (Megatron-LM): the previous update's
+      // gathers run bucket by bucket in forward order at the start of the
+      // iteration; a unit's first forward waits for the buckets holding it.
+      std::map<long long, std::vector<TaskId>> unit_gathers;
+      const std::vector<BucketPlan>& plan = plans[su];
+      for (std::size_t i = plan.size(); i-- > 0;) {
+        Task t = param_gather("param_all_gather.bucket" + std::to_string(i), plan[i].params);
+        if (previous_step[su]) t.deps.push_back(*previous_step[su]);
+        const TaskId id = g.add(std::move(t));
+        for (long long unit : plan[i].units) unit_gathers[unit].push_back(id);
+      }
+      const auto gate = [&](long long unit) {
+        const auto found = unit_gathers.find(unit);
+        if (found == unit_gathers.end()) return;
+        for (TaskId id : found->second) emit.wait_for(id);
+        unit_gathers.erase(found);
+      };
+      std::vector<TaskId> reductions;
+      double zero3_params = 0.0;
       // Megatron-LM: one bucket for the whole stage unless gradients are reduced
       // while the backward pass runs.
       double stage_params = 0.0;
@@ -221,10 +334,95 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
         const std::size_t k = slot(step.microbatch, j);
         emit.begin_pass();
         const auto add = [&](const std::vector<Op>& list, Category c) { return emit.add(list, c); };
+        if (zero3) {
+          // ZeRO-3 (pp = 1): gather each unit's parameters before it computes,
+          // prefetching the next unit with overlap_param_gather; after a unit's
+          // backward, reduce-scatter its gradients (every micro-batch).
+          std::vector<ZeroUnit> units;
+          const auto unit = [&](std::string name, long long layer, const std::vector<Op>& backward_ops) {
+            ZeroUnit u;
+            u.name = std::move(name);
+            u.layer = layer;
+            u.params = unit_params(backward_ops);
+            return u;
+          };
+          const std::string pass = step.forward ? ".forward" : ".backward";
+          if (step.forward) {
+            if (j == 0) {
+              units.push_back(unit("embedding", -1, ops.embedding_backward()));
+              units.back().parts.emplace_back(ops.embedding_forward(), Category::kForward);
+            }
+            for (long long l = first; l < first + count; ++l) {
+              units.push_back(unit("layer" + std::to_string(l), l, ops.layer_backward(l)));
+              units.back().parts.emplace_back(ops.layer_forward(l), Category::kForward);
+            }
+            if (j == last_virtual) {
+              units.push_back(unit("head", -1, ops.head_backward()));
+              units.back().parts.emplace_back(ops.head_forward(), Category::kForward);
+            }
+          } else {
+            if (j == last_virtual) {
+              units.push_back(unit("head", -1, ops.head_backward()));
+              units.back().parts.emplace_back(ops.head_backward(), Category::kBackward);
+            }
+            for (long long l = first + count - 1; l >= first; --l) {
+              units.push_back(unit("layer" + std::to_string(l), l, ops.layer_backward(l)));
+              units.back().parts.emplace_back(ops.layer_recompute(l, parallel.recompute), Category::kRecompute);
+              units.back().parts.emplace_back(ops.layer_backward(l), Category::kBackward);
+            }
+            if (j == 0) {
+              units.push_back(unit("embedding", -1, ops.embedding_backward()));
+              units.back().parts.emplace_back(ops.embedding_backward(), Category::kBackward);
+            }
+          }
+          const bool last_pass = !step.forward && --backwards_left[static_cast<std::size_t>(step.chunk)] == 0;
+          std::vector<std::optional<TaskId>> gathers(units.size());
+          const auto gather = [&](std::size_t u) {
+            if (u >= units.size() || units[u].params <= 0.0 || gathers[u]) return;
+            Task t = param_gather("param_all_gather." + units[u].name + pass, units[u].params);
+            t.microbatch = step.microbatch;
+            t.layer = units[u].layer;
+            // Its buffer is free once the unit computed before the current one is done.
+            if (const auto before = emit.last_task()) t.deps.push_back(*before);
+            else if (previous_step[su]) t.deps.push_back(*previous_step[su]);
+            gathers[u] = g.add(std::move(t));
+          };
+          for (std::size_t u = 0; u < units.size(); ++u) {
+            gather(u);
+            if (parallel.overlap_param_gather) gather(u + 1);
+            if (gathers[u]) emit.wait_for(*gathers[u]);
+            for (const auto& [list, category] : units[u].parts) add(list, category);
+            if (step.forward || units[u].params <= 0.0) continue;
+            if (last_pass) zero3_params += units[u].params;
+            Task t;
+            t.name = "grad_reduce_scatter." + units[u].name;
+            t.rank = rank;
+            t.stream = Stream::kDpComm;
+            t.category = Category::kReduceScatter;
+            t.collective =
+                net::Collective{net::CollectiveKind::kReduceScatter, units[u].params * grad_bytes, dp_groups[su]};
+            t.deps = {emit.last()};
+            t.iteration = it;
+            t.microbatch = step.microbatch;
+            t.layer = units[u].layer;
+            reductions.push_back(g.add(std::move(t)));
+          }
+          (step.forward ? fwd_first : bwd_first)[k] = emit.first();
+          continue;
+        }
         if (step.forward) {
-          if (j == 0) add(ops.embedding_forward(), Category::kForward);
-          for (long long l = first; l < first + count; ++l) add(ops.layer_forward(l), Category::kForward);
-          if (j == last_virtual) add(ops.head_forward(), Category::kForward);
+          if (j == 0) {
+            gate(kEmbeddingUnit);
+            add(ops.embedding_forward(), Category::kForward);
+          }
+          for (long long l = first; l < first + count; ++l) {
+            gate(l);
+            add(ops.layer_forward(l), Category::kForward);
+          }
+          if (j == last_virtual) {
+            gate(kHeadUnit);
+            add(ops.head_forward(), Category::kForward);
+          }
           fwd_first[k] = emit.first();
           if (j < last_virtual) {
             Task t;
@@ -281,26 +479,36 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
       if (open.params > 0.0) buckets.push_back(open);
       const TaskId last_backward = emit.last();
 
-      std::vector<TaskId> reductions;
-      if (dp > 1) {
+      if (dp > 1 && !zero3) {
+        // ZeRO-1/2 and the distributed optimizer reduce-scatter the same buckets:
+        // each rank keeps the reduced gradients of its 1/dp shard.
+        const net::CollectiveKind kind =
+            shard_optimizer ? net::CollectiveKind::kReduceScatter : net::CollectiveKind::kAllReduce;
         for (std::size_t i = 0; i < buckets.size(); ++i) {
           Task t;
-          t.name = "grad_all_reduce.bucket" + std::to_string(i);
+          t.name = (shard_optimizer ? "grad_reduce_scatter.bucket" : "grad_all_reduce.bucket") + std::to_string(i);
           t.rank = rank;
           t.stream = Stream::kDpComm;
-          t.category = Category::kAllReduce;
-          t.collective = net::Collective{net::CollectiveKind::kAllReduce, buckets[i].params * grad_bytes,
-                                         dp_groups[static_cast<std::size_t>(s)]};
+          t.category = category_of(kind);
+          t.collective = net::Collective{kind, buckets[i].params * grad_bytes, dp_groups[su]};
           t.deps = {parallel.overlap_grad_reduce ? buckets[i].ready_after : last_backward};
           t.iteration = it;
           reductions.push_back(g.add(std::move(t)));
         }
       }
-      if (s == 0) out.gradient_buckets = dp > 1 ? static_cast<int>(buckets.size()) : 0;
+      if (zero3) stage_params = zero3_params;
+      if (s == 0)
+        out.gradient_buckets = dp <= 1 ? 0
+                               : zero3 ? static_cast<int>(std::count_if(reductions.begin(), reductions.end(),
+                                                                        [&](TaskId r) {
+                                                                          return g[r].microbatch == 0;
+                                                                        }))
+                                       : static_cast<int>(buckets.size());
       out.parameters_per_gpu = std::max(out.parameters_per_gpu, stage_params);
 
       Task step;
-      const Op op = ops.optimizer_step(stage_params);
+      // ZeRO: each rank updates its 1/dp shard of the parameters.
+      const Op op = ops.optimizer_step(shard_optimizer ? stage_params / static_cast<double>(dp) : stage_params);
       step.name = op.name;
       step.rank = rank;
       step.stream = Stream::kCompute;
@@ -309,7 +517,16 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
       step.deps = reductions;
       step.deps.push_back(last_backward);
       step.iteration = it;
-      g.add(std::move(step));
+      const TaskId step_id = g.add(std::move(step));
+      previous_step[su] = step_id;
+      // ZeRO-1/2 without overlap_param_gather: gather the updated parameters
+      // right after the step, in forward order; the next iteration waits for them.
+      if (gather_buckets && !parallel.overlap_param_gather)
+        for (std::size_t i = buckets.size(); i-- > 0;) {
+          Task t = param_gather("param_all_gather.bucket" + std::to_string(i), buckets[i].params);
+          t.deps = {step_id};
+          pending_gathers[su].push_back(g.add(std::move(t)));
+        }
     }
     // Each pass waits for what the neighbouring virtual stage sends it.
     for (int mb = 0; mb < m; ++mb)

@@ -7,7 +7,9 @@
 // its schedule (GPipe, 1F1B, interleaved) with activation and gradient
 // transfers between stages on the PP stream. During the last backward pass of
 // a stage its gradient buckets are all-reduced over the DP group as soon as they
-// are complete (overlap_grad_reduce), then the optimizer steps.
+// are complete (overlap_grad_reduce), then the optimizer steps. ZeRO-1/2
+// reduce-scatter the buckets and all-gather the updated parameters; ZeRO-3
+// gathers each layer's parameters before it computes (docs/model.md, "Iteration").
 #include <vector>
 
 #include "hardware/cluster.h"

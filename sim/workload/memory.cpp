@@ -23,6 +23,19 @@ StateBytes state_bytes_per_parameter(const TrainingConfig& t) {
   return s;
 }
 
+StateBytes sharded_state_bytes(const TrainingConfig& training, double params, int zero_stage, int data) {
+  const StateBytes per = state_bytes_per_parameter(training);
+  const double nd = static_cast<double>(std::max(1, data));
+  StateBytes s;
+  s.weights = per.weights * params;
+  s.gradients = per.gradients * params;
+  s.optimizer = per.optimizer * params;
+  if (zero_stage >= 1) s.optimizer /= nd;
+  if (zero_stage >= 2) s.gradients /= nd;
+  if (zero_stage >= 3) s.weights /= nd;
+  return s;
+}
+
 double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long micro_batch,
                               ActivationSplit split) {
   const double e = activation_element_bytes(t);
@@ -95,7 +108,10 @@ double outside_layers_activation_bytes(const ModelConfig& m, const TrainingConfi
   return embedding_activation_bytes(m, t, micro_batch) + head_activation_bytes(m, t, micro_batch);
 }
 
-double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage) {
+namespace {
+
+// Parameters of one decoder layer on one GPU of the tensor-parallel group.
+double layer_parameters(const ModelConfig& m, const ParallelConfig& p) {
   const ParameterCount c = count_parameters(m);
   const double tp = static_cast<double>(p.tensor);
   const double h = static_cast<double>(m.hidden_size);
@@ -104,7 +120,26 @@ double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage
   const double router = m.is_moe() ? h * experts : 0.0;
   // Row-parallel biases (attention output, MLP down) and the router are whole on every rank.
   const double replicated = bias * h + experts * bias * h + router + c.norms_per_layer;
-  const double per_layer = (c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer - replicated) / tp + replicated;
+  return (c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer - replicated) / tp + replicated;
+}
+
+// ZeRO-3 gathers parameters unit by unit (a layer, the embedding, the head); the
+// largest unit of a stage sets the size of the gather buffer.
+double largest_gathered_unit(const ModelConfig& m, const ParallelConfig& p, int stage) {
+  const ParameterCount c = count_parameters(m);
+  const double tp = static_cast<double>(p.tensor);
+  double unit = layer_parameters(m, p);
+  if (stage == 0) unit = std::max(unit, c.word_embeddings / tp + c.position_embeddings);
+  if (stage == p.pipeline - 1 && m.untie_embeddings) unit = std::max(unit, c.final_norm + c.output_layer / tp);
+  return unit;
+}
+
+}  // namespace
+
+double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage) {
+  const ParameterCount c = count_parameters(m);
+  const double tp = static_cast<double>(p.tensor);
+  const double per_layer = layer_parameters(m, p);
 
   const int chunks = model_chunks(m.num_layers, p);
   const std::vector<long long> layers = split_layers(m.num_layers, p.pipeline * chunks);
@@ -140,9 +175,22 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
     MemoryEstimate est;
     est.stage = s;
     est.parameters = stage_parameters(m, p, s);
-    est.weights = per.weights * est.parameters;
-    est.gradients = per.gradients * est.parameters;
-    est.optimizer_states = per.optimizer * est.parameters;
+    if (p.zero_stage == 0) {
+      est.weights = per.weights * est.parameters;
+      est.gradients = per.gradients * est.parameters;
+      est.optimizer_states = per.optimizer * est.parameters;
+    } else {
+      const StateBytes states = sharded_state_bytes(t, est.parameters, p.zero_stage, p.data);
+      est.weights = states.weights;
+      est.gradients = states.gradients;
+      est.optimizer_states = states.optimizer;
+      if (p.zero_stage >= 3 && p.data > 1) {
+        // The layer being computed, and the next one when its gather is prefetched.
+        const double units = p.overlap_param_gather ? 2.0 : 1.0;
+        est.gathered_weights = units * per.weights * largest_gathered_unit(m, p, s);
+        est.weights += est.gathered_weights;
+      }
+    }
     // Walk the stage's schedule: a pass's activations live from its forward to
     // its backward; the peak is after a forward or inside a backward.
     const auto chunk_layers = [&](int c) {

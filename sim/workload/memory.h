@@ -13,10 +13,15 @@
 namespace trainsim::workload {
 
 struct MemoryEstimate {
+  // Model states held by one GPU, after ZeRO sharding over the data-parallel
+  // group (docs/model.md, "Model states").
   double weights = 0;
   double gradients = 0;
   double optimizer_states = 0;
   double activations = 0;  // at the stage's peak
+  // ZeRO-3: the full parameters of the units (layer, embedding, head) gathered
+  // for computation at the peak, one unit or two with prefetch; included in weights.
+  double gathered_weights = 0;
   int stage = 0;           // pipeline stage (the most loaded one in estimate_memory)
   double parameters = 0;   // parameters held by one GPU of the stage
   // Micro-batch passes whose activations are alive at the peak, counted in
@@ -56,6 +61,12 @@ double outside_layers_activation_bytes(const ModelConfig& m, const TrainingConfi
 // positions on the first stage, the final norm and output layer on the last
 // (Megatron-LM keeps a copy of a tied embedding there when pp > 1).
 double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage);
+
+// Bytes of model states per GPU for `params` local parameters under ZeRO stage
+// `zero_stage` over `data` data-parallel ranks (Rajbhandari et al. 2020, Figure 1
+// and section 5): stage 1 shards the optimizer states, 2 the gradients too, 3 the
+// weights too. Without gathered buffers.
+StateBytes sharded_state_bytes(const TrainingConfig& training, double params, int zero_stage, int data);
 
 // Every stage's peak, and the largest of them.
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p);
