@@ -14,6 +14,7 @@
 
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/elementwise.h"
+#include "bf16x8.cuh"
 
 namespace trainsim::kernels {
 namespace {
@@ -35,11 +36,6 @@ __device__ __forceinline__ float adamw_update(float p, float g, float& m, float&
   const float m_hat = m / k.bias_correction1;
   const float v_hat = v / k.bias_correction2;
   return p - k.lr * m_hat / (sqrtf(v_hat) + k.eps);
-}
-
-__device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-  return static_cast<unsigned>(__bfloat16_as_ushort(h.x)) | (static_cast<unsigned>(__bfloat16_as_ushort(h.y)) << 16);
 }
 
 template <bool kVectors>
