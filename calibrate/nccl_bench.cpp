@@ -39,6 +39,16 @@ std::size_t send_count(const std::string& op, std::size_t elements, int n) {
   return elements;
 }
 
+// Float elements for a collective of about `bytes`: whole elements, divisible by
+// the rank count where the collective splits them.
+std::size_t element_count(const std::string& op, double bytes, int n) {
+  const auto un = static_cast<std::size_t>(n);
+  const std::size_t elements = std::max<std::size_t>(1, static_cast<std::size_t>(bytes) / sizeof(float));
+  if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all")
+    return std::max<std::size_t>(un, elements / un * un);
+  return elements;
+}
+
 void enqueue(const std::string& op, Rank& r, int rank, int n, std::size_t elements) {
   const std::size_t count = send_count(op, elements, n);
   if (op == "all_reduce") {
@@ -152,11 +162,7 @@ void bench_nccl_local(BenchContext& ctx, const NcclOptions& o) {
     std::fprintf(ctx.log, "#       size         count    time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n");
     for (double b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
       if (ctx.stopped()) break;
-      // Whole elements, divisible by n where the collective splits them.
-      std::size_t elements = std::max<std::size_t>(1, static_cast<std::size_t>(b) / sizeof(float));
-      if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all")
-        elements = std::max<std::size_t>(static_cast<std::size_t>(n), elements / static_cast<std::size_t>(n) *
-                                                                           static_cast<std::size_t>(n));
+      const std::size_t elements = element_count(op, b, n);
       const double bytes = static_cast<double>(elements * sizeof(float));
       long long wrong = 0;
       if (o.check) {
@@ -251,10 +257,7 @@ void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
       int stop = ctx.stopped() ? 1 : 0;
       MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
       if (stop != 0) break;
-      std::size_t elements = std::max<std::size_t>(1, static_cast<std::size_t>(b) / sizeof(float));
-      if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all")
-        elements = std::max<std::size_t>(static_cast<std::size_t>(n), elements / static_cast<std::size_t>(n) *
-                                                                           static_cast<std::size_t>(n));
+      const std::size_t elements = element_count(op, b, n);
       const double bytes = static_cast<double>(elements * sizeof(float));
       long long wrong = 0;
       if (o.check) {

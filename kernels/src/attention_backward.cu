@@ -29,6 +29,7 @@
 #include "trainsim/kernels/attention.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "attention_tiles.cuh"
+#include "bf16x8.cuh"
 
 namespace trainsim::kernels {
 namespace {
@@ -96,13 +97,6 @@ __device__ void load_row_stats(float* lse_log2, float* delta_tile, const float* 
     lse_log2[t] = row0 + t < seq ? lse[row0 + t] * kLog2e : 0.0f;
   else if (t < 2 * kTile)
     delta_tile[t - kTile] = row0 + t - kTile < seq ? delta[row0 + t - kTile] : 0.0f;
-}
-
-__device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
-  std::uint32_t bits;
-  memcpy(&bits, &pair, sizeof(bits));
-  return bits;
 }
 
 // One warp per row: delta = sum_d dout * o in fp32, and the row's dQ accumulator zeroed.

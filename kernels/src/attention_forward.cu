@@ -24,6 +24,7 @@
 #include "trainsim/kernels/attention.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "attention_tiles.cuh"
+#include "bf16x8.cuh"
 
 namespace trainsim::kernels {
 namespace {
@@ -76,13 +77,6 @@ __device__ void load_tile_async(bf16* tile, const bf16* slice, int row0, int seq
     else
       *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
   }
-}
-
-__device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
-  std::uint32_t bits;
-  memcpy(&bits, &pair, sizeof(bits));
-  return bits;
 }
 
 // grid (B*H, ceil(T/Br)), 32 * kWarps threads. scale_log2 = log2(e) / sqrt(D):
