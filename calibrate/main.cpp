@@ -3,6 +3,7 @@
 // (docs/calibration.md). One driver; one descriptor per kind of measurement.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -82,14 +83,28 @@ std::string read_text(const std::string& path) {
 
 // Adds the alpha-beta fits of every (op, scope, ranks) series in the profile.
 void refit(json& profile) {
-  std::vector<CollectiveRow> rows;
-  for (const json& r : profile.value("collectives", json::array()))
-    // A one-rank communicator moves no data between GPUs (bus factor 0): nothing to fit.
-    if (bus_factor(r.at("op"), r.at("ranks")) > 0.0)
-      rows.push_back({r.at("op"), r.at("scope"), r.at("ranks"), r.at("bytes"), r.at("seconds"), r.at("algbw_gbps"),
-                    r.at("busbw_gbps"), r.value("wrong", 0LL)});
+  // One fit per (op, scope, ranks) series, in order of first appearance. A series
+  // that cannot be fitted (one rank moves no data; one size; flat times) is left
+  // out with a note, not allowed to lose the rest of the profile.
+  std::vector<std::vector<CollectiveRow>> series;
+  for (const json& r : profile.value("collectives", json::array())) {
+    const CollectiveRow row{r.at("op"), r.at("scope"), r.at("ranks"), r.at("bytes"), r.at("seconds"),
+                            r.at("algbw_gbps"), r.at("busbw_gbps"), r.value("wrong", 0LL)};
+    auto same = [&](const std::vector<CollectiveRow>& s) {
+      return s.front().op == row.op && s.front().scope == row.scope && s.front().ranks == row.ranks;
+    };
+    const auto it = std::find_if(series.begin(), series.end(), same);
+    if (it == series.end()) series.push_back({row});
+    else it->push_back(row);
+  }
   json fits = json::array();
-  for (const CollectiveFit& f : fit_alpha_beta(rows)) fits.push_back(to_json(f));
+  for (const std::vector<CollectiveRow>& rows : series) {
+    try {
+      for (const CollectiveFit& f : fit_alpha_beta(rows)) fits.push_back(to_json(f));
+    } catch (const std::runtime_error& e) {
+      std::fprintf(stderr, "trainsim-calibrate: no alpha-beta fit: %s\n", e.what());
+    }
+  }
   profile["collective_fits"] = fits;
 }
 
