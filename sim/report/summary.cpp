@@ -52,9 +52,11 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                               si(c.inter_node.nic_bandwidth * 8.0, ""), c.inter_node.topology));
   line("model", fmt::format("{}: {} parameters, {} layers, hidden {}, sequence {}", s.model.name,
                             count(m.parameters), s.model.num_layers, s.model.hidden_size, s.model.seq_length));
-  line("layout", fmt::format("TP {} PP {} DP {} CP {} | micro-batch {} x {} micro-batches, global batch {} "
+  line("layout", fmt::format("TP {} PP {} DP {} CP {}{} | micro-batch {} x {} micro-batches, global batch {} "
                              "({} tokens)",
-                             p.tensor, p.pipeline, p.data, p.context, s.training.micro_batch_size, m.num_microbatches,
+                             p.tensor, p.pipeline, p.data, p.context,
+                             p.expert > 1 ? fmt::format(" EP {}", p.expert) : "", s.training.micro_batch_size,
+                             m.num_microbatches,
                              s.training.global_batch_size, count(m.tokens_per_iteration)));
   line("cost models", fmt::format("compute: {}; network: {}", m.compute_model, m.network_model));
   if (m.calibration) {

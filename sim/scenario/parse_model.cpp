@@ -31,7 +31,7 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
   const ObjectReader m(model_json, root.file(), root.path_of("model"),
                        {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
                         "num_query_groups", "kv_channels", "seq_length", "max_position_embeddings", "vocab_size",
-                        "num_experts", "moe_router_topk", "swiglu", "untie_embeddings", "normalization",
+                        "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "swiglu", "untie_embeddings", "normalization",
                         "position_embedding_type", "add_bias_linear", "hidden_dropout", "attention_dropout",
                         "published_parameters", "source", "preset"},
                        aliases);
@@ -74,6 +74,11 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
   if (c.is_moe() && c.moe_router_topk > c.num_experts)
     m.fail_message("moe_router_topk", fmt::format("moe_router_topk ({}) exceeds num_experts ({})",
                                                   c.moe_router_topk, c.num_experts));
+  if (m.has_non_null("moe_expert_capacity_factor")) {
+    if (!c.is_moe())
+      m.fail_message("moe_expert_capacity_factor", "moe_expert_capacity_factor needs num_experts of 2 or more");
+    c.moe_expert_capacity_factor = m.number("moe_expert_capacity_factor", 1.0, 1000.0);
+  }
   if (m.has_non_null("published_parameters")) c.published_parameters = m.number("published_parameters", 1.0, 1e16);
   c.source = m.text("source", "");
   return c;

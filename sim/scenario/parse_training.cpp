@@ -125,6 +125,30 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
     o.fail_message("expert_model_parallel_size",
                    fmt::format("expert_model_parallel_size ({}) must divide num_experts ({})", p.expert,
                                model.num_experts));
+  // Megatron-LM: experts are carved out of the data-parallel ranks.
+  if (p.expert > 1 && p.data % p.expert != 0)
+    o.fail_message("expert_model_parallel_size",
+                   fmt::format("expert_model_parallel_size ({}) must divide data_parallel_size ({})", p.expert,
+                               p.data));
+  // Megatron-LM asserts sequence parallelism for MoE with tensor parallelism:
+  // the token dispatcher works on the sequence-split tokens.
+  if (model.is_moe() && p.tensor > 1 && !o.boolean("sequence_parallel", false))
+    o.fail_message("sequence_parallel",
+                   fmt::format("a mixture-of-experts model with tensor_model_parallel_size {} needs "
+                               "\"sequence_parallel\": true (as Megatron-LM)",
+                               p.tensor));
+  if (p.context > 1) {
+    // Load-balanced ring attention splits each sequence into 2 x cp chunks.
+    if (model.seq_length % (2LL * p.context) != 0)
+      o.fail_message("context_parallel_size",
+                     fmt::format("context_parallel_size ({}) needs seq_length ({}) divisible by 2 x {} (the "
+                                 "load-balanced ring splits each sequence into 2 cp chunks)",
+                                 p.context, model.seq_length, p.context));
+    if (training.attention_backend != workload::AttentionBackend::kFlash)
+      o.fail_message("context_parallel_size",
+                     "context parallelism runs ring attention on fused (flash) attention; set "
+                     "training.attention_backend to \"flash\"");
+  }
   if (o.has_non_null("num_layers_per_virtual_pipeline_stage"))
     p.layers_per_virtual_stage =
         static_cast<int>(o.integer("num_layers_per_virtual_pipeline_stage", 1, model.num_layers));
@@ -171,6 +195,9 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   // data_parallel_size 1 there is nothing to shard: any stage runs as stage 0.
   // DeepSpeed refuses ZeRO-2/3 with its pipeline engine (gradients and parameters
   // sharded across data-parallel ranks while micro-batches accumulate on stages).
+  if (p.zero_stage >= 3 && p.expert > 1)
+    o.fail_message("zero_stage", "zero_stage 3 with expert_model_parallel_size > 1 is not simulated; use zero_stage 1 "
+                                 "or 2 (Megatron-LM's distributed optimizer shards expert states the same way)");
   if (p.zero_stage >= 2 && p.pipeline > 1)
     o.fail_message("zero_stage",
                    fmt::format("zero_stage {} shards gradients{} across data-parallel ranks, which DeepSpeed does "
@@ -189,8 +216,6 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   auto later = [&](std::string_view key, const std::string& what) {
     throw NotSupportedYet(root.file(), o.path_of(key), what + " (parallel strategies, issue #4)");
   };
-  if (p.context > 1) later("context_parallel_size", "context parallelism");
-  if (p.expert > 1) later("expert_model_parallel_size", "expert parallelism");
   if (p.mode != workload::TrainingMode::kSync) later("mode", "mode \"" + mode + "\"");
   for (std::string_view key : {"staleness", "num_servers", "sync_period"})
     if (o.has(key)) later(key, std::string(key) + " (asynchronous training)");

@@ -1,6 +1,8 @@
 #include "workload/iteration_builder.h"
 
 #include <algorithm>
+#include <array>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +25,7 @@ using Members = std::vector<std::vector<long long>>;
 struct GradientBucket {
   double params = 0.0;
   TaskId ready_after = 0;  // the backward task that completes its last gradient
+  bool expert = false;     // expert weights: reduced over the expert data-parallel group
 };
 
 // The units whose parameters a ZeRO gather covers: decoder layers by index, and
@@ -36,6 +39,7 @@ constexpr long long kHeadUnit = -2;
 struct BucketPlan {
   double params = 0.0;
   std::vector<long long> units;
+  bool expert = false;
 };
 
 // ZeRO-3: what one unit computes in a pass, gathered and reduced as one.
@@ -54,12 +58,36 @@ net::CommGroup explicit_group(const net::CommGroup& shape, Members groups) {
   return g;
 }
 
+// The groups a stage rank's communication markers run over, by CommScope.
+struct ScopeGroups {
+  net::CommGroup tensor;
+  net::CommGroup context;  // ring steps: send_recv to the next context-parallel rank
+  net::CommGroup expert;
+  [[nodiscard]] const net::CommGroup& of(CommScope scope) const {
+    switch (scope) {
+      case CommScope::kContext: return context;
+      case CommScope::kExpert: return expert;
+      case CommScope::kTensor: break;
+    }
+    return tensor;
+  }
+};
+
+Stream stream_of(CommScope scope) {
+  switch (scope) {
+    case CommScope::kContext: return Stream::kCpComm;
+    case CommScope::kExpert: return Stream::kEpComm;
+    case CommScope::kTensor: break;
+  }
+  return Stream::kTpComm;
+}
+
 // Emits the tasks of one stage rank: compute ops on the compute stream, the
-// tensor-parallel markers as collectives on the TP stream between them.
+// communication markers as collectives on their group's stream between them.
 class StageEmitter {
  public:
-  StageEmitter(TaskGraph& graph, int rank, const net::CommGroup& tp_group)
-      : graph_(graph), rank_(rank), tp_group_(tp_group) {}
+  StageEmitter(TaskGraph& graph, int rank, ScopeGroups groups)
+      : graph_(graph), rank_(rank), groups_(std::move(groups)) {}
 
   void set_context(int iteration, int microbatch) {
     iteration_ = iteration;
@@ -75,8 +103,11 @@ class StageEmitter {
     std::vector<TaskId> ids;
     ids.reserve(ops.size());
     for (const Op& op : ops) {
-      if (op.tp_marker) {
-        if (op.tp_forward && tp_group_.size > 1) last_ = add_tp(op);
+      if (op.comm_marker) {
+        if (op.comm_forward && groups_.of(op.scope).size > 1) {
+          if (op.overlapped) ring_.push_back(add_comm(op));
+          else last_ = add_comm(op);
+        }
         ids.push_back(last_.value_or(0));
         continue;
       }
@@ -94,6 +125,10 @@ class StageEmitter {
       pending_.clear();
       if (after_comm_) t.deps.push_back(*after_comm_);
       after_comm_.reset();
+      if (op.waits_for_ring && !ring_.empty()) {
+        t.deps.push_back(ring_.front());
+        ring_.pop_front();
+      }
       last_ = graph_.add(std::move(t));
       if (!first_) first_ = last_;
       ids.push_back(*last_);
@@ -107,28 +142,33 @@ class StageEmitter {
   void wait_for(TaskId id) { pending_.push_back(id); }
 
  private:
-  TaskId add_tp(const Op& op) {
+  // A blocking marker's collective starts after the compute before it and the
+  // next compute waits for it; an overlapped one runs beside that compute.
+  TaskId add_comm(const Op& op) {
     Task t;
     t.name = op.name;
     t.rank = rank_;
-    t.stream = Stream::kTpComm;
-    t.category = category_of(*op.tp_forward);
-    t.collective = net::Collective{*op.tp_forward, op.tp_bytes, tp_group_};
+    t.stream = stream_of(op.scope);
+    t.category = category_of(*op.comm_forward);
+    t.collective = net::Collective{*op.comm_forward, op.comm_bytes, groups_.of(op.scope)};
     t.iteration = iteration_;
     t.microbatch = microbatch_;
     t.layer = op.layer;
     if (last_) t.deps.push_back(*last_);
-    t.deps.insert(t.deps.end(), pending_.begin(), pending_.end());
-    pending_.clear();
+    if (!op.overlapped) {
+      t.deps.insert(t.deps.end(), pending_.begin(), pending_.end());
+      pending_.clear();
+    }
     const TaskId id = graph_.add(std::move(t));
     if (!first_) first_ = id;
-    after_comm_ = id;
+    if (!op.overlapped) after_comm_ = id;
     return id;
   }
 
   TaskGraph& graph_;
   int rank_;
-  net::CommGroup tp_group_;
+  ScopeGroups groups_;
+  std::deque<TaskId> ring_;  // overlapped ring transfers not yet waited for
   int iteration_ = 0;
   int microbatch_ = -1;
   std::vector<TaskId> pending_;
@@ -142,18 +182,26 @@ class StageEmitter {
 
 IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingConfig& training,
                                      const ParallelConfig& parallel, const hw::ClusterSpec& cluster, int iterations) {
-  if (parallel.context != 1 || parallel.expert != 1)
-    throw std::invalid_argument("context and expert parallelism are not simulated yet");
   if (iterations < 1) throw std::invalid_argument("iterations must be at least 1");
   const int tp = parallel.tensor;
   const int pp = parallel.pipeline;
   const int dp = parallel.data;
+  const int cp = parallel.context;
+  const int ep = parallel.expert;
+  if (cp < 1 || ep < 1 || dp % ep != 0)
+    throw std::invalid_argument("expert-parallel size must divide the data-parallel size");
+  // Weights are replicated over the data- and context-parallel ranks, expert
+  // weights over the dp x cp / ep ranks holding the same experts (Megatron-LM).
+  const int dense_dp = dp * cp;
+  const int expert_dp = dense_dp / ep;
+  if (parallel.zero_stage >= 3 && model.is_moe() && ep > 1)
+    throw std::invalid_argument("ZeRO-3 with expert parallelism is not supported");
   const long long replicas_batch = training.micro_batch_size * dp;
   if (training.global_batch_size % replicas_batch != 0)
     throw std::invalid_argument("global batch not divisible by micro-batch x data-parallel size");
-  const long long ranks_per_stage = static_cast<long long>(tp) * dp;
+  const long long ranks_per_stage = static_cast<long long>(tp) * cp * dp;
   if (ranks_per_stage * pp != cluster.num_gpus())
-    throw std::invalid_argument("tp x pp x dp is not the number of GPUs");
+    throw std::invalid_argument("tp x cp x dp x pp is not the number of GPUs");
 
   IterationGraph out;
   out.iterations = iterations;
@@ -167,7 +215,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
     out.representative[static_cast<std::size_t>(r)] = static_cast<int>((r / ranks_per_stage) * ranks_per_stage);
   for (int s = 0; s < pp; ++s) out.simulated_ranks.push_back(static_cast<int>(s * ranks_per_stage));
 
-  const TransformerOps ops(model, training, training.micro_batch_size, tp, parallel.sequence_parallel);
+  const TransformerOps ops(model, training, training.micro_batch_size, tp, parallel.sequence_parallel, cp, ep);
   const TransformerOps whole(model, training, training.micro_batch_size);
   out.model_flops_per_iteration =
       whole.model_flops_per_microbatch() * static_cast<double>(out.num_microbatches) * dp;
@@ -182,32 +230,82 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
         first_layer[static_cast<std::size_t>(j - 1)] + out.layers_per_virtual_stage[static_cast<std::size_t>(j - 1)];
   const auto rank_of_stage = [&](int s) { return static_cast<long long>(s) * ranks_per_stage; };
 
-  // Groups with their real ranks. TP peers are adjacent; their copies on other
-  // nodes share no link, so they are listed only when the group spans nodes.
-  // DP peers are tp ranks apart; the tp copies of a DP group share the NICs.
-  const net::CommGroup tp_shape = group_shape(tp, 1, cluster.gpus_per_node);
-  const net::CommGroup dp_shape = group_shape(dp, tp, cluster.gpus_per_node);
-  std::vector<net::CommGroup> tp_groups;
+  // Groups with their real ranks, in the order tp-cp-ep-dp-pp: a stage rank is
+  // base + i + tp (c + cp (x + ep d)) for TP index i, context index c and
+  // data-parallel index x + ep d (x: its place in the expert-parallel group).
+  // TP peers are adjacent; their copies on other nodes share no link, so they are
+  // listed only when the group spans nodes. DP peers are tp ranks apart; the tp
+  // copies of a DP group share the NICs.
+  const int gpn = cluster.gpus_per_node;
+  const net::CommGroup tp_shape = group_shape(tp, 1, gpn);
+  const net::CommGroup dp_shape = group_shape(dense_dp, tp, gpn);
+  const net::CommGroup cp_shape = group_shape(cp, tp, gpn);
+  const net::CommGroup ep_shape = group_shape(ep, static_cast<long long>(tp) * cp, gpn);
+  const auto at = [&](long long base, int i, int c, int x) {
+    return base + i + static_cast<long long>(tp) * (c + static_cast<long long>(cp) * x);
+  };
+  std::vector<ScopeGroups> scope_groups;
   std::vector<net::CommGroup> dp_groups;
+  std::vector<net::CommGroup> expert_dp_groups;
   for (int s = 0; s < pp; ++s) {
     const long long base = rank_of_stage(s);
+    ScopeGroups groups;
     Members tps;
-    for (int d = 0; d < (tp_shape.nodes > 1 ? dp : 1); ++d) {
+    for (int d = 0; d < (tp_shape.nodes > 1 ? dense_dp : 1); ++d) {
       tps.emplace_back();
       for (int i = 0; i < tp; ++i) tps.back().push_back(base + static_cast<long long>(d) * tp + i);
     }
-    tp_groups.push_back(explicit_group(tp_shape, std::move(tps)));
+    groups.tensor = explicit_group(tp_shape, std::move(tps));
+    // Ring attention: every context rank sends to the next at once; a pair that
+    // crosses nodes (the ring's wrap-around) goes first so the analytic model
+    // prices the slowest link.
+    if (cp > 1) {
+      Members pairs;
+      for (int i = 0; i < (cp_shape.nodes > 1 ? tp : 1); ++i)
+        for (int c = 0; c < cp; ++c) pairs.push_back({at(base, i, c, 0), at(base, i, (c + 1) % cp, 0)});
+      const auto crosses = [&](const std::vector<long long>& pair) { return pair[0] / gpn != pair[1] / gpn; };
+      const auto first_across = std::find_if(pairs.begin(), pairs.end(), crosses);
+      if (first_across != pairs.end()) std::iter_swap(pairs.begin(), first_across);
+      const bool across = crosses(pairs.front());
+      groups.context = explicit_group(net::CommGroup{2, across ? 2 : 1, across ? 1 : 2, nullptr}, std::move(pairs));
+    }
+    if (ep > 1) {
+      Members eps;
+      for (int i = 0; i < (ep_shape.nodes > 1 ? tp : 1); ++i)
+        for (int c = 0; c < (ep_shape.nodes > 1 ? cp : 1); ++c) {
+          eps.emplace_back();
+          for (int x = 0; x < ep; ++x) eps.back().push_back(at(base, i, c, x));
+        }
+      groups.expert = explicit_group(ep_shape, std::move(eps));
+    }
+    scope_groups.push_back(std::move(groups));
     Members dps;
     for (int i = 0; i < tp; ++i) {
       dps.emplace_back();
-      for (int d = 0; d < dp; ++d) dps.back().push_back(base + i + static_cast<long long>(d) * tp);
+      for (int d = 0; d < dense_dp; ++d) dps.back().push_back(base + i + static_cast<long long>(d) * tp);
     }
     dp_groups.push_back(explicit_group(dp_shape, std::move(dps)));
+    // Expert weights: the ranks holding the same experts (same place x in their
+    // expert-parallel group), over all context ranks.
+    if (ep > 1 && expert_dp > 1) {
+      Members edps;
+      for (int i = 0; i < tp; ++i)
+        for (int x = 0; x < ep; ++x) {
+          edps.emplace_back();
+          for (int d = 0; d < dp / ep; ++d)
+            for (int c = 0; c < cp; ++c) edps.back().push_back(at(base, i, c, x + ep * d));
+        }
+      const net::CommGroup shape = members_shape(edps.front(), gpn);
+      expert_dp_groups.push_back(explicit_group(shape, std::move(edps)));
+    } else {
+      expert_dp_groups.push_back(dp_groups.back());
+    }
   }
   // Activations and their gradients between stages: b s h / t per TP rank
   // (Megatron-LM's scatter-gather; with SP they are split already).
+  // Context parallelism: the rank's s/c tokens.
   const double p2p_bytes = static_cast<double>(training.micro_batch_size) * static_cast<double>(model.seq_length) *
-                           static_cast<double>(model.hidden_size) * activation_element_bytes(training) / tp;
+                           static_cast<double>(model.hidden_size) * activation_element_bytes(training) / tp / cp;
   const auto p2p_group = [&](int from, int to) {
     const bool across = rank_of_stage(from) / cluster.gpus_per_node != rank_of_stage(to) / cluster.gpus_per_node;
     net::CommGroup g{2, across ? 2 : 1, across ? 1 : 2, nullptr};
@@ -225,8 +323,8 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
 
   // ZeRO (docs/strategies.md, "ZeRO and the distributed optimizer"): with one
   // data-parallel rank there is nothing to shard and every stage runs as stage 0.
-  const bool shard_optimizer = parallel.zero_stage >= 1 && dp > 1;
-  const bool zero3 = parallel.zero_stage >= 3 && dp > 1;
+  const bool shard_optimizer = parallel.zero_stage >= 1 && dense_dp > 1;
+  const bool zero3 = parallel.zero_stage >= 3 && dense_dp > 1;
   const bool gather_buckets = shard_optimizer && !zero3;  // ZeRO-1/2, Megatron's distributed optimizer
   if (zero3 && pp > 1) throw std::invalid_argument("ZeRO-3 with pipeline parallelism is not supported");
   const double weight_bytes = state_bytes_per_parameter(training).weights;
@@ -235,15 +333,18 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   // backward pass of the iteration forms them (the same walk as below).
   const auto plan_buckets = [&](int s) {
     std::vector<BucketPlan> plan;
-    BucketPlan open;
+    std::array<BucketPlan, 2> open_of;  // dense, expert
+    open_of[1].expert = true;
     const auto take = [&](const std::vector<Op>& list, long long unit) {
       for (const Op& op : list) {
-        if (op.grad_params <= 0.0 || op.tp_marker) continue;
+        if (op.grad_params <= 0.0 || op.comm_marker) continue;
+        BucketPlan& open = open_of[op.expert_params ? 1 : 0];
         open.params += op.grad_params;
         if (open.units.empty() || open.units.back() != unit) open.units.push_back(unit);
         if (open.params >= bucket_limit) {
           plan.push_back(std::move(open));
           open = {};
+          open.expert = op.expert_params;
         }
       }
     };
@@ -258,7 +359,8 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
       for (long long l = first + count - 1; l >= first; --l) take(ops.layer_backward(l), l);
       if (j == 0) take(ops.embedding_backward(), kEmbeddingUnit);
     }
-    if (open.params > 0.0) plan.push_back(std::move(open));
+    for (BucketPlan& open : open_of)
+      if (open.params > 0.0) plan.push_back(std::move(open));
     return plan;
   };
   std::vector<std::vector<BucketPlan>> plans(static_cast<std::size_t>(pp));
@@ -268,7 +370,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   const auto unit_params = [](const std::vector<Op>& backward) {
     double n = 0.0;
     for (const Op& op : backward)
-      if (!op.tp_marker) n += op.grad_params;
+      if (!op.comm_marker) n += op.grad_params;
     return n;
   };
   // Per stage, across iterations: the optimizer step of the previous iteration,
@@ -286,14 +388,15 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
     for (int s = 0; s < pp; ++s) {
       const int rank = static_cast<int>(rank_of_stage(s));
       const auto su = static_cast<std::size_t>(s);
-      StageEmitter emit(g, rank, tp_groups[su]);
-      const auto param_gather = [&](std::string name, double params) {
+      StageEmitter emit(g, rank, scope_groups[su]);
+      const auto param_gather = [&](std::string name, double params, bool expert = false) {
         Task t;
         t.name = std::move(name);
         t.rank = rank;
         t.stream = Stream::kDpComm;
         t.category = Category::kAllGather;
-        t.collective = net::Collective{net::CollectiveKind::kAllGather, params * weight_bytes, dp_groups[su]};
+        t.collective = net::Collective{net::CollectiveKind::kAllGather, params * weight_bytes,
+                                       expert ? expert_dp_groups[su] : dp_groups[su]};
         t.iteration = it;
         return t;
       };
@@ -306,7 +409,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
       std::map<long long, std::vector<TaskId>> unit_gathers;
       const std::vector<BucketPlan>& plan = plans[su];
       for (std::size_t i = plan.size(); i-- > 0;) {
-        Task t = param_gather("param_all_gather.bucket" + std::to_string(i), plan[i].params);
+        Task t = param_gather("param_all_gather.bucket" + std::to_string(i), plan[i].params, plan[i].expert);
         if (previous_step[su]) t.deps.push_back(*previous_step[su]);
         const TaskId id = g.add(std::move(t));
         for (long long unit : plan[i].units) unit_gathers[unit].push_back(id);
@@ -322,8 +425,10 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
       // Megatron-LM: one bucket for the whole stage unless gradients are reduced
       // while the backward pass runs.
       double stage_params = 0.0;
+      double stage_expert_params = 0.0;
       std::vector<GradientBucket> buckets;
-      GradientBucket open;
+      std::array<GradientBucket, 2> open_of;  // dense, expert (Megatron-LM's separate buffers)
+      open_of[1].expert = true;
       const std::vector<PipelineStep> steps = pipeline_steps(parallel.schedule, pp, s, m, chunks);
       std::vector<int> backwards_left(static_cast<std::size_t>(chunks), m);
       for (const PipelineStep& step : steps) {
@@ -442,16 +547,17 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
         const auto backward = [&](const std::vector<Op>& list) {
           const std::vector<TaskId> added = add(list, Category::kBackward);
           for (std::size_t i = 0; i < list.size(); ++i) {
-            if (list[i].grad_params <= 0.0 || list[i].tp_marker) continue;
+            if (list[i].grad_params <= 0.0 || list[i].comm_marker) continue;
             if (!last_pass) continue;
             stage_params += list[i].grad_params;
+            if (list[i].expert_params) stage_expert_params += list[i].grad_params;
+            GradientBucket& open = open_of[list[i].expert_params ? 1 : 0];
             open.params += list[i].grad_params;
             open.ready_after = added[i];
-            const double limit = parallel.overlap_grad_reduce ? static_cast<double>(parallel.bucket_size_params())
-                                                              : 1e300;
-            if (open.params >= limit) {
+            if (open.params >= bucket_limit) {
               buckets.push_back(open);
               open = {};
+              open.expert = list[i].expert_params;
             }
           }
         };
@@ -476,21 +582,28 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
           bwd_send[k] = g.add(std::move(t));
         }
       }
-      if (open.params > 0.0) buckets.push_back(open);
+      for (const GradientBucket& open : open_of)
+        if (open.params > 0.0) buckets.push_back(open);
+      // Expert weights held by one rank alone need no reduction.
+      if (expert_dp <= 1)
+        std::erase_if(buckets, [](const GradientBucket& b) { return b.expert; });
       const TaskId last_backward = emit.last();
 
-      if (dp > 1 && !zero3) {
+      if (dense_dp > 1 && !zero3) {
         // ZeRO-1/2 and the distributed optimizer reduce-scatter the same buckets:
         // each rank keeps the reduced gradients of its 1/dp shard.
         const net::CollectiveKind kind =
             shard_optimizer ? net::CollectiveKind::kReduceScatter : net::CollectiveKind::kAllReduce;
         for (std::size_t i = 0; i < buckets.size(); ++i) {
           Task t;
-          t.name = (shard_optimizer ? "grad_reduce_scatter.bucket" : "grad_all_reduce.bucket") + std::to_string(i);
+          t.name = (buckets[i].expert ? "expert_" : "") +
+                   std::string(shard_optimizer ? "grad_reduce_scatter.bucket" : "grad_all_reduce.bucket") +
+                   std::to_string(i);
           t.rank = rank;
           t.stream = Stream::kDpComm;
           t.category = category_of(kind);
-          t.collective = net::Collective{kind, buckets[i].params * grad_bytes, dp_groups[su]};
+          t.collective = net::Collective{kind, buckets[i].params * grad_bytes,
+                                         buckets[i].expert ? expert_dp_groups[su] : dp_groups[su]};
           t.deps = {parallel.overlap_grad_reduce ? buckets[i].ready_after : last_backward};
           t.iteration = it;
           reductions.push_back(g.add(std::move(t)));
@@ -498,7 +611,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
       }
       if (zero3) stage_params = zero3_params;
       if (s == 0)
-        out.gradient_buckets = dp <= 1 ? 0
+        out.gradient_buckets = dense_dp <= 1 ? 0
                                : zero3 ? static_cast<int>(std::count_if(reductions.begin(), reductions.end(),
                                                                         [&](TaskId r) {
                                                                           return g[r].microbatch == 0;
@@ -507,8 +620,12 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
       out.parameters_per_gpu = std::max(out.parameters_per_gpu, stage_params);
 
       Task step;
-      // ZeRO: each rank updates its 1/dp shard of the parameters.
-      const Op op = ops.optimizer_step(shard_optimizer ? stage_params / static_cast<double>(dp) : stage_params);
+      // ZeRO: each rank updates its shard of the parameters: 1/(dp cp) of the
+      // dense ones, 1/(dp cp / ep) of the expert ones.
+      const double dense_params = stage_params - stage_expert_params;
+      const Op op = ops.optimizer_step(shard_optimizer ? dense_params / static_cast<double>(dense_dp) +
+                                                             stage_expert_params / static_cast<double>(expert_dp)
+                                                       : stage_params);
       step.name = op.name;
       step.rank = rank;
       step.stream = Stream::kCompute;
@@ -523,7 +640,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
       // right after the step, in forward order; the next iteration waits for them.
       if (gather_buckets && !parallel.overlap_param_gather)
         for (std::size_t i = buckets.size(); i-- > 0;) {
-          Task t = param_gather("param_all_gather.bucket" + std::to_string(i), buckets[i].params);
+          Task t = param_gather("param_all_gather.bucket" + std::to_string(i), buckets[i].params, buckets[i].expert);
           t.deps = {step_id};
           pending_gathers[su].push_back(g.add(std::move(t)));
         }

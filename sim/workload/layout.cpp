@@ -1,6 +1,7 @@
 #include "workload/layout.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +23,17 @@ net::CommGroup group_shape(int size, long long stride, int gpus_per_node) {
     throw std::invalid_argument("group of " + std::to_string(size) + " ranks does not tile nodes of " +
                                 std::to_string(g.ranks_per_node) + " members");
   g.nodes = size / g.ranks_per_node;
+  return g;
+}
+
+net::CommGroup members_shape(const std::vector<long long>& ranks, int gpus_per_node) {
+  if (ranks.empty() || gpus_per_node < 1) throw std::invalid_argument("group shape: no ranks");
+  std::map<long long, int> per_node;
+  for (long long r : ranks) ++per_node[r / gpus_per_node];
+  net::CommGroup g;
+  g.size = static_cast<int>(ranks.size());
+  g.nodes = static_cast<int>(per_node.size());
+  for (const auto& [node, count] : per_node) g.ranks_per_node = std::max(g.ranks_per_node, count);
   return g;
 }
 

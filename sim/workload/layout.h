@@ -3,11 +3,18 @@
 // tensor-parallel innermost, then context, data and pipeline parallel (Megatron-LM's
 // default order "tp-cp-ep-dp-pp"), so a group with stride `stride` has
 // gpus_per_node / stride members per node when the stride fits inside a node.
+#include <vector>
+
 #include "network/collective.h"
 
 namespace trainsim::workload {
 
 // Throws std::invalid_argument when the group does not tile the nodes evenly.
 net::CommGroup group_shape(int size, long long stride, int gpus_per_node);
+
+// The shape of an irregular group from its ranks: the nodes it touches and the
+// most ranks it has on one of them (expert data-parallel groups under context
+// parallelism interleave two strides).
+net::CommGroup members_shape(const std::vector<long long>& ranks, int gpus_per_node);
 
 }  // namespace trainsim::workload

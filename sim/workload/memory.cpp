@@ -40,7 +40,7 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
                               ActivationSplit split) {
   const double e = activation_element_bytes(t);
   const double b = static_cast<double>(micro_batch);
-  const double s = static_cast<double>(m.seq_length);
+  const double s = static_cast<double>(m.seq_length) / std::max(1, split.context);
   const double sb = s * b;
   const double h = static_cast<double>(m.hidden_size);
   const double tp = static_cast<double>(split.tensor);
@@ -76,9 +76,11 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
   } else {
     const double k = static_cast<double>(m.moe_router_topk);
     const double experts = static_cast<double>(m.num_experts);
-    // Router input and fp32 logits, then the k dispatched copies of each token.
-    mlp = e * sb * h / whole + 4.0 * sb * experts / whole + k * (e * sb * h / whole + e * sb * up + e * sb * f) +
-          hidden_mask;
+    const double c = m.moe_expert_capacity_factor.value_or(1.0);
+    // Router input and fp32 logits, then the k dispatched copies of each token
+    // (padded to capacity c), whichever ranks' experts compute them.
+    mlp = e * sb * h / whole + 4.0 * sb * experts / whole +
+          c * k * (e * sb * h / whole + e * sb * up + e * sb * f) + hidden_mask;
   }
   const double norms = 2.0 * e * sb * h / whole;  // the inputs of both norms (4 sbh)
   return attention + mlp + norms;
@@ -86,7 +88,8 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
 
 double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig&, long long micro_batch,
                                   ActivationSplit split) {
-  const double sb = static_cast<double>(m.seq_length) * static_cast<double>(micro_batch);
+  const double sb =
+      static_cast<double>(m.seq_length) / std::max(1, split.context) * static_cast<double>(micro_batch);
   const double whole = split.sequence_parallel ? static_cast<double>(split.tensor) : 1.0;
   return m.hidden_dropout > 0.0 ? kMask * sb * static_cast<double>(m.hidden_size) / whole : 0.0;
 }
@@ -94,7 +97,8 @@ double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig&, l
 double head_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long micro_batch,
                              ActivationSplit split) {
   const double e = activation_element_bytes(t);
-  const double sb = static_cast<double>(m.seq_length) * static_cast<double>(micro_batch);
+  const double sb =
+      static_cast<double>(m.seq_length) / std::max(1, split.context) * static_cast<double>(micro_batch);
   const double h = static_cast<double>(m.hidden_size);
   const double v = static_cast<double>(m.vocab_size);
   const double tp = static_cast<double>(split.tensor);
@@ -110,16 +114,35 @@ double outside_layers_activation_bytes(const ModelConfig& m, const TrainingConfi
 
 namespace {
 
+// Expert weights of one decoder layer on one GPU: E/ep experts split t ways
+// (their row-parallel down-projection biases whole).
+double layer_expert_parameters(const ModelConfig& m, const ParallelConfig& p) {
+  if (!m.is_moe()) return 0.0;
+  const ParameterCount c = count_parameters(m);
+  const double h = static_cast<double>(m.hidden_size);
+  const double bias = m.add_bias_linear ? 1.0 : 0.0;
+  const double experts = static_cast<double>(m.num_experts);
+  const double router = h * experts;
+  const double all = c.mlp_per_layer - router;  // every expert, every rank's share
+  return ((all - experts * bias * h) / static_cast<double>(p.tensor) + experts * bias * h) /
+         static_cast<double>(p.expert);
+}
+
 // Parameters of one decoder layer on one GPU of the tensor-parallel group.
 double layer_parameters(const ModelConfig& m, const ParallelConfig& p) {
   const ParameterCount c = count_parameters(m);
   const double tp = static_cast<double>(p.tensor);
   const double h = static_cast<double>(m.hidden_size);
   const double bias = m.add_bias_linear ? 1.0 : 0.0;
-  const double experts = m.is_moe() ? static_cast<double>(m.num_experts) : 1.0;
-  const double router = m.is_moe() ? h * experts : 0.0;
-  // Row-parallel biases (attention output, MLP down) and the router are whole on every rank.
-  const double replicated = bias * h + experts * bias * h + router + c.norms_per_layer;
+  if (m.is_moe()) {
+    // Attention split t ways (output bias whole), the router whole, the experts apart.
+    const double router = h * static_cast<double>(m.num_experts);
+    const double replicated = bias * h + router + c.norms_per_layer;
+    return (c.attention_per_layer + router + c.norms_per_layer - replicated) / tp + replicated +
+           layer_expert_parameters(m, p);
+  }
+  // Row-parallel biases (attention output, MLP down) are whole on every rank.
+  const double replicated = bias * h + bias * h + c.norms_per_layer;
   return (c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer - replicated) / tp + replicated;
 }
 
@@ -155,9 +178,18 @@ double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage
   return n;
 }
 
+double stage_expert_parameters(const ModelConfig& m, const ParallelConfig& p, int stage) {
+  const int chunks = model_chunks(m.num_layers, p);
+  const std::vector<long long> layers = split_layers(m.num_layers, p.pipeline * chunks);
+  double n = 0.0;
+  for (int k = 0; k < chunks; ++k)
+    n += static_cast<double>(layers[static_cast<std::size_t>(k * p.pipeline + stage)]) * layer_expert_parameters(m, p);
+  return n;
+}
+
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
   const StateBytes per = state_bytes_per_parameter(t);
-  const ActivationSplit split{p.tensor, p.sequence_parallel};
+  const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
   const long long b = t.micro_batch_size;
   const int chunks = model_chunks(m.num_layers, p);
   const std::vector<long long> layers = split_layers(m.num_layers, p.pipeline * chunks);
@@ -180,11 +212,16 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
       est.gradients = per.gradients * est.parameters;
       est.optimizer_states = per.optimizer * est.parameters;
     } else {
-      const StateBytes states = sharded_state_bytes(t, est.parameters, p.zero_stage, p.data);
-      est.weights = states.weights;
-      est.gradients = states.gradients;
-      est.optimizer_states = states.optimizer;
-      if (p.zero_stage >= 3 && p.data > 1) {
+      // Dense weights are sharded over the dp x cp ranks that replicate them,
+      // expert weights over the dp x cp / ep ranks holding the same experts.
+      const double expert = stage_expert_parameters(m, p, s);
+      const int dense_dp = p.data * p.context;
+      const StateBytes dense = sharded_state_bytes(t, est.parameters - expert, p.zero_stage, dense_dp);
+      const StateBytes experts = sharded_state_bytes(t, expert, p.zero_stage, dense_dp / p.expert);
+      est.weights = dense.weights + experts.weights;
+      est.gradients = dense.gradients + experts.gradients;
+      est.optimizer_states = dense.optimizer + experts.optimizer;
+      if (p.zero_stage >= 3 && dense_dp > 1) {
         // The layer being computed, and the next one when its gather is prefetched.
         const double units = p.overlap_param_gather ? 2.0 : 1.0;
         est.gathered_weights = units * per.weights * largest_gathered_unit(m, p, s);

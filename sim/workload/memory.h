@@ -42,6 +42,7 @@ StateBytes state_bytes_per_parameter(const TrainingConfig& training);
 struct ActivationSplit {
   int tensor = 1;                  // t: heads, QKV/MLP widths and scores split t ways
   bool sequence_parallel = false;  // norms, dropouts and layer inputs split t ways too
+  int context = 1;                 // c: every rank holds s/c tokens of each sequence
 };
 
 // Activation bytes one transformer layer keeps for its backward pass, for one
@@ -61,6 +62,8 @@ double outside_layers_activation_bytes(const ModelConfig& m, const TrainingConfi
 // positions on the first stage, the final norm and output layer on the last
 // (Megatron-LM keeps a copy of a tied embedding there when pp > 1).
 double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage);
+// Of those, the expert weights (E/ep experts per layer, split t ways).
+double stage_expert_parameters(const ModelConfig& m, const ParallelConfig& p, int stage);
 
 // Bytes of model states per GPU for `params` local parameters under ZeRO stage
 // `zero_stage` over `data` data-parallel ranks (Rajbhandari et al. 2020, Figure 1

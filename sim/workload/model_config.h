@@ -24,6 +24,9 @@ struct ModelConfig {
   long long vocab_size = 0;
   long long num_experts = 0;  // 0: dense MLP
   long long moe_router_topk = 2;
+  // Megatron-LM's moe_expert_capacity_factor with padding to capacity: every
+  // expert computes c times its balanced share; none: dropless and balanced.
+  std::optional<double> moe_expert_capacity_factor;
   bool swiglu = false;
   bool untie_embeddings = false;
   Normalization normalization = Normalization::kLayerNorm;

@@ -34,16 +34,26 @@ hw::KernelId backward_kernel(hw::KernelId forward) {
 }  // namespace
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
-                               int tensor, bool sequence_parallel)
+                               int tensor, bool sequence_parallel, int context, int expert)
     : model_(model),
       training_(training),
       b_(static_cast<double>(micro_batch)),
-      s_(static_cast<double>(model.seq_length)),
+      s_(static_cast<double>(model.seq_length) / std::max(1, context)),
       tokens_(b_ * s_),
       tp_(static_cast<double>(tensor)),
-      sp_(sequence_parallel ? static_cast<double>(tensor) : 1.0) {
+      sp_(sequence_parallel ? static_cast<double>(tensor) : 1.0),
+      cp_(static_cast<double>(context)),
+      ep_(static_cast<double>(expert)) {
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
-  if (tensor < 1) throw std::invalid_argument("tensor-parallel size must be positive");
+  if (tensor < 1 || context < 1 || expert < 1) throw std::invalid_argument("parallel sizes must be positive");
+  if (model.seq_length % context != 0)
+    throw std::invalid_argument("context-parallel size must divide the sequence length");
+  if (context > 1 && training.attention_backend != AttentionBackend::kFlash)
+    throw std::invalid_argument("context parallelism runs ring attention on the flash backend only");
+  if (expert > 1 && (!model.is_moe() || model.num_experts % expert != 0))
+    throw std::invalid_argument("expert-parallel size must divide the number of experts");
+  if (model.is_moe() && tensor > 1 && !sequence_parallel)
+    throw std::invalid_argument("MoE with tensor parallelism needs sequence parallelism (as Megatron-LM)");
   act_bytes_ = activation_element_bytes(training);
   gemm_bytes_ = training.precision == hw::Precision::kFp8 ? 1.0 : act_bytes_;
 }
@@ -81,13 +91,13 @@ Op TransformerOps::tp_enter(std::string name, long long layer) const {
   Op op;
   op.name = std::move(name);
   op.layer = layer;
-  op.tp_marker = true;
-  op.tp_bytes = tokens_ * static_cast<double>(model_.hidden_size) * act_bytes_;
+  op.comm_marker = true;
+  op.comm_bytes = tokens_ * static_cast<double>(model_.hidden_size) * act_bytes_;
   if (tp_ > 1.0) {
     // f: identity forward, all-reduce of the input gradient backward; with SP an
     // all-gather of the sequence shards forward and a reduce-scatter backward.
-    if (sp_ > 1.0) op.tp_forward = net::CollectiveKind::kAllGather;
-    op.tp_backward = sp_ > 1.0 ? net::CollectiveKind::kReduceScatter : net::CollectiveKind::kAllReduce;
+    if (sp_ > 1.0) op.comm_forward = net::CollectiveKind::kAllGather;
+    op.comm_backward = sp_ > 1.0 ? net::CollectiveKind::kReduceScatter : net::CollectiveKind::kAllReduce;
   }
   return op;
 }
@@ -96,11 +106,11 @@ Op TransformerOps::tp_exit(std::string name, long long layer) const {
   Op op = tp_enter(std::move(name), layer);
   // g: all-reduce forward, identity backward; with SP a reduce-scatter forward
   // and an all-gather backward.
-  op.tp_forward.reset();
-  op.tp_backward.reset();
+  op.comm_forward.reset();
+  op.comm_backward.reset();
   if (tp_ > 1.0) {
-    op.tp_forward = sp_ > 1.0 ? net::CollectiveKind::kReduceScatter : net::CollectiveKind::kAllReduce;
-    if (sp_ > 1.0) op.tp_backward = net::CollectiveKind::kAllGather;
+    op.comm_forward = sp_ > 1.0 ? net::CollectiveKind::kReduceScatter : net::CollectiveKind::kAllReduce;
+    if (sp_ > 1.0) op.comm_backward = net::CollectiveKind::kAllGather;
   }
   return op;
 }
@@ -111,7 +121,7 @@ Op TransformerOps::tp_exit(std::string name, long long layer) const {
 Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_factor) {
   Op op = fwd;
   op.name = fwd.name + ".backward";
-  std::swap(op.tp_forward, op.tp_backward);  // a marker's backward collective runs now
+  std::swap(op.comm_forward, op.comm_backward);  // a marker's backward collective runs now
   op.work.flops *= flops_factor;
   op.work.bytes *= bytes_factor;
   op.work.backward = true;
@@ -141,7 +151,8 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
   const double q = static_cast<double>(model_.query_width()) / tp_;
   const double kv = std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
   const double a = static_cast<double>(model_.num_attention_heads) / tp_;
-  const double full_flops = 4.0 * b_ * s_ * s_ * q;  // QK^T and AV, 2 b s^2 q each
+  // The s/c local queries attend to all s keys (context parallelism; c = 1: s^2).
+  const double full_flops = 4.0 * b_ * s_ * (s_ * cp_) * q;  // QK^T and AV, 2 b s^2 q each
   if (training_.attention_backend == AttentionBackend::kFlash) {
     Op op;
     op.name = "attention";
@@ -153,7 +164,35 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
     // Reads Q, K, V and writes O and the fp32 log-sum-exp per row.
     op.work.bytes = tokens_ * (2.0 * q + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
     op.model_flops = full_flops;
-    return {op};
+    if (cp_ <= 1.0) return {op};
+    // Ring attention (Liu et al. 2023; Megatron-LM's context parallelism through
+    // Transformer Engine): c blocks, one per K, V chunk, each a c-th of the work
+    // with the causal mask balanced across ranks (2c chunks per sequence); while
+    // block i computes, the K, V chunk of block i + 1 arrives from the ring
+    // neighbour, so c - 1 transfers of the local K and V overlap the blocks.
+    std::vector<Op> ring;
+    const int blocks = static_cast<int>(cp_);
+    for (int i = 0; i < blocks; ++i) {
+      if (i + 1 < blocks) {
+        Op kv_step;
+        kv_step.name = "attention.ring_kv" + std::to_string(i);
+        kv_step.layer = layer;
+        kv_step.comm_marker = true;
+        kv_step.scope = CommScope::kContext;
+        kv_step.overlapped = true;
+        kv_step.comm_forward = net::CollectiveKind::kSendRecv;
+        kv_step.comm_bytes = ring_kv_bytes();
+        ring.push_back(kv_step);
+      }
+      Op block = op;
+      block.name = "attention.block" + std::to_string(i);
+      block.work.flops /= cp_;
+      block.work.bytes = tokens_ * (2.0 * q + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
+      block.model_flops /= cp_;
+      block.waits_for_ring = i > 0;
+      ring.push_back(block);
+    }
+    return ring;
   }
   // Unfused (Megatron-LM, SC'21): batched GEMMs per head plus a softmax kernel
   // over the b a s^2 scores, which are written to and read from HBM.
@@ -209,30 +248,18 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   if (tp_ > 1.0) ops.push_back(tp_exit("attn_g", layer));
   ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer, kResidual));
   ops.push_back(elementwise("post_attn_norm", norm_bytes, norm_params, layer, kNorm));
-  if (tp_ > 1.0) ops.push_back(tp_enter("mlp_f", layer));
-
-  const double up = model_.swiglu ? 2.0 * f : f;
-  // GELU reads f and writes f; SwiGLU reads gate and up (2f) and writes f.
-  const double act_bytes = (up + f) * tokens_ * act_bytes_;
   if (!model_.is_moe()) {
+    const double up = model_.swiglu ? 2.0 * f : f;
+    // GELU reads f and writes f; SwiGLU reads gate and up (2f) and writes f.
+    const double act_bytes = (up + f) * tokens_ * act_bytes_;
+    if (tp_ > 1.0) ops.push_back(tp_enter("mlp_f", layer));
     ops.push_back(matmul("mlp_up", tokens_, up, h, h * up + bias * up, layer));
     ops.push_back(elementwise("mlp_act", act_bytes, 0.0, layer, activation));
     ops.push_back(matmul("mlp_down", tokens_, h, f, f * h + bias * h, layer));
+    if (tp_ > 1.0) ops.push_back(tp_exit("mlp_g", layer));
   } else {
-    // Top-k routing with perfect balance: each of E experts gets b s k / E tokens
-    // (the load imbalance and capacity factor come with expert parallelism, issue 4).
-    const double e = static_cast<double>(model_.num_experts);
-    const double k = static_cast<double>(model_.moe_router_topk);
-    const double per_expert = tokens_ * k / e;
-    const int experts = static_cast<int>(model_.num_experts);
-    ops.push_back(matmul("router", tokens_, e, h, h * e, layer));
-    ops.push_back(elementwise("moe_dispatch", 2.0 * k * tokens_ * h * act_bytes_, 0.0, layer));
-    ops.push_back(matmul("experts_up", per_expert, up, h, e * (h * up + bias * up), layer, experts));
-    ops.push_back(elementwise("experts_act", act_bytes * k, 0.0, layer, activation));
-    ops.push_back(matmul("experts_down", per_expert, h, f, e * (f * h + bias * h), layer, experts));
-    ops.push_back(elementwise("moe_combine", 2.0 * k * tokens_ * h * act_bytes_, 0.0, layer));
+    for (Op& op : moe_forward(layer)) ops.push_back(std::move(op));
   }
-  if (tp_ > 1.0) ops.push_back(tp_exit("mlp_g", layer));
   ops.push_back(elementwise("mlp_residual", residual_bytes, 0.0, layer, kResidual));
   for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
   return ops;
@@ -257,9 +284,9 @@ std::vector<Op> TransformerOps::head_forward() const {
     // tensor_parallel/cross_entropy.py); nothing in the backward pass.
     Op stats;
     stats.name = "loss.tp";
-    stats.tp_marker = true;
-    stats.tp_forward = net::CollectiveKind::kAllReduce;
-    stats.tp_bytes = 3.0 * tokens_ * kFp32Bytes;
+    stats.comm_marker = true;
+    stats.comm_forward = net::CollectiveKind::kAllReduce;
+    stats.comm_bytes = 3.0 * tokens_ * kFp32Bytes;
     ops.push_back(stats);
   }
   return ops;
@@ -278,11 +305,122 @@ std::vector<Op> TransformerOps::head_backward() const {
 std::vector<Op> TransformerOps::layer_backward(long long layer) const {
   std::vector<Op> fwd = layer_forward(layer);
   std::vector<Op> ops;
+  bool ring_done = false;
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
-    const bool flash = it->work.kind == hw::KernelClass::kAttention &&
-                       training_.attention_backend == AttentionBackend::kFlash;
+    const bool attention = it->work.kind == hw::KernelClass::kAttention && !it->comm_marker;
+    if (cp_ > 1.0 && (attention || it->scope == CommScope::kContext)) {
+      // The ring runs again backward, in its own order (ring_attention_backward).
+      if (!ring_done)
+        for (Op& op : ring_attention_backward(layer)) ops.push_back(std::move(op));
+      ring_done = true;
+      continue;
+    }
+    const bool flash = attention && training_.attention_backend == AttentionBackend::kFlash;
     ops.push_back(backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0));
   }
+  return ops;
+}
+
+std::vector<Op> TransformerOps::ring_attention_backward(long long layer) const {
+  // Transformer Engine's backward ring: block i computes the gradients of the
+  // local queries against K, V chunk i and of that chunk's K and V; the chunk
+  // and its partial gradient dK, dV move on together (twice the forward bytes).
+  // After the last block the accumulated dK, dV return to their owner.
+  std::vector<Op> fwd = attention_core_forward(layer);
+  std::vector<Op> ops;
+  for (const Op& op : fwd) {
+    if (op.comm_marker) {
+      Op step = op;
+      step.name = op.name + "_dkv.backward";
+      step.comm_bytes = 2.0 * op.comm_bytes;
+      ops.push_back(step);
+      continue;
+    }
+    Op block = backward_of(op, kFlashBackwardFactor, 2.0);
+    block.waits_for_ring = op.waits_for_ring;
+    ops.push_back(block);
+  }
+  Op home;
+  home.name = "attention.ring_dkv_home.backward";
+  home.layer = layer;
+  home.comm_marker = true;
+  home.scope = CommScope::kContext;
+  home.comm_forward = net::CollectiveKind::kSendRecv;
+  home.comm_bytes = ring_kv_bytes();
+  ops.push_back(home);
+  for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
+  return ops;
+}
+
+double TransformerOps::ring_kv_bytes() const {
+  // The local s/c tokens' K and V (query groups split t ways, at least one).
+  const double kv = std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
+  return 2.0 * tokens_ * kv * act_bytes_;
+}
+
+std::vector<Op> TransformerOps::moe_forward(long long layer) const {
+  // Megatron-LM's all-to-all token dispatcher (docs/model.md, "Expert
+  // parallelism"): route the rank's T/t local tokens (split along the sequence
+  // by SP when t > 1), copy each to its k experts, send the copies to the ranks
+  // holding those experts (all-to-all over the e expert-parallel ranks), gather
+  // them over the TP group (experts are split t ways like the dense MLP), run
+  // the rank's E/e experts, and return the outputs the same way. Routing is
+  // balanced (the auxiliary loss's aim); with a capacity factor c every expert's
+  // input is padded to c times its balanced share
+  // (moe_expert_capacity_factor with moe_pad_expert_input_to_capacity).
+  const double h = static_cast<double>(model_.hidden_size);
+  const double f = static_cast<double>(model_.ffn_hidden_size) / tp_;
+  const double up = model_.swiglu ? 2.0 * f : f;
+  const double bias = model_.add_bias_linear ? 1.0 : 0.0;
+  const double experts = static_cast<double>(model_.num_experts);
+  const double k = static_cast<double>(model_.moe_router_topk);
+  const double c = model_.moe_expert_capacity_factor.value_or(1.0);
+  const double local_tokens = tokens_ / sp_;
+  const double copies_bytes = c * k * local_tokens * h * act_bytes_;
+  const double local_experts = experts / ep_;
+  const double per_expert = c * k * tokens_ * ep_ / experts;  // tokens each local expert computes
+  const hw::KernelId activation = model_.swiglu ? hw::KernelId::kNone : hw::KernelId::kGeluForward;
+
+  std::vector<Op> ops;
+  ops.push_back(matmul("router", local_tokens, experts, h, h * experts, layer));
+  ops.push_back(elementwise("moe_permute", 2.0 * k * local_tokens * h * act_bytes_, 0.0, layer));
+  const auto marker = [&](std::string name, CommScope scope, net::CollectiveKind fwd, net::CollectiveKind bwd,
+                          double bytes) {
+    Op op;
+    op.name = std::move(name);
+    op.layer = layer;
+    op.comm_marker = true;
+    op.scope = scope;
+    op.comm_forward = fwd;
+    op.comm_backward = bwd;
+    op.comm_bytes = bytes;
+    return op;
+  };
+  using net::CollectiveKind;
+  if (ep_ > 1.0)
+    ops.push_back(marker("moe_dispatch", CommScope::kExpert, CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
+                         copies_bytes));
+  if (tp_ > 1.0)
+    ops.push_back(marker("moe_f", CommScope::kTensor, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                         copies_bytes * tp_));
+  const int count = static_cast<int>(local_experts);
+  Op up_op = matmul("experts_up", per_expert, up, h, local_experts * (h * up + bias * up), layer, count);
+  Op down_op = matmul("experts_down", per_expert, h, f, local_experts * (f * h + bias * h), layer, count);
+  for (Op* op : {&up_op, &down_op}) {
+    op->model_flops /= c;  // padding is not model work
+    op->expert_params = true;
+  }
+  ops.push_back(up_op);
+  ops.push_back(elementwise("experts_act", (up + f) * per_expert * local_experts * act_bytes_, 0.0, layer,
+                            activation));
+  ops.push_back(down_op);
+  if (tp_ > 1.0)
+    ops.push_back(marker("moe_g", CommScope::kTensor, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+                         copies_bytes * tp_));
+  if (ep_ > 1.0)
+    ops.push_back(marker("moe_combine", CommScope::kExpert, CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
+                         copies_bytes));
+  ops.push_back(elementwise("moe_unpermute", 2.0 * k * local_tokens * h * act_bytes_, 0.0, layer));
   return ops;
 }
 

@@ -3,6 +3,7 @@
 // sequences of s tokens on one GPU (docs/model.md, "Operations"). Forward,
 // backward and recomputation lists are built per layer so schedules can
 // interleave them.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@
 
 namespace trainsim::workload {
 
+// The group a communication marker's collective runs over.
+enum class CommScope : std::uint8_t { kTensor, kContext, kExpert };
+
 struct Op {
   std::string name;
   hw::KernelWork work;
@@ -24,15 +28,25 @@ struct Op {
   // Backward ops: parameters whose gradients are complete when the op ends.
   double grad_params = 0.0;
   long long layer = -1;  // -1: embedding or output layer
-  // Tensor-parallel conjugate operators (Megatron-LM's f and g; Shoeybi et al.
-  // 2019, Korthikanti et al. 2022): a marker that moves no data itself. In the
-  // forward pass `tp_forward` runs over the TP group, in the backward pass
-  // `tp_backward`; either may be absent (identity). tp_bytes is S of the
-  // collective (the full b s h activation).
-  bool tp_marker = false;
-  std::optional<net::CollectiveKind> tp_forward;
-  std::optional<net::CollectiveKind> tp_backward;
-  double tp_bytes = 0.0;
+  // Communication markers: a marker computes nothing; the pass that runs it
+  // starts its collective over the `scope` group (tensor: Megatron-LM's
+  // conjugate f and g operators, Shoeybi et al. 2019, Korthikanti et al. 2022;
+  // context: a ring-attention step; expert: MoE dispatch and combine).
+  // `comm_forward` runs in the forward pass, `comm_backward` in the backward
+  // pass; either may be absent (identity). comm_bytes is S of the collective.
+  bool comm_marker = false;
+  CommScope scope = CommScope::kTensor;
+  std::optional<net::CollectiveKind> comm_forward;
+  std::optional<net::CollectiveKind> comm_backward;
+  double comm_bytes = 0.0;
+  // Ring attention (context parallelism): an `overlapped` marker's transfer runs
+  // beside the compute that follows it; the next op with `waits_for_ring` set
+  // waits for the oldest such transfer still outstanding.
+  bool overlapped = false;
+  bool waits_for_ring = false;
+  // Expert parameters: their gradients are reduced over the expert
+  // data-parallel group, apart from the dense ones (Megatron-LM's expert buffers).
+  bool expert_params = false;
 };
 
 class TransformerOps {
@@ -41,8 +55,12 @@ class TransformerOps {
   // are split t ways (Megatron-LM column/row-parallel linears); with
   // `sequence_parallel` norms, dropouts and residuals are split along the sequence
   // too, and each all-reduce becomes a reduce-scatter + all-gather pair.
+  // `context`: context-parallel size c; every rank holds s/c tokens of each
+  // sequence and attention runs as a ring over the c ranks. `expert`:
+  // expert-parallel size e; each rank holds E/e experts and tokens reach them by
+  // all-to-all (docs/model.md, "Context and expert parallelism").
   TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch, int tensor = 1,
-                 bool sequence_parallel = false);
+                 bool sequence_parallel = false, int context = 1, int expert = 1);
 
   [[nodiscard]] std::vector<Op> embedding_forward() const;
   [[nodiscard]] std::vector<Op> layer_forward(long long layer) const;
@@ -67,6 +85,10 @@ class TransformerOps {
                                hw::KernelId kernel = hw::KernelId::kNone) const;
   [[nodiscard]] static Op backward_of(const Op& fwd, double flops_factor, double bytes_factor);
   [[nodiscard]] std::vector<Op> attention_core_forward(long long layer) const;
+  // Ring attention's backward: c blocks, each passing K, V and their gradients on.
+  [[nodiscard]] std::vector<Op> ring_attention_backward(long long layer) const;
+  [[nodiscard]] std::vector<Op> moe_forward(long long layer) const;
+  [[nodiscard]] double ring_kv_bytes() const;  // one ring step's K and V
   // The f (before a column-parallel linear) and g (after a row-parallel one) markers.
   [[nodiscard]] Op tp_enter(std::string name, long long layer) const;
   [[nodiscard]] Op tp_exit(std::string name, long long layer) const;
@@ -74,12 +96,14 @@ class TransformerOps {
   ModelConfig model_;
   TrainingConfig training_;
   double b_;          // sequences
-  double s_;          // tokens per sequence
+  double s_;          // tokens per sequence on this rank (s / context-parallel size)
   double tokens_;     // b s
   double act_bytes_;  // bytes of one activation element
   double gemm_bytes_; // bytes of one GEMM operand element
   double tp_;         // tensor-parallel size
   double sp_;         // divisor of the sequence-split elementwise work: t with SP, else 1
+  double cp_;         // context-parallel size; tokens_ is already the local s/c share
+  double ep_;         // expert-parallel size
 };
 
 }  // namespace trainsim::workload

@@ -1,0 +1,202 @@
+// Context parallelism (ring attention) and expert parallelism (MoE all-to-all)
+// against hand-derived volumes and work (docs/model.md, "Context and expert
+// parallelism"; the MoE volume after MODEL_NOTES: dispatch and combine each move
+// k b s h elements per layer in forward, the same again backward).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "network/algorithms.h"
+#include "network/topology_builders.h"
+#include "network_fixtures.h"
+#include "scenario/errors.h"
+#include "test_scenarios.h"
+#include "workload/iteration_builder.h"
+#include "workload/memory.h"
+
+namespace trainsim {
+namespace {
+
+using workload::Stream;
+
+const std::string kDense = R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8,
+                                "seq_length": 512, "vocab_size": 32000})";
+const std::string kMoe = R"({"num_layers": 2, "hidden_size": 1024, "ffn_hidden_size": 2048,
+                              "num_attention_heads": 8, "seq_length": 512, "vocab_size": 32000,
+                              "num_experts": 8, "moe_router_topk": 2, "swiglu": true,
+                              "add_bias_linear": false})";
+
+struct Traffic {
+  int forward = 0;
+  int backward = 0;
+  double forward_bytes = 0.0;
+  double backward_bytes = 0.0;
+  int group_size = 0;
+};
+
+// What rank 0 sends on `stream` for layer 0 of micro-batch 0.
+Traffic layer_traffic(const scenario::Scenario& s, Stream stream) {
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  Traffic out;
+  for (const workload::Task& t : g.graph.tasks()) {
+    if (t.rank != 0 || t.stream != stream || t.microbatch != 0 || t.layer != 0) continue;
+    const bool backward = t.name.ends_with(".backward");
+    (backward ? out.backward : out.forward) += 1;
+    (backward ? out.backward_bytes : out.forward_bytes) += t.collective->bytes;
+    out.group_size = t.collective->group.size;
+  }
+  return out;
+}
+
+double layer_attention_flops(const scenario::Scenario& s) {
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  double flops = 0.0;
+  for (const workload::Task& t : g.graph.tasks())
+    if (t.rank == 0 && t.microbatch == 0 && t.layer == 0 && t.category == workload::Category::kForward &&
+        t.compute.kind == hw::KernelClass::kAttention)
+      flops += t.compute.flops;
+  return flops;
+}
+
+// b = 2, s = 512, s/c = 128 tokens per rank, K and V of 1024 channels in bf16.
+constexpr double kKvChunk = 2.0 * (2 * 128) * 1024 * 2;
+
+TEST(ContextParallel, RingPassesTheKvChunkCMinusOneTimesEachWay) {
+  const auto s = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
+  const Traffic t = layer_traffic(s, Stream::kCpComm);
+  EXPECT_EQ(t.forward, 3);
+  EXPECT_DOUBLE_EQ(t.forward_bytes, 3 * kKvChunk);
+  // Backward: 3 steps carrying K, V and dK, dV, then dK, dV home: (3c - 2) chunks in all.
+  EXPECT_EQ(t.backward, 4);
+  EXPECT_DOUBLE_EQ(t.forward_bytes + t.backward_bytes, (3 * 4 - 2) * kKvChunk);
+  EXPECT_EQ(t.group_size, 2);  // send_recv to the ring neighbour
+}
+
+TEST(ContextParallel, EachRankComputesACthOfTheAttention) {
+  const auto one = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 1)");
+  const auto four = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
+  // Causal: half of 4 b s^2 h = 2 x 2 x 512^2 x 1024.
+  EXPECT_DOUBLE_EQ(layer_attention_flops(one), 2.0 * 2 * 512.0 * 512 * 1024);
+  EXPECT_DOUBLE_EQ(layer_attention_flops(four), layer_attention_flops(one) / 4);
+}
+
+TEST(ContextParallel, GradientsAreReducedOverDataTimesContextRanks) {
+  const auto s = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
+  EXPECT_EQ(s.parallel.data, 2);
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  int reductions = 0;
+  for (const workload::Task& t : g.graph.tasks())
+    if (t.stream == Stream::kDpComm) {
+      ++reductions;
+      EXPECT_EQ(t.collective->group.size, 8);
+    }
+  EXPECT_GT(reductions, 0);
+}
+
+TEST(ContextParallel, ActivationsSplitCWays) {
+  const auto s = testing::make_scenario(kDense, R"("micro_batch_size": 2)");
+  const double whole = workload::layer_activation_bytes(s.model, s.training, workload::Recompute::kNone, 2);
+  const double split = workload::layer_activation_bytes(s.model, s.training, workload::Recompute::kNone, 2,
+                                                        {.tensor = 1, .sequence_parallel = false, .context = 4});
+  EXPECT_DOUBLE_EQ(split, whole / 4);
+}
+
+// k b s h bf16 bytes: 2 x 2 x 512 x 1024 x 2.
+constexpr double kMoeCopies = 2.0 * 2 * 512 * 1024 * 2;
+
+TEST(ExpertParallel, DispatchAndCombineEachMoveKCopiesOfEveryToken) {
+  const auto s = testing::make_scenario(kMoe, R"("micro_batch_size": 2)", R"("ep": 8)");
+  const Traffic t = layer_traffic(s, Stream::kEpComm);
+  EXPECT_EQ(t.forward, 2);
+  EXPECT_EQ(t.backward, 2);
+  EXPECT_DOUBLE_EQ(t.forward_bytes, 2 * kMoeCopies);
+  EXPECT_DOUBLE_EQ(t.backward_bytes, 2 * kMoeCopies);
+  EXPECT_EQ(t.group_size, 8);
+}
+
+TEST(ExpertParallel, AllToAllSendsAllButTheOwnShareAway) {
+  // Of S bytes, S/e stay on the rank and (e - 1)/e leave it.
+  const net::Topology topo = net::build_topology(testing::round_cluster(1, 8, 8));
+  std::vector<long long> members{0, 1, 2, 3, 4, 5, 6, 7};
+  const net::Schedule sched =
+      net::build_schedule(net::CollectiveKind::kAllToAll, net::Algorithm::kDirect, members, kMoeCopies, topo);
+  double sent = 0.0;
+  for (const net::Phase& p : sched.phases)
+    for (const net::Transfer& x : p.transfers)
+      if (x.src == 0) sent += x.bytes;
+  EXPECT_DOUBLE_EQ(sent, kMoeCopies * 7 / 8);
+}
+
+TEST(ExpertParallel, EachRankComputesKCopiesOfItsTokensOverItsExperts) {
+  const auto s = testing::make_scenario(kMoe, R"("micro_batch_size": 2)", R"("ep": 8)");
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  for (const workload::Task& t : g.graph.tasks()) {
+    if (t.rank != 0 || t.microbatch != 0 || t.layer != 0 || t.name != "layer0.experts_up") continue;
+    // One local expert of 8 / 8; 2 x k b s x 2f x h.
+    EXPECT_EQ(t.compute.count, 1);
+    EXPECT_DOUBLE_EQ(t.compute.flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(t.model_flops, t.compute.flops);
+  }
+}
+
+TEST(ExpertParallel, CapacityFactorPadsExpertWorkNotModelFlops) {
+  const std::string padded = kMoe.substr(0, kMoe.size() - 1) + R"(, "moe_expert_capacity_factor": 1.25})";
+  const auto s = testing::make_scenario(padded, R"("micro_batch_size": 2)", R"("ep": 8)");
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  bool seen = false;
+  for (const workload::Task& t : g.graph.tasks()) {
+    if (t.rank != 0 || t.microbatch != 0 || t.name != "layer0.experts_up") continue;
+    seen = true;
+    EXPECT_DOUBLE_EQ(t.compute.flops, 1.25 * 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(t.model_flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_DOUBLE_EQ(layer_traffic(s, Stream::kEpComm).forward_bytes, 1.25 * 2 * kMoeCopies);
+}
+
+TEST(ExpertParallel, ExpertWeightsSplitEpWays) {
+  const auto s = testing::make_scenario(kMoe, R"("micro_batch_size": 2)", R"("ep": 4)");
+  // 2 layers x 8/4 experts x 3 matrices of h x f.
+  EXPECT_DOUBLE_EQ(workload::stage_expert_parameters(s.model, s.parallel, 0), 2.0 * 2 * 3 * 1024 * 2048);
+}
+
+TEST(ExpertParallel, ExpertGradientsReduceOverTheRanksHoldingTheSameExperts) {
+  // 8 GPUs, dp 8, ep 4: dense gradients over 8 ranks, expert gradients over 2.
+  const auto s = testing::make_scenario(kMoe, R"("micro_batch_size": 2)", R"("ep": 4)");
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  int dense = 0;
+  int expert = 0;
+  for (const workload::Task& t : g.graph.tasks()) {
+    if (t.stream != Stream::kDpComm) continue;
+    const bool is_expert = t.name.starts_with("expert_");
+    (is_expert ? expert : dense) += 1;
+    EXPECT_EQ(t.collective->group.size, is_expert ? 2 : 8) << t.name;
+  }
+  EXPECT_EQ(dense, 1);
+  EXPECT_EQ(expert, 1);
+  // With ep = dp each rank holds its experts alone: nothing to reduce.
+  const auto alone = testing::make_scenario(kMoe, R"("micro_batch_size": 2)", R"("ep": 8)");
+  const auto g8 = workload::build_iteration_graph(alone.model, alone.training, alone.parallel, alone.cluster, 1);
+  for (const workload::Task& t : g8.graph.tasks()) EXPECT_FALSE(t.name.starts_with("expert_grad")) << t.name;
+}
+
+TEST(ContextExpertErrors, ImpossibleLayoutsNameTheField) {
+  const auto fails = [](const std::string& model, const std::string& training, const std::string& parallelism,
+                        const std::string& path) {
+    try {
+      testing::make_scenario(model, training, parallelism);
+      ADD_FAILURE() << parallelism << " was accepted";
+    } catch (const scenario::ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  };
+  fails(kMoe, "", R"("ep": 4, "dp": 2, "tp": 4, "sequence_parallel": true)", "/parallelism/ep");
+  fails(kMoe, "", R"("tp": 2)", "/parallelism/sequence_parallel");
+  fails(kDense, R"("attention_backend": "unfused")", R"("cp": 2)", "/parallelism/cp");
+  fails(R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8, "seq_length": 500,
+             "vocab_size": 32000})",
+        "", R"("context_parallel_size": 4, "dp": 2)", "/parallelism/context_parallel_size");
+}
+
+}  // namespace
+}  // namespace trainsim
