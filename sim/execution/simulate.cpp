@@ -5,11 +5,14 @@
 #include <memory>
 #include <string_view>
 
+#include "execution/async_replay.h"
 #include "execution/executor.h"
 #include "hardware/compute_model.h"
 #include "hardware/profiled_compute_model.h"
 #include "network/collective_engine.h"
 #include "network/topology_builders.h"
+#include "workload/parameters.h"
+#include "workload/transformer_ops.h"
 
 namespace trainsim::exec {
 
@@ -60,6 +63,47 @@ CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledCompu
   return usage;
 }
 
+// async_ps: one worker's step, push and pull from its simulated iteration, the
+// servers' times from their NIC bandwidth and the update kernel; then the replay
+// of all workers at the servers (docs/model.md, "Asynchronous training").
+AsyncPsResult replay_parameter_servers(const scenario::Scenario& s, const SimulationOutput& out,
+                                       const hw::ComputeModel& compute) {
+  core::Time step = 0;
+  core::Time pushed = 0;
+  core::Time pulled = 0;
+  for (const Span& span : out.timeline.spans) {
+    const workload::Task& t = out.iteration.graph[span.task];
+    if (t.iteration != 0) continue;
+    if (t.stream == workload::Stream::kCompute) step = std::max(step, span.end);
+    if (t.name.starts_with("ps_push")) pushed = std::max(pushed, span.end);
+    if (t.name == "ps_pull") pulled = std::max(pulled, span.end);
+  }
+  AsyncPsResult r;
+  const double params = workload::count_parameters(s.model).total;
+  const double servers = static_cast<double>(s.parallel.num_servers);
+  const hw::InterNodeNetwork& nic = s.cluster.inter_node;
+  // A co-located server uses the NIC of the GPU it sits beside; a dedicated
+  // server node all of its NICs.
+  const double nics = s.parallel.server_placement == workload::ServerPlacement::kDedicated
+                          ? static_cast<double>(nic.nics_per_node)
+                          : 1.0;
+  r.server_bandwidth = nics * nic.nic_bandwidth * nic.bandwidth_efficiency;
+  r.bytes_per_server_push = params * hw::bytes_per_element(s.training.grad_reduce_dtype) / servers;
+  r.bytes_per_server_pull = params * workload::state_bytes_per_parameter(s.training).weights / servers;
+  const workload::TransformerOps ops(s.model, s.training, s.training.micro_batch_size);
+  r.server_update = core::from_seconds(compute.seconds(ops.optimizer_step(params / servers).work, s.training.precision));
+  AsyncPsInputs& in = r.inputs;
+  in.workers = s.parallel.data;
+  in.staleness_bound = s.parallel.staleness;
+  in.step = step;
+  in.push = std::max<core::Time>(0, pushed - step);
+  in.pull = std::max<core::Time>(0, pulled - std::max(step, pushed));
+  in.server_push = core::from_seconds(r.bytes_per_server_push / r.server_bandwidth) + r.server_update;
+  in.server_pull = core::from_seconds(r.bytes_per_server_pull / r.server_bandwidth);
+  r.report = replay_async_ps(in);
+  return r;
+}
+
 }  // namespace
 
 SimulationOutput simulate(const scenario::Scenario& s) {
@@ -77,7 +121,12 @@ SimulationOutput simulate(const scenario::Scenario& s) {
     compute_model = std::make_unique<hw::RooflineComputeModel>(s.cluster.gpu);
   }
   const hw::ComputeModel& compute = *compute_model;
-  const net::Topology topology = net::build_topology(s.cluster);
+  // Dedicated parameter servers: one node each, after the workers' nodes.
+  hw::ClusterSpec network_cluster = s.cluster;
+  if (s.parallel.mode == workload::TrainingMode::kAsyncPs &&
+      s.parallel.server_placement == workload::ServerPlacement::kDedicated)
+    network_cluster.num_nodes += s.parallel.num_servers;
+  const net::Topology topology = net::build_topology(network_cluster);
   net::CollectivePlanner planner(topology, s.simulation.collective_algorithm, s.cluster.inter_node.multipath);
   std::unique_ptr<net::CommunicationBackend> network;
   net::FlowBackend* flow = nullptr;
@@ -92,9 +141,30 @@ SimulationOutput simulate(const scenario::Scenario& s) {
   out.network_model = std::string(network->name());
   out.network.topology = topology.description;
 
-  core::Simulator sim;
   Executor executor(compute, *network, s.training.precision);
-  out.timeline = executor.run(out.iteration.graph, sim);
+  const auto run = [&](const workload::TaskGraph& graph) {
+    core::Simulator sim;
+    return executor.run(graph, sim);
+  };
+  out.timeline = run(out.iteration.graph);
+  if (s.parallel.mode == workload::TrainingMode::kLocalSgd) {
+    // One step with the parameter average and one without (docs/model.md,
+    // "Asynchronous training"): the timeline shown is the averaging one.
+    LocalSgdResult local;
+    local.sync_period = s.parallel.sync_period;
+    workload::ParallelConfig every = s.parallel;
+    every.sync_period = 1;
+    workload::ParallelConfig never = s.parallel;
+    never.sync_period = s.simulation.iterations + 1;
+    out.iteration = workload::build_iteration_graph(s.model, s.training, every, s.cluster, 1);
+    out.timeline = run(out.iteration.graph);
+    local.averaged_step = out.timeline.makespan;
+    local.plain_step =
+        run(workload::build_iteration_graph(s.model, s.training, never, s.cluster, 1).graph).makespan;
+    out.async.local_sgd = local;
+  }
+  if (s.parallel.mode == workload::TrainingMode::kAsyncPs)
+    out.async.async_ps = replay_parameter_servers(s, out, compute);
   if (profiled != nullptr) out.calibration = tally(out.iteration.graph, *profiled, s.training.precision);
 
   if (flow != nullptr) {

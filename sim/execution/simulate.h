@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "execution/async_modes.h"
 #include "execution/timeline.h"
 #include "scenario/scenario.h"
 #include "workload/iteration_builder.h"
@@ -52,6 +53,7 @@ struct SimulationOutput {
   std::string network_model;
   NetworkReport network;
   std::optional<CalibrationUsage> calibration;  // with a calibration profile only
+  AsyncModes async;  // mode async_ps or local_sgd
 };
 
 SimulationOutput simulate(const scenario::Scenario& s);

@@ -77,6 +77,8 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
   m.num_gpus = s.cluster.num_gpus();
   m.iterations_simulated = out.iteration.iterations;
   m.iteration_time_s = core::to_seconds(out.timeline.makespan) / out.iteration.iterations;
+  // Asynchronous modes: the mean over the replayed steps (docs/model.md, "Asynchronous training").
+  if (const auto async = out.async.iteration_time_s(s.parallel.data)) m.iteration_time_s = *async;
   m.tokens_per_iteration = static_cast<double>(out.iteration.tokens_per_iteration);
   m.tokens_per_s = m.tokens_per_iteration / m.iteration_time_s;
   m.model_flops_per_iteration = out.iteration.model_flops_per_iteration;
@@ -85,9 +87,39 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
   m.tflops_per_gpu = m.model_flops_per_iteration / (m.iteration_time_s * n) / 1e12;
   m.mfu = m.model_flops_per_iteration / (m.iteration_time_s * n * m.peak_flops_per_gpu);
   m.breakdown_s = breakdown_of(out, out.iteration.simulated_ranks.front());
+  if (out.async.async_ps || out.async.local_sgd) {
+    // The timeline is one worker's step; the mean step comes from the replay (or
+    // the averaging period): the rest of it is waiting on communication.
+    Breakdown& b = m.breakdown_s;
+    b.exposed_communication = std::max(0.0, m.iteration_time_s - b.compute - b.optimizer - b.pipeline_bubble);
+    b.other = 0.0;
+  }
   m.num_microbatches = out.iteration.num_microbatches;
   m.gradient_buckets = out.iteration.gradient_buckets;
   m.parameters = workload::count_parameters(s.model).total;
+  if (const auto& ps = out.async.async_ps) {
+    AsyncSummary a;
+    a.mode = "async_ps";
+    a.workers = ps->inputs.workers;
+    a.servers = s.parallel.num_servers;
+    a.staleness_bound = ps->inputs.staleness_bound;
+    a.worker_step_time_s = ps->report.step_time_s;
+    a.updates_per_s = ps->report.updates_per_s;
+    a.server_utilization = ps->report.server_utilization;
+    a.mean_staleness = ps->report.mean_staleness;
+    a.max_staleness = ps->report.max_staleness;
+    a.staleness.assign(ps->report.staleness.begin(), ps->report.staleness.end());
+    a.bytes_pushed_per_server = ps->bytes_per_server_push;
+    a.bytes_pulled_per_server = ps->bytes_per_server_pull;
+    m.async = std::move(a);
+  } else if (const auto& local = out.async.local_sgd) {
+    AsyncSummary a;
+    a.mode = "local_sgd";
+    a.sync_period = local->sync_period;
+    a.plain_step_s = core::to_seconds(local->plain_step);
+    a.averaged_step_s = core::to_seconds(local->averaged_step);
+    m.async = std::move(a);
+  }
 
   MemoryReport& mem = m.memory;
   mem.weights = out.memory.weights;

@@ -3,6 +3,7 @@
 // simulated timeline (docs/results.md defines each one).
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "execution/simulate.h"
@@ -56,6 +57,27 @@ struct CalibrationReport {
   std::vector<std::string> fallback_reasons;
 };
 
+// The asynchronous modes' own figures (docs/results.md, "async").
+struct AsyncSummary {
+  std::string mode;  // "async_ps" or "local_sgd"
+  // async_ps
+  int workers = 0;
+  int servers = 0;
+  int staleness_bound = 0;
+  double worker_step_time_s = 0;  // mean time between two updates of one worker
+  double updates_per_s = 0;
+  double server_utilization = 0;
+  double mean_staleness = 0;
+  long long max_staleness = 0;
+  std::vector<std::pair<long long, long long>> staleness;  // (staleness, updates), ascending
+  double bytes_pushed_per_server = 0;  // one worker step, one server
+  double bytes_pulled_per_server = 0;
+  // local_sgd
+  int sync_period = 0;
+  double plain_step_s = 0;
+  double averaged_step_s = 0;
+};
+
 struct Metrics {
   std::string scenario;
   long long num_gpus = 0;
@@ -72,6 +94,7 @@ struct Metrics {
   long long num_microbatches = 0;
   int gradient_buckets = 0;
   double parameters = 0;
+  std::optional<AsyncSummary> async;
   std::optional<double> train_tokens;
   std::optional<double> iterations_to_train;
   std::optional<double> time_to_train_s;

@@ -60,6 +60,28 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
                  {"num_microbatches", m.num_microbatches},
                  {"gradient_buckets", m.gradient_buckets}};
   j["cost_models"] = {{"compute", m.compute_model}, {"network", m.network_model}};
+  if (m.async && m.async->mode == "async_ps") {
+    const AsyncSummary& a = *m.async;
+    nlohmann::ordered_json hist = nlohmann::ordered_json::array();
+    for (const auto& [staleness, updates] : a.staleness) hist.push_back({staleness, updates});
+    j["async"] = {{"mode", a.mode},
+                  {"workers", a.workers},
+                  {"num_servers", a.servers},
+                  {"staleness_bound", a.staleness_bound},
+                  {"worker_step_time_s", a.worker_step_time_s},
+                  {"updates_per_s", a.updates_per_s},
+                  {"server_utilization", a.server_utilization},
+                  {"bytes_pushed_per_server", a.bytes_pushed_per_server},
+                  {"bytes_pulled_per_server", a.bytes_pulled_per_server},
+                  {"mean_staleness", a.mean_staleness},
+                  {"max_staleness", a.max_staleness},
+                  {"staleness_histogram", hist}};
+  } else if (m.async) {
+    j["async"] = {{"mode", m.async->mode},
+                  {"sync_period", m.async->sync_period},
+                  {"plain_step_s", m.async->plain_step_s},
+                  {"averaged_step_s", m.async->averaged_step_s}};
+  }
   if (m.calibration) {
     const CalibrationReport& c = *m.calibration;
     j["calibration"] = {{"profile", c.profile},   {"device", c.device},     {"date", c.date},

@@ -59,6 +59,18 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                              m.num_microbatches,
                              s.training.global_batch_size, count(m.tokens_per_iteration)));
   line("cost models", fmt::format("compute: {}; network: {}", m.compute_model, m.network_model));
+  if (m.async && m.async->mode == "async_ps") {
+    const AsyncSummary& a = *m.async;
+    line("parameter servers",
+         fmt::format("{} workers, {} servers, staleness bound {}: a worker steps every {}, {:.1f} updates/s, "
+                     "servers {:.0f}% busy; staleness mean {:.2f}, max {}",
+                     a.workers, a.servers, a.staleness_bound, duration(a.worker_step_time_s), a.updates_per_s,
+                     100.0 * a.server_utilization, a.mean_staleness, a.max_staleness));
+  } else if (m.async) {
+    line("local SGD", fmt::format("parameters averaged every {} steps: a step takes {}, {} with the average",
+                                  m.async->sync_period, duration(m.async->plain_step_s),
+                                  duration(m.async->averaged_step_s)));
+  }
   if (m.calibration) {
     const CalibrationReport& cal = *m.calibration;
     // "2026-11-22T14:03:11Z" -> "2026-11-22": the day is what tells profiles apart.

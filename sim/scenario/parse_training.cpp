@@ -65,7 +65,8 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          "context_parallel_size", "expert_model_parallel_size",
                          "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage",
                          "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
-                         "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "sync_period"},
+                         "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",
+                         "sync_period"},
                         {{"tp", "tensor_model_parallel_size"},
                          {"pp", "pipeline_model_parallel_size"},
                          {"dp", "data_parallel_size"},
@@ -208,17 +209,38 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
     o.fail_message("overlap_param_gather",
                    "overlap_param_gather overlaps the all-gather of sharded parameters with the forward pass; it "
                    "needs zero_stage 1, 2 or 3 (with zero_stage 0 every rank keeps all parameters)");
-  o.integer("staleness", 0, 1'000'000, 0);
-  o.integer("num_servers", 1, kMaxParallel, 1);
-  o.integer("sync_period", 1, 1'000'000, 1);
-
-  // Parsed and validated above; simulated by the strategies issue (#4).
-  auto later = [&](std::string_view key, const std::string& what) {
-    throw NotSupportedYet(root.file(), o.path_of(key), what + " (parallel strategies, issue #4)");
+  p.staleness = static_cast<int>(o.integer("staleness", 0, 1'000'000, 0));
+  p.num_servers = static_cast<int>(o.integer("num_servers", 1, kMaxParallel, 1));
+  p.server_placement = o.choice("server_placement", {"colocated", "dedicated"}, "colocated") == "dedicated"
+                           ? workload::ServerPlacement::kDedicated
+                           : workload::ServerPlacement::kColocated;
+  p.sync_period = static_cast<int>(o.integer("sync_period", 1, 1'000'000, 1));
+  // The asynchronous modes replace the data-parallel gradient reduction; keys of
+  // one mode given under another are a mistake worth naming.
+  const auto only_with = [&](std::string_view key, workload::TrainingMode needed, std::string_view mode_name) {
+    if (o.has(key) && p.mode != needed)
+      o.fail_message(key, fmt::format("{} applies to \"mode\": \"{}\" only (mode is \"{}\")", key, mode_name,
+                                      mode));
   };
-  if (p.mode != workload::TrainingMode::kSync) later("mode", "mode \"" + mode + "\"");
-  for (std::string_view key : {"staleness", "num_servers", "sync_period"})
-    if (o.has(key)) later(key, std::string(key) + " (asynchronous training)");
+  only_with("staleness", workload::TrainingMode::kAsyncPs, "async_ps");
+  only_with("num_servers", workload::TrainingMode::kAsyncPs, "async_ps");
+  only_with("server_placement", workload::TrainingMode::kAsyncPs, "async_ps");
+  only_with("sync_period", workload::TrainingMode::kLocalSgd, "local_sgd");
+  if (p.mode != workload::TrainingMode::kSync) {
+    if (p.zero_stage > 0)
+      o.fail_message("zero_stage", fmt::format("zero_stage {} shards states over a synchronous data-parallel group; "
+                                               "mode \"{}\" has none (use zero_stage 0)",
+                                               p.zero_stage, mode));
+    if (p.context > 1 || p.expert > 1)
+      o.fail_message("mode", fmt::format("mode \"{}\" runs data-parallel replicas without context or expert "
+                                         "parallelism (context_parallel_size {}, expert_model_parallel_size {})",
+                                         mode, p.context, p.expert));
+  }
+  if (p.mode == workload::TrainingMode::kAsyncPs && p.server_placement == workload::ServerPlacement::kColocated &&
+      p.num_servers > gpus)
+    o.fail_message("num_servers", fmt::format("{} co-located parameter servers on {} GPUs: at most one per GPU "
+                                              "(or \"server_placement\": \"dedicated\")",
+                                              p.num_servers, gpus));
   return p;
 }
 

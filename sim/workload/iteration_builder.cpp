@@ -378,6 +378,61 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   std::vector<std::optional<TaskId>> previous_step(static_cast<std::size_t>(pp));
   std::vector<std::vector<TaskId>> pending_gathers(static_cast<std::size_t>(pp));
 
+  // Asynchronous modes (docs/model.md, "Asynchronous training"): no gradient
+  // reduction between replicas. async_ps pushes each bucket to the servers, 1/S
+  // to each, and pulls the parameters back; this graph holds one worker's
+  // traffic alone, the queueing of all workers at the servers is replayed by
+  // exec::replay_async_ps. Local SGD averages parameters every sync_period steps.
+  const bool asynchronous = parallel.mode != TrainingMode::kSync;
+  const double master_bytes = activation_element_bytes(training) < 4.0 ? 4.0 : weight_bytes;
+  const std::vector<long long> servers =
+      parallel.mode == TrainingMode::kAsyncPs
+          ? parameter_server_ranks(parallel.num_servers, parallel.server_placement == ServerPlacement::kDedicated,
+                                   out.num_gpus, gpn)
+          : std::vector<long long>{};
+  const double share = 1.0 / static_cast<double>(std::max(1, parallel.num_servers));
+  // Every rank <-> server pair as one send_recv group: the pairs run at once.
+  const auto server_pairs = [&](long long rank, bool to_servers) -> std::optional<net::CommGroup> {
+    Members pairs;
+    for (long long server : servers)
+      if (server != rank) pairs.push_back(to_servers ? std::vector<long long>{rank, server}
+                                                     : std::vector<long long>{server, rank});
+    if (pairs.empty()) return std::nullopt;  // the only server is this GPU's own
+    const net::CommGroup shape = members_shape(pairs.front(), gpn);
+    return explicit_group(shape, std::move(pairs));
+  };
+  const auto add_async_traffic = [&](int rank, std::size_t su, int it, TaskId last_backward,
+                                     const std::vector<GradientBucket>& buckets, double params) {
+    if (parallel.mode != TrainingMode::kAsyncPs) return;
+    std::vector<TaskId> pushes;
+    if (const auto to = server_pairs(rank, true))
+      for (std::size_t i = 0; i < buckets.size(); ++i) {
+        Task t;
+        t.name = "ps_push.bucket" + std::to_string(i);
+        t.rank = rank;
+        t.stream = Stream::kDpComm;
+        t.category = Category::kSend;
+        t.collective = net::Collective{net::CollectiveKind::kSendRecv, buckets[i].params * grad_bytes * share, *to};
+        t.deps = {parallel.overlap_grad_reduce ? buckets[i].ready_after : last_backward};
+        t.iteration = it;
+        pushes.push_back(g.add(std::move(t)));
+      }
+    const auto from = server_pairs(rank, false);
+    if (!from) return;
+    Task t;
+    t.name = "ps_pull";
+    t.rank = rank;
+    t.stream = Stream::kDpComm;
+    t.category = Category::kRecv;
+    t.collective = net::Collective{net::CollectiveKind::kSendRecv, params * weight_bytes * share, *from};
+    t.deps = pushes;
+    t.deps.push_back(last_backward);
+    t.iteration = it;
+    const TaskId pull = g.add(std::move(t));
+    // Without staleness the next step computes on the pulled parameters.
+    if (parallel.staleness == 0) pending_gathers[su].push_back(pull);
+  };
+
   for (int it = 0; it < iterations; ++it) {
     // Per (micro-batch, virtual stage): the first task of its forward and
     // backward pass, and the transfers it sends on.
@@ -589,7 +644,9 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
         std::erase_if(buckets, [](const GradientBucket& b) { return b.expert; });
       const TaskId last_backward = emit.last();
 
-      if (dense_dp > 1 && !zero3) {
+      if (asynchronous) {
+        add_async_traffic(rank, su, it, last_backward, buckets, stage_params);
+      } else if (dense_dp > 1 && !zero3) {
         // ZeRO-1/2 and the distributed optimizer reduce-scatter the same buckets:
         // each rank keeps the reduced gradients of its 1/dp shard.
         const net::CollectiveKind kind =
@@ -619,6 +676,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
                                        : static_cast<int>(buckets.size());
       out.parameters_per_gpu = std::max(out.parameters_per_gpu, stage_params);
 
+      if (parallel.mode == TrainingMode::kAsyncPs) continue;  // the servers update the parameters
       Task step;
       // ZeRO: each rank updates its shard of the parameters: 1/(dp cp) of the
       // dense ones, 1/(dp cp / ep) of the expert ones.
@@ -636,6 +694,19 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
       step.iteration = it;
       const TaskId step_id = g.add(std::move(step));
       previous_step[su] = step_id;
+      // Local SGD: every sync_period steps the replicas average their parameters
+      // (the fp32 master copy in mixed precision); the next step waits for it.
+      if (parallel.mode == TrainingMode::kLocalSgd && dense_dp > 1 && (it + 1) % parallel.sync_period == 0) {
+        Task t;
+        t.name = "param_average";
+        t.rank = rank;
+        t.stream = Stream::kDpComm;
+        t.category = Category::kAllReduce;
+        t.collective = net::Collective{net::CollectiveKind::kAllReduce, stage_params * master_bytes, dp_groups[su]};
+        t.deps = {step_id};
+        t.iteration = it;
+        pending_gathers[su].push_back(g.add(std::move(t)));
+      }
       // ZeRO-1/2 without overlap_param_gather: gather the updated parameters
       // right after the step, in forward order; the next iteration waits for them.
       if (gather_buckets && !parallel.overlap_param_gather)

@@ -37,4 +37,13 @@ net::CommGroup members_shape(const std::vector<long long>& ranks, int gpus_per_n
   return g;
 }
 
+std::vector<long long> parameter_server_ranks(int num_servers, bool dedicated, long long num_gpus, int gpus_per_node) {
+  if (num_servers < 1) throw std::invalid_argument("at least one parameter server");
+  std::vector<long long> ranks;
+  for (int j = 0; j < num_servers; ++j)
+    ranks.push_back(dedicated ? num_gpus + static_cast<long long>(j) * gpus_per_node
+                              : static_cast<long long>(j) * num_gpus / num_servers);
+  return ranks;
+}
+
 }  // namespace trainsim::workload

@@ -17,4 +17,9 @@ net::CommGroup group_shape(int size, long long stride, int gpus_per_node);
 // parallelism interleave two strides).
 net::CommGroup members_shape(const std::vector<long long>& ranks, int gpus_per_node);
 
+// The global rank where each async_ps parameter server sits (docs/model.md,
+// "Asynchronous training"): co-located, server j beside GPU floor(j n / S) of the
+// n GPUs; dedicated, GPU 0 of node N + j after the N worker nodes.
+std::vector<long long> parameter_server_ranks(int num_servers, bool dedicated, long long num_gpus, int gpus_per_node);
+
 }  // namespace trainsim::workload

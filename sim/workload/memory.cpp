@@ -228,6 +228,8 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
         est.weights += est.gathered_weights;
       }
     }
+    // async_ps: the servers keep the optimizer states (and the master weights).
+    if (p.mode == TrainingMode::kAsyncPs) est.optimizer_states = 0.0;
     // Walk the stage's schedule: a pass's activations live from its forward to
     // its backward; the peak is after a forward or inside a backward.
     const auto chunk_layers = [&](int c) {

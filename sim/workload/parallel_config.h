@@ -8,6 +8,9 @@ namespace trainsim::workload {
 enum class Recompute { kNone, kSelective, kFull };
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
 enum class TrainingMode { kSync, kAsyncPs, kLocalSgd };
+// Where async_ps parameter servers run: on the workers' nodes (server j beside
+// GPU j x GPUs / S, using its NIC) or on S nodes of their own added to the cluster.
+enum class ServerPlacement { kColocated, kDedicated };
 
 struct ParallelConfig {
   int tensor = 1;    // tensor_model_parallel_size
@@ -23,6 +26,10 @@ struct ParallelConfig {
   bool overlap_param_gather = false;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   TrainingMode mode = TrainingMode::kSync;
+  int num_servers = 1;   // async_ps: parameter servers, each holding 1/S of the parameters
+  int staleness = 0;     // async_ps: steps a worker may run ahead of the slowest (0: pull before each step)
+  ServerPlacement server_placement = ServerPlacement::kColocated;
+  int sync_period = 1;   // local_sgd: steps between two averagings of the parameters
   // Parameters per gradient bucket; Megatron-LM's default is max(4e7, 1e6 * dp)
   // (megatron/core/distributed/distributed_data_parallel_config.py).
   std::optional<long long> ddp_bucket_size;
