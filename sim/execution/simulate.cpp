@@ -7,6 +7,7 @@
 
 #include "execution/async_replay.h"
 #include "execution/executor.h"
+#include "execution/memory_timeline.h"
 #include "hardware/compute_model.h"
 #include "hardware/profiled_compute_model.h"
 #include "network/collective_engine.h"
@@ -165,6 +166,8 @@ SimulationOutput simulate(const scenario::Scenario& s) {
   }
   if (s.parallel.mode == workload::TrainingMode::kAsyncPs)
     out.async.async_ps = replay_parameter_servers(s, out, compute);
+  out.memory_over_time =
+      track_memory(s, out, out.iteration.simulated_ranks.at(static_cast<std::size_t>(out.memory.stage)));
   if (profiled != nullptr) out.calibration = tally(out.iteration.graph, *profiled, s.training.precision);
 
   if (flow != nullptr) {

@@ -45,6 +45,15 @@ struct CalibrationUsage {
   static constexpr std::size_t kMaxReasons = 20;
 };
 
+// One GPU's memory over time (execution/memory_timeline.h, track_memory).
+struct MemoryTimeline {
+  int rank = 0;
+  CounterSeries series;  // bytes in use, at every change
+  double peak_bytes = 0.0;
+  core::Time peak_time = 0;
+  std::string peak_task;  // the task whose start or end reaches the peak
+};
+
 struct SimulationOutput {
   workload::IterationGraph iteration;
   Timeline timeline;
@@ -54,6 +63,7 @@ struct SimulationOutput {
   NetworkReport network;
   std::optional<CalibrationUsage> calibration;  // with a calibration profile only
   AsyncModes async;  // mode async_ps or local_sgd
+  MemoryTimeline memory_over_time;  // of the first rank of the stage with the peak
 };
 
 SimulationOutput simulate(const scenario::Scenario& s);

@@ -128,14 +128,19 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
   mem.activations = out.memory.activations;
   mem.stage = out.memory.stage;
   mem.in_flight_microbatches = out.memory.in_flight_microbatches;
+  mem.timeline_peak_bytes = out.memory_over_time.peak_bytes;
+  mem.peak_time_s = core::to_seconds(out.memory_over_time.peak_time);
+  mem.peak_task = out.memory_over_time.peak_task;
   mem.peak_bytes_per_gpu = out.memory.total();
   mem.capacity_bytes_per_gpu = s.cluster.gpu.memory_capacity_bytes;
   mem.fits = mem.peak_bytes_per_gpu <= mem.capacity_bytes_per_gpu;
   if (!mem.fits) {
     const double states = mem.weights + mem.gradients + mem.optimizer_states;
     mem.reason = fmt::format(
-        "needs {} per GPU (pipeline stage {}, {:.2f} micro-batches in flight) but {} has {}: weights {}, gradients {}, optimizer states {}, activations {}{}",
-        bytes_text(mem.peak_bytes_per_gpu), mem.stage, mem.in_flight_microbatches, s.cluster.gpu.name, bytes_text(mem.capacity_bytes_per_gpu),
+        "needs {} per GPU (pipeline stage {}, {:.2f} micro-batches in flight; on the timeline {} at {:.6f} s, at {}) but {} has {}: weights {}, gradients {}, optimizer states {}, activations {}{}",
+        bytes_text(mem.peak_bytes_per_gpu), mem.stage, mem.in_flight_microbatches, bytes_text(mem.timeline_peak_bytes),
+        mem.peak_time_s, mem.peak_task.empty() ? "the start" : mem.peak_task, s.cluster.gpu.name,
+        bytes_text(mem.capacity_bytes_per_gpu),
         bytes_text(mem.weights), bytes_text(mem.gradients), bytes_text(mem.optimizer_states),
         bytes_text(mem.activations),
         states > mem.capacity_bytes_per_gpu

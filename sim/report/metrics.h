@@ -26,6 +26,12 @@ struct MemoryReport {
   std::string reason;  // why it does not fit
   double weights = 0, gradients = 0, optimizer_states = 0, activations = 0;
   int stage = 0;                      // pipeline stage with the peak
+  // Over the simulated timeline of that stage's first rank (states, activations
+  // from forward to backward, communication buffers in flight): its peak, when,
+  // and at which task.
+  double timeline_peak_bytes = 0;
+  double peak_time_s = 0;
+  std::string peak_task;
   double in_flight_microbatches = 1;  // activations alive there, in whole-stage passes
 };
 

@@ -37,6 +37,9 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
                             {"activations", std::llround(m.memory.activations)}};
   mem["pipeline_stage"] = m.memory.stage;
   mem["in_flight_microbatches"] = m.memory.in_flight_microbatches;
+  mem["timeline_peak_bytes"] = std::llround(m.memory.timeline_peak_bytes);
+  mem["peak_time_s"] = m.memory.peak_time_s;
+  mem["peak_task"] = m.memory.peak_task;
   j["memory"] = mem;
   j["time_to_train_s"] = optional_number(m.time_to_train_s);
   j["cost_usd"] = optional_number(m.cost_usd);

@@ -98,6 +98,9 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                    mem.peak_bytes_per_gpu / kGiB, mem.capacity_bytes_per_gpu / kGiB,
                    mem.fits ? "fits" : "DOES NOT FIT", mem.weights / kGiB, mem.gradients / kGiB,
                    mem.optimizer_states / kGiB, mem.activations / kGiB));
+  line("", fmt::format("over the timeline (stage {}, with communication buffers): peak {:.1f} GiB at {}, at {}",
+                       mem.stage, mem.timeline_peak_bytes / kGiB, duration(mem.peak_time_s),
+                       mem.peak_task.empty() ? "the start" : mem.peak_task));
   if (!mem.fits) line("", mem.reason);
   if (m.time_to_train_s) {
     line("time to train", fmt::format("{} for {} tokens ({:.0f} iterations, no failures modeled)",

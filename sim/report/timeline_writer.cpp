@@ -88,12 +88,22 @@ void write_timeline(const std::filesystem::path& path, const scenario::Scenario&
       }
     }
     os << "\n],\n\"counters\": [";
-    for (std::size_t c = 0; c < out.network.counters.size(); ++c) {
-      const exec::CounterSeries& series = out.network.counters[c];
-      os << (c ? ",\n" : "\n") << "{\"name\": " << json_string(series.name) << ", \"unit\": \"fraction\", \"points\": [";
+    // Memory of the peak stage's rank first (bytes), then the links (fraction).
+    const auto series_text = [&](const exec::CounterSeries& series, std::string_view unit) {
+      os << "{\"name\": " << json_string(series.name) << ", \"unit\": \"" << unit << "\", \"points\": [";
       for (std::size_t i = 0; i < series.points.size(); ++i)
-        os << (i ? "," : "") << "[" << seconds_text(series.points[i].first) << "," << series.points[i].second << "]";
+        os << (i ? "," : "") << "[" << seconds_text(series.points[i].first) << ","
+           << fmt::format("{}", series.points[i].second) << "]";
       os << "]}";
+    };
+    const bool memory = !out.memory_over_time.series.points.empty();
+    if (memory) {
+      os << "\n";
+      series_text(out.memory_over_time.series, "bytes");
+    }
+    for (std::size_t c = 0; c < out.network.counters.size(); ++c) {
+      os << (c || memory ? ",\n" : "\n");
+      series_text(out.network.counters[c], "fraction");
     }
     os << "\n]\n}\n";
   });
@@ -144,6 +154,12 @@ void write_trace(const std::filesystem::path& path, const scenario::Scenario& s,
                          workload::to_string(t.category), args));
       }
     }
+    // Memory in use as a counter track of the rank it belongs to.
+    if (std::find(ranks.begin(), ranks.end(), out.memory_over_time.rank) != ranks.end())
+      for (const auto& [time, value] : out.memory_over_time.series.points)
+        emit(fmt::format("{{\"ph\": \"C\", \"pid\": {}, \"ts\": {}, \"name\": \"memory\", \"args\": "
+                         "{{\"bytes\": {}}}}}",
+                         out.memory_over_time.rank, micros_text(time), value));
     // Link utilization as counter tracks, in a process of their own.
     if (!out.network.counters.empty()) {
       const long long pid = s.cluster.num_gpus();
