@@ -33,4 +33,28 @@ void BM_SimulateLlama3_8bDataParallel(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulateLlama3_8bDataParallel)->Arg(8)->Arg(128)->Arg(2048)->Unit(benchmark::kMillisecond);
 
+// The scale target (issue #4, DESIGN.md "Scale"): one iteration of Llama 3 405B
+// on 16,384 H100, TP 8 x PP 16 (interleaved, 4 chunks) x DP 128, flow network model.
+void BM_SimulateLlama3_405b(benchmark::State& state) {
+  const scenario::Scenario s = scenario::parse_scenario_text(
+      R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 2048, "gpus_per_node": 8,
+                      "inter_node": {"topology": "fat_tree", "nics_per_node": 8, "nic_bandwidth": "400Gbps"}},
+          "model": "llama3-405b",
+          "training": {"global_batch_size": 2048, "micro_batch_size": 1, "precision": "bf16"},
+          "parallelism": {"tp": 8, "pp": 16, "dp": 128, "vpp": 2, "sequence_parallel": true, "zero_stage": 1,
+                          "overlap_grad_reduce": true, "overlap_param_gather": true,
+                          "recompute_granularity": "full"},
+          "simulation": {"network_model": "flow", "iterations": 1}})",
+      "bench.json");
+  std::size_t tasks = 0;
+  for (auto _ : state) {
+    const exec::SimulationOutput out = exec::simulate(s);
+    tasks = out.iteration.graph.size();
+    benchmark::DoNotOptimize(out.timeline.makespan);
+  }
+  state.counters["gpus"] = 16384;
+  state.counters["tasks"] = static_cast<double>(tasks);
+}
+BENCHMARK(BM_SimulateLlama3_405b)->Unit(benchmark::kMillisecond)->Iterations(2);
+
 }  // namespace

@@ -172,11 +172,14 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
     if (o.has("pipeline_schedule") && p.schedule != workload::PipelineSchedule::kInterleaved1F1B)
       o.fail_message("pipeline_schedule", "num_layers_per_virtual_pipeline_stage needs \"interleaved_1f1b\"");
     p.schedule = workload::PipelineSchedule::kInterleaved1F1B;
-    const long long per_stage = model.num_layers / p.pipeline;
-    if (p.pipeline < 2 || model.num_layers % p.pipeline != 0 || per_stage % *p.layers_per_virtual_stage != 0)
+    // The fullest stage's layers (uneven splits leave the last virtual stages a layer short).
+    const long long per_stage = (model.num_layers + p.pipeline - 1) / p.pipeline;
+    const long long chunks = per_stage / *p.layers_per_virtual_stage;
+    if (p.pipeline < 2 || per_stage % *p.layers_per_virtual_stage != 0 || model.num_layers < chunks * p.pipeline)
       o.fail_message("num_layers_per_virtual_pipeline_stage",
                      fmt::format("num_layers_per_virtual_pipeline_stage ({}) must divide the {} layers of each of "
-                                 "at least 2 pipeline stages (num_layers {} / pipeline_model_parallel_size {})",
+                                 "at least 2 pipeline stages (num_layers {} / pipeline_model_parallel_size {}, "
+                                 "rounded up)",
                                  *p.layers_per_virtual_stage, per_stage, model.num_layers, p.pipeline));
     const long long microbatches = training.global_batch_size / (training.micro_batch_size * p.data);
     if (microbatches % p.pipeline != 0)

@@ -62,8 +62,10 @@ std::vector<PipelineStep> pipeline_steps(PipelineSchedule schedule, int stages, 
 
 int model_chunks(long long layers, const ParallelConfig& parallel) {
   if (!parallel.layers_per_virtual_stage) return 1;
-  const long long per_stage = layers / parallel.pipeline;
-  if (layers % parallel.pipeline != 0 || per_stage % *parallel.layers_per_virtual_stage != 0)
+  // Uneven splits (126 layers on 16 stages, as Llama 3 405B): the fullest stage
+  // sets the chunks, and split_layers() leaves the last virtual stages a layer short.
+  const long long per_stage = (layers + parallel.pipeline - 1) / parallel.pipeline;
+  if (per_stage % *parallel.layers_per_virtual_stage != 0)
     throw std::invalid_argument("layers per virtual stage must divide the layers of each stage");
   return static_cast<int>(per_stage / *parallel.layers_per_virtual_stage);
 }

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "execution/simulate.h"
+#include "test_scenarios.h"
+#include "workload/iteration_builder.h"
 #include "report/metrics.h"
 #include "scenario/reader.h"
 #include "workload/memory.h"
@@ -76,6 +78,23 @@ TEST(Pipeline, OneFOneBWarmupThenAlternates) {
   std::string order;
   for (const auto& st : steps) order += (st.forward ? "F" : "B") + std::to_string(st.microbatch) + " ";
   EXPECT_EQ(order, "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5 ");
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(InterleavedUneven, LlamaThreeLayersOnSixteenStagesLeaveTheLastVirtualStagesShort) {
+  // 126 layers, 16 stages of at most 8 layers, 2 per virtual stage: 4 chunks, 64
+  // virtual stages; 126 = 62 x 2 + 2 x 1, the short ones last.
+  const auto s = testing::make_scenario(
+      R"({"num_layers": 126, "hidden_size": 256, "num_attention_heads": 4, "seq_length": 128, "vocab_size": 1024})",
+      R"("micro_batch_size": 1)", R"("pp": 16, "vpp": 2)", 2);
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  ASSERT_EQ(g.layers_per_virtual_stage.size(), 64U);
+  for (std::size_t j = 0; j < 64; ++j) EXPECT_EQ(g.layers_per_virtual_stage[j], j < 62 ? 2 : 1) << j;
 }
 
 }  // namespace
