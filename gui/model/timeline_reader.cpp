@@ -1,8 +1,9 @@
 #include "model/timeline_reader.h"
 
+#include "model/json_sax_parser.h"
+
+#include <array>
 #include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 
@@ -15,21 +16,13 @@ namespace {
 // "deps" (6); root > "counters" (2) > series (3) > "points" (4) > point (5).
 class TimelineSax {
  public:
-  using json = nlohmann::json;
-  using number_integer_t = json::number_integer_t;
-  using number_unsigned_t = json::number_unsigned_t;
-  using number_float_t = json::number_float_t;
-  using string_t = json::string_t;
-  using binary_t = json::binary_t;
+  using string_t = std::string;
 
   explicit TimelineSax(TimelineData& out) : out_(out) {}
 
   bool null() { return true; }
   bool boolean(bool) { return true; }
-  bool number_integer(number_integer_t v) { return number(static_cast<double>(v)); }
-  bool number_unsigned(number_unsigned_t v) { return number(static_cast<double>(v)); }
-  bool number_float(number_float_t v, const string_t&) { return number(v); }
-  bool binary(binary_t&) { return true; }
+  bool number_float(double v, const string_t&) { return number(v); }
 
   bool string(string_t& v) {
     if (depth_ == 1) {
@@ -84,12 +77,6 @@ class TimelineSax {
     keys_[static_cast<std::size_t>(depth_)] = k;
     return true;
   }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-    error_ = "invalid JSON at byte " + std::to_string(position) + ": " + e.what();
-    return false;
-  }
-
-  const std::string& error() const { return error_; }
   const std::string& format() const { return format_; }
   const std::string& unit() const { return unit_; }
 
@@ -151,7 +138,6 @@ class TimelineSax {
   CounterSeries counter_;
   int point_count_ = 0;
   std::unordered_map<std::string, std::uint32_t> name_ids_;
-  std::string error_;
   std::string format_;
   std::string unit_ = "s";
 };
@@ -167,19 +153,21 @@ double seconds_per_unit(std::string_view unit) {
 }  // namespace
 
 std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw ReadError(path.string() + ": cannot open the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return std::move(ss).str();
+  std::string text(static_cast<std::size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  if (!in.read(text.data(), static_cast<std::streamsize>(text.size())))
+    throw ReadError(path.string() + ": cannot read the file");
+  return text;
 }
 
 TimelineData parse_timeline_text(std::string_view text, std::string_view source) {
   TimelineData t;
   TimelineSax sax(t);
-  const bool ok = nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
+  JsonSaxParser<TimelineSax> parser(text, sax);
   const std::string where(source);
-  if (!ok) throw ReadError(where + ": " + (sax.error().empty() ? "invalid timeline" : sax.error()));
+  if (!parser.parse()) throw ReadError(where + ": invalid JSON: " + parser.error());
   if (sax.format() != "trainsim-timeline")
     throw ReadError(where + ": /format: expected \"trainsim-timeline\", found \"" + sax.format() + "\"");
   const double scale = seconds_per_unit(sax.unit());

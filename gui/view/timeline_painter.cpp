@@ -53,18 +53,36 @@ void paint_lane(QPainter& p, const TimelineData& t, const Lane& lane, const QRec
                 const ViewState& v, const PaintGeometry& g, std::vector<DrawBlock>& blocks) {
   visible_blocks(lane, m, r.left(), r.right(), g.min_block_px, blocks);
   const QFontMetrics fm = p.fontMetrics();
+  // Touching blocks of one colour become one rectangle: a dense lane at
+  // fit-all zoom is then a handful of fills instead of one per block.
+  QRectF pending;
+  QColor pending_color;
+  bool has_pending = false;
+  auto flush = [&] {
+    if (has_pending) p.fillRect(pending, pending_color);
+    has_pending = false;
+  };
   for (const DrawBlock& b : blocks) {
     const Span& s = lane.spans[b.first];
     QColor c = b.count == 1 || b.uniform ? to_qcolor(category_color(b.category)) : to_qcolor(kFoldedColor);
     if (v.filter.active() && (b.count > 1 || !v.filter.matches(t, s))) c = faded(c);
     const QRectF box(b.x0, r.top() + 1, b.x1 - b.x0, r.height() - 2);
-    p.fillRect(box, c);
+    if (has_pending && c == pending_color && box.left() <= pending.right() + 0.5) {
+      pending.setRight(std::max(pending.right(), box.right()));
+    } else {
+      flush();
+      pending = box;
+      pending_color = c;
+      has_pending = true;
+    }
     if (g.span_labels && b.count == 1 && box.width() > 60) {
+      flush();
       p.setPen(kText);
       p.drawText(box.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                  fm.elidedText(QString::fromStdString(t.name_of(s)), Qt::ElideRight, static_cast<int>(box.width()) - 4));
     }
   }
+  flush();
 }
 
 void paint_counter(QPainter& p, const CounterSeries& c, const QRectF& r, const TimeMapping& m) {
