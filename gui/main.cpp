@@ -86,6 +86,8 @@ int main(int argc, char** argv) {
                   QStringLiteral("B.json")});
   args.addOption({QStringLiteral("simulate"), QStringLiteral("Simulate this scenario and open its result"),
                   QStringLiteral("SCENARIO.json")});
+  args.addOption({QStringLiteral("screenshot"), QStringLiteral("Open the files, save a picture of the window there and quit"),
+                  QStringLiteral("FILE.png")});
   args.addOption({QStringLiteral("no-critical-path"), QStringLiteral("With --render: do not outline the critical path")});
   args.process(*app);
 
@@ -97,6 +99,18 @@ int main(int argc, char** argv) {
       window.open_path(args.value(QStringLiteral("compare"))))
     window.compare(0, static_cast<int>(args.positionalArguments().size()));
   if (args.isSet(QStringLiteral("simulate"))) window.simulate(args.value(QStringLiteral("simulate")));
+  if (args.isSet(QStringLiteral("screenshot"))) {
+    // For the docs: the window as users see it, at a fixed size.
+    window.resize(1600, 900);
+    window.show();
+    QCoreApplication::processEvents();
+    const QString file = args.value(QStringLiteral("screenshot"));
+    if (!window.grab().save(file)) {
+      std::fprintf(stderr, "error: %s: cannot write the image\n", qPrintable(file));
+      return 1;
+    }
+    return 0;
+  }
   window.show();
   return app->exec();
 }

@@ -49,7 +49,7 @@ void BreakdownBars::paintEvent(QPaintEvent*) {
     longest = std::max(longest, b.seconds);
   }
   const int line = fontMetrics().height() + 4;
-  const int name_w = 130;
+  const int name_w = 160;
   const int text_w = 120;
   const int bar_w = std::max(width() - name_w - text_w, 20);
   int y = 2;

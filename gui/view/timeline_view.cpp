@@ -57,17 +57,19 @@ void TimelineView::fit_all() {
   if (!timeline_) return;
   const auto [b, e] = fit_range_.value_or(std::make_pair(timeline_->t_begin, timeline_->t_end));
   set_mapping(TimeMapping::fit(b, e, geometry_.label_width, std::max(width() - geometry_.label_width, 1)));
-  fitted_ = width() > geometry_.label_width;
+  auto_fit_ = true;
 }
 
 void TimelineView::set_time_window(double t0, double seconds_per_px) {
   if (mapping_.t0 == t0 && mapping_.seconds_per_px == seconds_per_px) return;
   mapping_.t0 = t0;
   mapping_.seconds_per_px = seconds_per_px;
+  auto_fit_ = false;
   update();
 }
 
 void TimelineView::set_mapping(const TimeMapping& m) {
+  auto_fit_ = false;
   mapping_ = m;
   mapping_.x0 = geometry_.label_width;
   update();
@@ -130,7 +132,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
 }
 
 void TimelineView::resizeEvent(QResizeEvent*) {
-  if (!fitted_) fit_all();
+  // Until the user zooms or pans, the whole timeline follows the width.
+  if (auto_fit_) fit_all();
 }
 
 void TimelineView::scroll_by(double dy) {

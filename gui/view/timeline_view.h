@@ -53,7 +53,7 @@ class TimelineView : public QWidget {
   ViewState state_;
   PaintGeometry geometry_;
   std::optional<std::pair<double, double>> fit_range_;
-  bool fitted_ = false;
+  bool auto_fit_ = true;  // fit again on resize until the user zooms or pans
   QPoint press_pos_;
   QPoint last_pos_;
   bool pressed_ = false;
