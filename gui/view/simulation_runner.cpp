@@ -44,6 +44,9 @@ bool SimulationRunner::start(const QString& scenario_path) {
       emit failed(QString::fromUtf8(e.what()));
     }
   });
+  // Owned by this runner: deleted with it (after the wait in the destructor) if
+  // it goes before the thread's finished signal arrives.
+  thread_->setParent(this);
   connect(thread_, &QThread::finished, this, [this] {
     thread_->deleteLater();
     thread_ = nullptr;
