@@ -1,0 +1,135 @@
+// trainsim-gui's speed targets (issue #7): loading a 1,000,000-span timeline in
+// under 3 s, and a full repaint at any zoom in under 30 ms. The timeline is
+// synthetic but shaped like the simulator's: 32 GPUs on 4 nodes, a compute and
+// a tp_comm lane each (64 lanes of 15,625 spans), kernels of 20-200 us back to
+// back, collectives with gaps, two link-utilization counters of 50,000 points.
+// The repaint paints 1920x1080 pixels (ruler, labels, lanes, counters, span
+// names, critical path) with the same function the window and --render use.
+#include <benchmark/benchmark.h>
+
+#include <QGuiApplication>
+#include <QImage>
+#include <QPainter>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "core/rng.h"
+#include "model/critical_path.h"
+#include "model/lane_layout.h"
+#include "model/timeline_reader.h"
+#include "view/timeline_painter.h"
+
+namespace trainsim::gui {
+namespace {
+
+constexpr int kRanks = 32;
+constexpr int kGpusPerNode = 8;
+constexpr int kSpansPerLane = 15'625;  // x 64 lanes = 1,000,000 spans
+
+std::filesystem::path timeline_file() {
+  static const std::filesystem::path path = [] {
+    const auto p = std::filesystem::temp_directory_path() / "trainsim_bench_1m.timeline.json";
+    std::ofstream os(p);
+    static constexpr const char* kOps[] = {"input_norm", "qkv_proj", "attention", "attn_out_proj", "attn_residual",
+                                           "post_attn_norm", "mlp_up", "mlp_act", "mlp_down", "mlp_residual"};
+    core::Rng rng(1);
+    os << "{\n\"format\": \"trainsim-timeline\",\n\"version\": 1,\n\"scenario\": \"synthetic 1M spans\",\n"
+       << "\"num_gpus\": " << kRanks << ",\n\"gpus_per_node\": " << kGpusPerNode << ",\n\"time_unit\": \"s\",\n"
+       << "\"node_of_rank\": [";
+    for (int r = 0; r < kRanks; ++r) os << (r ? "," : "") << r / kGpusPerNode;
+    os << "],\n\"replicas\": [],\n\"lanes\": [";
+    char line[512];
+    for (int r = 0; r < kRanks; ++r)
+      for (const char* stream : {"compute", "tp_comm"}) {
+        os << (r || std::string(stream) == "tp_comm" ? ",\n" : "\n") << "{\"rank\": " << r << ", \"stream\": \""
+           << stream << "\", \"spans\": [";
+        const bool compute = std::string(stream) == "compute";
+        long long t = 0;  // ns
+        for (int i = 0; i < kSpansPerLane; ++i) {
+          const long long d = 20'000 + static_cast<long long>(rng.below(180'000));
+          const long long gap = compute ? 0 : static_cast<long long>(rng.below(200'000));
+          t += gap;
+          const int layer = (i / 10) % 48;
+          const char* cat = compute ? (i % 3000 < 1500 ? "forward" : "backward") : "all_reduce";
+          std::snprintf(line, sizeof line,
+                        "%s\n{\"rank\": %d, \"stream\": \"%s\", \"category\": \"%s\", \"name\": \"layer%d.%s\", "
+                        "\"start\": %lld.%09lld, \"end\": %lld.%09lld, \"flops\": %lld, \"bytes\": %lld, "
+                        "\"iteration\": 0, \"microbatch\": %d, \"layer\": %d}",
+                        i ? "," : "", r, stream, cat, layer, compute ? kOps[i % 10] : "tp_all_reduce",
+                        t / 1'000'000'000, t % 1'000'000'000, (t + d) / 1'000'000'000, (t + d) % 1'000'000'000,
+                        compute ? d * 400'000'000LL : 0LL, d * 3'000LL, (i / 480) % 8, layer);
+          os << line;
+          t += d;
+        }
+        os << "]}";
+      }
+    os << "\n],\n\"counters\": [";
+    for (int c = 0; c < 2; ++c) {
+      os << (c ? ",\n" : "\n") << "{\"name\": \"utilization link" << c << "\", \"unit\": \"fraction\", \"points\": [";
+      for (int i = 0; i < 50'000; ++i)
+        os << (i ? "," : "") << "[" << i * 30e-6 << "," << static_cast<double>(rng.below(1000)) / 1000.0 << "]";
+      os << "]}";
+    }
+    os << "\n]\n}\n";
+    return p;
+  }();
+  return path;
+}
+
+const TimelineData& loaded() {
+  static const TimelineData t = read_timeline_file(timeline_file());
+  return t;
+}
+
+void BM_LoadTimeline1M(benchmark::State& state) {
+  const auto path = timeline_file();
+  std::size_t spans = 0;
+  for (auto _ : state) {
+    const TimelineData t = read_timeline_file(path);
+    spans = t.span_count();
+    benchmark::DoNotOptimize(spans);
+  }
+  state.counters["spans"] = static_cast<double>(spans);
+  state.counters["MB"] = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+}
+BENCHMARK(BM_LoadTimeline1M)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// Zoom: state.range(0) times the fit-all zoom, centred on the middle.
+void BM_Repaint1M(benchmark::State& state) {
+  const TimelineData& t = loaded();
+  static const std::vector<SpanRef> path = critical_path(t).spans;
+  QImage image(1920, 1080, QImage::Format_ARGB32_Premultiplied);
+  const QRect area(0, 0, image.width(), image.height());
+  PaintGeometry g;
+  const LaneLayout layout = layout_lanes(t, {});
+  const double width = image.width() - g.label_width;
+  const TimeMapping fit = TimeMapping::fit(t.t_begin, t.t_end, g.label_width, width);
+  const TimeMapping m = fit.zoomed(static_cast<double>(state.range(0)), g.label_width + width / 2);
+  ViewState v;
+  v.critical_path = path;
+  for (auto _ : state) {
+    QPainter p(&image);
+    paint_timeline(p, area, t, layout, m, v, g);
+    p.end();
+    benchmark::ClobberMemory();
+  }
+  state.counters["spans"] = static_cast<double>(t.span_count());
+  state.counters["visible_s"] = width * m.seconds_per_px;
+}
+BENCHMARK(BM_Repaint1M)->RangeMultiplier(10)->Range(1, 1'000'000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace trainsim::gui
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QGuiApplication app(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::filesystem::remove(trainsim::gui::timeline_file());
+  return 0;
+}

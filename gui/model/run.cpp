@@ -1,0 +1,78 @@
+#include "model/run.h"
+
+#include <nlohmann/json.hpp>
+
+#include "model/timeline_reader.h"
+
+namespace trainsim::gui {
+
+namespace {
+
+using json = nlohmann::json;
+
+double number_at(const json& j, const char* key, std::string_view source) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number())
+    throw ReadError(std::string(source) + ": /" + key + ": expected a number");
+  return it->get<double>();
+}
+
+std::optional<double> optional_number(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+}  // namespace
+
+ResultSummary parse_result_text(std::string_view text, std::string_view source) {
+  const json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw ReadError(std::string(source) + ": not a JSON object");
+  ResultSummary r;
+  r.scenario = j.value("scenario", std::string{});
+  r.num_gpus = static_cast<int>(number_at(j, "num_gpus", source));
+  r.iteration_time_s = number_at(j, "iteration_time_s", source);
+  r.tokens_per_s = number_at(j, "tokens_per_s", source);
+  r.model_flops_per_iteration = number_at(j, "model_flops_per_iteration", source);
+  r.tflops_per_gpu = number_at(j, "tflops_per_gpu", source);
+  r.mfu = number_at(j, "mfu", source);
+  r.peak_flops_per_gpu = optional_number(j, "peak_flops_per_gpu").value_or(0.0);
+  if (const auto b = j.find("breakdown_s"); b != j.end() && b->is_object())
+    for (const auto& [k, v] : b->items())
+      if (v.is_number()) r.breakdown_s.emplace_back(k, v.get<double>());
+  if (const auto m = j.find("memory"); m != j.end() && m->is_object()) {
+    r.peak_bytes_per_gpu = optional_number(*m, "peak_bytes_per_gpu").value_or(0.0);
+    r.capacity_bytes_per_gpu = optional_number(*m, "capacity_bytes_per_gpu").value_or(0.0);
+    r.fits = m->value("fits", true);
+  }
+  r.time_to_train_s = optional_number(j, "time_to_train_s");
+  r.cost_usd = optional_number(j, "cost_usd");
+  r.energy_kwh = optional_number(j, "energy_kwh");
+  if (const auto rel = j.find("reliability"); rel != j.end() && rel->is_object()) {
+    r.goodput = optional_number(*rel, "goodput").value_or(1.0);
+    r.expected_interruptions = optional_number(*rel, "expected_interruptions").value_or(0.0);
+  }
+  if (const auto t = j.find("timeline"); t != j.end() && t->is_string()) r.timeline = t->get<std::string>();
+  return r;
+}
+
+Run load_run(const std::filesystem::path& path) {
+  const std::string text = read_text_file(path);
+  Run run;
+  run.path = path;
+  run.label = path.filename().string();
+  // A timeline names its format; a result file does not.
+  const bool is_timeline = text.find("\"trainsim-timeline\"") != std::string::npos &&
+                           text.find("\"iteration_time_s\"") == std::string::npos;
+  if (is_timeline) {
+    run.timeline = std::make_shared<const TimelineData>(parse_timeline_text(text, path.string()));
+    return run;
+  }
+  run.result = parse_result_text(text, path.string());
+  if (run.result->timeline.empty())
+    throw ReadError(path.string() + ": /timeline: expected the timeline file's name");
+  run.timeline = std::make_shared<const TimelineData>(read_timeline_file(path.parent_path() / run.result->timeline));
+  return run;
+}
+
+}  // namespace trainsim::gui

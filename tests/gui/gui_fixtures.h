@@ -1,0 +1,33 @@
+#pragma once
+// Small hand-made timelines for the GUI tests: every time and pixel the tests
+// assert follows from these by hand.
+#include <string>
+
+namespace trainsim::gui::testing {
+
+// Two nodes of one GPU each. Times in seconds:
+//   rank 0 compute: "fwd" forward [0, 1], "bwd" backward [1, 2]
+//   rank 0 dp_comm: "ar" all_reduce [1.5, 2]
+//   rank 1 compute: "fwd1" forward [0, 0.5], "bwd1" backward [1.5, 2]
+// and one counter, "utilization gpu0->node0.switch": 0.5 from 1.5 s to 2 s.
+inline std::string two_node_timeline() {
+  return R"({
+"format": "trainsim-timeline", "version": 1, "scenario": "two nodes", "num_gpus": 2, "gpus_per_node": 1,
+"time_unit": "s", "node_of_rank": [0, 1], "replicas": [],
+"lanes": [
+{"rank": 0, "stream": "compute", "spans": [
+{"rank": 0, "stream": "compute", "category": "forward", "name": "fwd", "start": 0.000000000, "end": 1.000000000, "flops": 4e12, "bytes": 1e9, "iteration": 0, "microbatch": 0, "layer": 0},
+{"rank": 0, "stream": "compute", "category": "backward", "name": "bwd", "start": 1.000000000, "end": 2.000000000, "flops": 8e12, "bytes": 2e9, "iteration": 0, "microbatch": 0, "layer": 0}]},
+{"rank": 0, "stream": "dp_comm", "spans": [
+{"rank": 0, "stream": "dp_comm", "category": "all_reduce", "name": "ar", "start": 1.500000000, "end": 2.000000000, "flops": 0, "bytes": 5e8, "iteration": 0, "microbatch": -1, "layer": -1}]},
+{"rank": 1, "stream": "compute", "spans": [
+{"rank": 1, "stream": "compute", "category": "forward", "name": "fwd1", "start": 0.000000000, "end": 0.500000000, "flops": 1e12, "bytes": 1e9, "iteration": 0, "microbatch": 0, "layer": 0},
+{"rank": 1, "stream": "compute", "category": "backward", "name": "bwd1", "start": 1.500000000, "end": 2.000000000, "flops": 1e12, "bytes": 1e9, "iteration": 0, "microbatch": 0, "layer": 0}]}
+],
+"counters": [
+{"name": "utilization gpu0->node0.switch", "unit": "fraction", "points": [[1.500000000,0.5],[2.000000000,0]]}
+]
+})";
+}
+
+}  // namespace trainsim::gui::testing

@@ -1,0 +1,71 @@
+// The window's paths end to end, offscreen: simulate a scenario on the worker
+// thread and open its result; open two runs and compare them.
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+
+#include "view/compare_window.h"
+#include "view/main_window.h"
+#include "view/run_page.h"
+#include "view/simulation_runner.h"
+
+namespace trainsim::gui {
+namespace {
+
+const QString kScenario = QStringLiteral(TRAINSIM_SOURCE_DIR "/scenarios/gpt2-124m-1xh100.json");
+
+TEST(SimulationRunner, SimulatesOnAWorkerThreadAndWritesTheResult) {
+  SimulationRunner runner;
+  QSignalSpy done(&runner, &SimulationRunner::finished);
+  QSignalSpy steps(&runner, &SimulationRunner::progress);
+  QSignalSpy failed(&runner, &SimulationRunner::failed);
+  ASSERT_TRUE(runner.start(kScenario));
+  EXPECT_FALSE(runner.start(kScenario));  // one at a time
+  ASSERT_TRUE(done.wait(60000)) << (failed.isEmpty() ? "" : failed.first().first().toString().toStdString());
+  EXPECT_EQ(steps.size(), SimulationRunner::kSteps + 1);  // 0 read, 1 simulate, 2 write, 3 done
+  const gui::Run run = load_run(done.first().first().toString().toStdString());
+  ASSERT_TRUE(run.result.has_value());
+  EXPECT_EQ(run.result->num_gpus, 1);
+  EXPECT_GT(run.timeline->span_count(), 100u);
+}
+
+TEST(SimulationRunner, ReportsAScenarioError) {
+  SimulationRunner runner;
+  QSignalSpy failed(&runner, &SimulationRunner::failed);
+  ASSERT_TRUE(runner.start(QStringLiteral("/nonexistent/scenario.json")));
+  ASSERT_TRUE(failed.wait(60000));
+  EXPECT_TRUE(failed.first().first().toString().contains(QStringLiteral("/nonexistent/scenario.json")));
+}
+
+TEST(MainWindow, SimulatesOpensAndCompares) {
+  MainWindow window;
+  auto* tabs = window.findChild<QTabWidget*>();
+  ASSERT_NE(tabs, nullptr);
+  auto* runner = window.findChild<SimulationRunner*>();
+  ASSERT_NE(runner, nullptr);
+  QSignalSpy done(runner, &SimulationRunner::finished);
+  window.simulate(kScenario);
+  ASSERT_TRUE(done.wait(60000));
+  ASSERT_EQ(tabs->count(), 1);  // opened by the finished signal
+  const QString result = done.first().first().toString();
+  EXPECT_TRUE(window.open_path(result, true));
+  EXPECT_FALSE(window.open_path(QStringLiteral("/nonexistent/r.json"), true));
+  ASSERT_EQ(tabs->count(), 2);
+  window.compare(0, 1);
+  CompareWindow* compare = nullptr;
+  for (QWidget* w : QApplication::topLevelWidgets())
+    if (auto* c = qobject_cast<CompareWindow*>(w)) compare = c;
+  ASSERT_NE(compare, nullptr);
+  auto* table = compare->findChild<QTableView*>();
+  ASSERT_NE(table, nullptr);
+  // The same run twice: every category differs by nothing.
+  for (int r = 0; r < table->model()->rowCount(); ++r)
+    EXPECT_DOUBLE_EQ(table->model()->index(r, 3).data(Qt::UserRole + 1).toDouble(), 0.0);
+  compare->close();
+}
+
+}  // namespace
+}  // namespace trainsim::gui

@@ -1,0 +1,114 @@
+// The timeline reader against the contract (docs/results.md, "Timeline file").
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gui_fixtures.h"
+#include "model/run.h"
+#include "model/timeline_reader.h"
+
+namespace trainsim::gui {
+namespace {
+
+TEST(TimelineReader, ReadsLanesSpansAndCounters) {
+  const TimelineData t = parse_timeline_text(testing::two_node_timeline(), "fixture");
+  EXPECT_EQ(t.scenario, "two nodes");
+  EXPECT_EQ(t.num_gpus, 2);
+  ASSERT_EQ(t.lanes.size(), 3u);
+  EXPECT_EQ(t.lanes[0].rank, 0);
+  EXPECT_EQ(t.lanes[0].stream, "compute");
+  EXPECT_EQ(t.lanes[1].stream, "dp_comm");
+  EXPECT_EQ(t.lanes[2].rank, 1);
+  EXPECT_EQ(t.lanes[2].node, 1);
+  EXPECT_EQ(t.span_count(), 5u);
+  const Span& bwd = t.lanes[0].spans[1];
+  EXPECT_EQ(t.name_of(bwd), "bwd");
+  EXPECT_EQ(bwd.category, Category::kBackward);
+  EXPECT_DOUBLE_EQ(bwd.start, 1.0);
+  EXPECT_DOUBLE_EQ(bwd.end, 2.0);
+  EXPECT_DOUBLE_EQ(bwd.flops, 8e12);
+  EXPECT_EQ(t.lanes[1].spans[0].microbatch, -1);
+  ASSERT_EQ(t.counters.size(), 1u);
+  EXPECT_EQ(t.counters[0].unit, "fraction");
+  ASSERT_EQ(t.counters[0].points.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.counters[0].points[0].second, 0.5);
+  EXPECT_DOUBLE_EQ(t.t_begin, 0.0);
+  EXPECT_DOUBLE_EQ(t.t_end, 2.0);
+  // max_end: fwd ends at 1, then bwd at 2.
+  EXPECT_DOUBLE_EQ(t.lanes[0].max_end[0], 1.0);
+  EXPECT_DOUBLE_EQ(t.lanes[0].max_end[1], 2.0);
+}
+
+TEST(TimelineReader, ScalesOtherTimeUnitsToSeconds) {
+  const TimelineData t = parse_timeline_text(
+      R"({"format": "trainsim-timeline", "time_unit": "ms", "lanes": [{"rank": 0, "stream": "compute", "spans": [
+         {"category": "forward", "name": "k", "start": 2, "end": 5}]}], "counters": []})",
+      "ms");
+  EXPECT_DOUBLE_EQ(t.lanes[0].spans[0].start, 0.002);
+  EXPECT_DOUBLE_EQ(t.lanes[0].spans[0].end, 0.005);
+}
+
+TEST(TimelineReader, ReadsIdsAndDeps) {
+  const TimelineData t = parse_timeline_text(
+      R"({"format": "trainsim-timeline", "lanes": [{"rank": 0, "stream": "compute", "spans": [
+         {"category": "forward", "name": "a", "start": 0, "end": 1, "id": 7},
+         {"category": "forward", "name": "b", "start": 1, "end": 2, "id": 8, "deps": [7, 3]}]}]})",
+      "deps");
+  const Span& b = t.lanes[0].spans[1];
+  EXPECT_EQ(b.id, 8);
+  ASSERT_EQ(b.deps_count, 2u);
+  EXPECT_EQ(t.deps[b.deps_begin], 7);
+  EXPECT_EQ(t.deps[b.deps_begin + 1], 3);
+}
+
+TEST(TimelineReader, SortsSpansByStart) {
+  const TimelineData t = parse_timeline_text(
+      R"({"format": "trainsim-timeline", "lanes": [{"rank": 0, "stream": "compute", "spans": [
+         {"category": "idle", "name": "late", "start": 3, "end": 4},
+         {"category": "failure", "name": "early", "start": 1, "end": 2}]}]})",
+      "unsorted");
+  EXPECT_EQ(t.name_of(t.lanes[0].spans[0]), "early");
+  EXPECT_EQ(t.lanes[0].spans[0].category, Category::kFailure);
+  EXPECT_EQ(t.lanes[0].spans[1].category, Category::kIdle);
+}
+
+TEST(TimelineReader, NamesTheProblem) {
+  try {
+    parse_timeline_text(R"({"format": "chrome-trace", "lanes": []})", "x.json");
+    FAIL() << "no error";
+  } catch (const ReadError& e) {
+    EXPECT_STREQ(e.what(), "x.json: /format: expected \"trainsim-timeline\", found \"chrome-trace\"");
+  }
+  EXPECT_THROW(parse_timeline_text(R"({"format": "trainsim-timeline", "lanes": [)", "cut.json"), ReadError);
+  EXPECT_THROW(parse_timeline_text(R"({"format": "trainsim-timeline", "time_unit": "h"})", "h.json"), ReadError);
+  EXPECT_THROW(read_timeline_file("/nonexistent/t.json"), ReadError);
+}
+
+TEST(LoadRun, ReadsTheResultAndTheTimelineBesideIt) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_load_run_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "r.timeline.json") << testing::two_node_timeline();
+  std::ofstream(dir / "r.json") << R"({"scenario": "two nodes", "num_gpus": 2, "iteration_time_s": 2.0,
+    "tokens_per_s": 1000.0, "model_flops_per_iteration": 1e13, "tflops_per_gpu": 2.5, "mfu": 0.25,
+    "breakdown_s": {"compute": 1.5, "exposed_communication": 0.5}, "memory": {"peak_bytes_per_gpu": 10,
+    "capacity_bytes_per_gpu": 20, "fits": true}, "time_to_train_s": null, "cost_usd": 12.5,
+    "reliability": {"goodput": 0.9}, "timeline": "r.timeline.json"})";
+  const gui::Run run = load_run(dir / "r.json");
+  ASSERT_TRUE(run.result.has_value());
+  EXPECT_DOUBLE_EQ(run.result->mfu, 0.25);
+  EXPECT_FALSE(run.result->time_to_train_s.has_value());
+  EXPECT_DOUBLE_EQ(*run.result->cost_usd, 12.5);
+  EXPECT_DOUBLE_EQ(run.result->goodput, 0.9);
+  ASSERT_EQ(run.result->breakdown_s.size(), 2u);
+  EXPECT_EQ(run.result->breakdown_s[1].first, "exposed_communication");
+  EXPECT_EQ(run.timeline->span_count(), 5u);
+  // A timeline alone is a measured run: no result.
+  const gui::Run measured = load_run(dir / "r.timeline.json");
+  EXPECT_FALSE(measured.result.has_value());
+  EXPECT_EQ(measured.timeline->lanes.size(), 3u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainsim::gui
