@@ -170,8 +170,8 @@ void SummaryPanel::set_run(const Run& run, const CriticalPath& path) {
   memory_->set_series(memory, run.result ? run.result->peak_bytes_per_gpu : 0.0,
                       run.result ? run.result->capacity_bytes_per_gpu : 0.0);
   memory_note_->setText(memory ? QStringLiteral("%1 over time").arg(qs(memory->name))
-                               : tr("This timeline has no memory counter (the simulator writes none yet): "
-                                    "peak against capacity from the result file."));
+                               : tr("This timeline has no memory counter: peak against capacity from the "
+                                    "result file."));
 }
 
 }  // namespace trainsim::gui
