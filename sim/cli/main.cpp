@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include "cli/sweep_command.h"
 #include "execution/simulate.h"
 #include "report/atomic_file.h"
 #include "report/cluster_file.h"
@@ -180,6 +181,8 @@ int main(int argc, char** argv) {
                                                           coll_opts.min_bytes));
   });
 
+  cli::SweepCommands sweep_cmds(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -192,6 +195,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (coll_cmd->parsed()) return collective(coll_opts);
+    if (sweep_cmds.parsed()) return sweep_cmds.run(&argc, &argv);
     return run(run_opts);
   } catch (const scenario::ScenarioError& e) {
     std::cerr << "error: " << e.what() << '\n';

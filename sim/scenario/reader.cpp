@@ -60,6 +60,29 @@ Scenario parse_scenario_text(std::string_view text, const std::string& file, con
   return s;
 }
 
+Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options) {
+  const ObjectReader root(doc, file, "",
+                          {"name", "description", "cluster", "model", "training", "failures", "calibration",
+                           "simulation"});
+  Scenario s;
+  s.source_file = file;
+  s.name = root.text("name", std::filesystem::path(file).stem().string());
+  root.text("description", "");
+  s.cluster = parse_cluster(root);
+  s.model = parse_model(root);
+  s.training = parse_training(root, s.cluster);
+  s.simulation = parse_simulation(root);
+  parse_failures(root);
+  s.calibration = parse_calibration(root, s.cluster.gpu, options);
+  return s;
+}
+
+workload::ParallelConfig parse_parallelism_for(const nlohmann::json& parallelism, const Scenario& base) {
+  const nlohmann::json doc = {{"parallelism", parallelism}};
+  const ObjectReader root(doc, base.source_file, "", {"parallelism"});
+  return parse_parallelism(root, base.cluster, base.model, base.training);
+}
+
 Scenario read_scenario_file(const std::filesystem::path& path, const ReadOptions& options) {
   return parse_scenario_text(read_document_file(path, "scenario"), path.string(), options);
 }

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "scenario/scenario.h"
 
 namespace trainsim::scenario {
@@ -22,5 +24,12 @@ struct ReadOptions {
 Scenario read_scenario_file(const std::filesystem::path& path, const ReadOptions& options = {});
 // `file` names the source in messages and anchors a relative "calibration" path.
 Scenario parse_scenario_text(std::string_view text, const std::string& file, const ReadOptions& options = {});
+
+// Strategy sweeps (sweep/, docs/sweep.md) read a scenario document once without
+// its "parallelism" (left at its defaults), then check each layout of their space
+// with parse_parallelism_for(): the same rules and errors as a scenario file's
+// "parallelism" section, against the base's cluster, model and training.
+Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options = {});
+workload::ParallelConfig parse_parallelism_for(const nlohmann::json& parallelism, const Scenario& base);
 
 }  // namespace trainsim::scenario

@@ -82,6 +82,40 @@ Stream stream_of(CommScope scope) {
   return Stream::kTpComm;
 }
 
+// The op lists of a graph, each built once: a stage repeats a layer's lists for
+// every micro-batch, and building them (names, FLOPs, bytes) costs more than
+// adding their tasks (a strategy sweep builds thousands of graphs; docs/sweep.md).
+class CachedOps {
+ public:
+  // A graph has one recompute granularity: the first layer_recompute() call's.
+  CachedOps(const TransformerOps& ops, long long layers) : ops_(ops), layers_(3 * static_cast<std::size_t>(layers)) {}
+
+  const std::vector<Op>& layer_forward(long long l) { return layer(0, l, Recompute::kNone); }
+  const std::vector<Op>& layer_backward(long long l) { return layer(1, l, Recompute::kNone); }
+  const std::vector<Op>& layer_recompute(long long l, Recompute granularity) { return layer(2, l, granularity); }
+  const std::vector<Op>& embedding_forward() { return once(embedding_forward_, &TransformerOps::embedding_forward); }
+  const std::vector<Op>& embedding_backward() { return once(embedding_backward_, &TransformerOps::embedding_backward); }
+  const std::vector<Op>& head_forward() { return once(head_forward_, &TransformerOps::head_forward); }
+  const std::vector<Op>& head_backward() { return once(head_backward_, &TransformerOps::head_backward); }
+  [[nodiscard]] Op optimizer_step(double params) const { return ops_.optimizer_step(params); }
+
+ private:
+  const std::vector<Op>& layer(std::size_t kind, long long l, Recompute granularity) {
+    std::optional<std::vector<Op>>& slot = layers_[3 * static_cast<std::size_t>(l) + kind];
+    if (!slot)
+      slot = kind == 0 ? ops_.layer_forward(l) : kind == 1 ? ops_.layer_backward(l) : ops_.layer_recompute(l, granularity);
+    return *slot;
+  }
+  const std::vector<Op>& once(std::optional<std::vector<Op>>& slot, std::vector<Op> (TransformerOps::*make)() const) {
+    if (!slot) slot = (ops_.*make)();
+    return *slot;
+  }
+
+  const TransformerOps& ops_;
+  std::vector<std::optional<std::vector<Op>>> layers_;  // (forward, backward, recompute) per layer
+  std::optional<std::vector<Op>> embedding_forward_, embedding_backward_, head_forward_, head_backward_;
+};
+
 // Emits the tasks of one stage rank: compute ops on the compute stream, the
 // communication markers as collectives on their group's stream between them.
 class StageEmitter {
@@ -215,7 +249,9 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
     out.representative[static_cast<std::size_t>(r)] = static_cast<int>((r / ranks_per_stage) * ranks_per_stage);
   for (int s = 0; s < pp; ++s) out.simulated_ranks.push_back(static_cast<int>(s * ranks_per_stage));
 
-  const TransformerOps ops(model, training, training.micro_batch_size, tp, parallel.sequence_parallel, cp, ep);
+  const TransformerOps layer_ops(model, training, training.micro_batch_size, tp, parallel.sequence_parallel, cp,
+                                 ep);
+  CachedOps ops(layer_ops, model.num_layers);
   const TransformerOps whole(model, training, training.micro_batch_size);
   out.model_flops_per_iteration =
       whole.model_flops_per_microbatch() * static_cast<double>(out.num_microbatches) * dp;
@@ -432,6 +468,17 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
     // Without staleness the next step computes on the pulled parameters.
     if (parallel.staleness == 0) pending_gathers[su].push_back(pull);
   };
+  // Room for every task, so that building moves none: every op of every pass and
+  // the transfers for each micro-batch; gradient buckets and their gathers number
+  // at most two per backward op of one micro-batch; ZeRO-3 adds a gather per unit
+  // and pass and a reduce-scatter per unit.
+  const std::size_t per_layer = ops.layer_forward(0).size() + ops.layer_backward(0).size() +
+                                ops.layer_recompute(0, parallel.recompute).size() + (zero3 ? 3 : 0);
+  const std::size_t per_microbatch = static_cast<std::size_t>(model.num_layers) * per_layer +
+                                     ops.embedding_forward().size() + ops.embedding_backward().size() +
+                                     ops.head_forward().size() + ops.head_backward().size() +
+                                     2 * static_cast<std::size_t>(virtual_stages) + (zero3 ? 6 : 0);
+  g.reserve(static_cast<std::size_t>(iterations) * (static_cast<std::size_t>(m) + 2) * per_microbatch);
 
   for (int it = 0; it < iterations; ++it) {
     // Per (micro-batch, virtual stage): the first task of its forward and

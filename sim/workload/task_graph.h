@@ -46,6 +46,8 @@ struct Task {
 class TaskGraph {
  public:
   TaskId add(Task task);
+  // Room for `n` tasks, so that adding them moves none (a hint; more may be added).
+  void reserve(std::size_t n) { tasks_.reserve(n); }
   // A dependency on a task added later (pipeline transfers between stages).
   void add_dep(TaskId task, TaskId dep) { tasks_.at(task).deps.push_back(dep); }
   [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }

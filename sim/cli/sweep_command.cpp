@@ -1,0 +1,173 @@
+#include "cli/sweep_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <optional>
+#include <thread>
+#include <unistd.h>
+
+#include "execution/simulate.h"
+#include "report/atomic_file.h"
+#include "report/metrics.h"
+#include "report/rank_list.h"
+#include "report/result_json.h"
+#include "report/timeline_writer.h"
+#include "sweep/evaluate.h"
+#include "sweep/outcome.h"
+#include "sweep/space.h"
+#include "sweep/spec.h"
+#ifdef TRAINSIM_WITH_MPI
+#include "sweep/mpi_farm.h"
+#endif
+
+namespace trainsim::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A progress bar with ETA on stderr, only when stderr is a terminal: piped or
+// redirected output stays free of it (and byte-identical between runs).
+class ProgressBar {
+ public:
+  ProgressBar(std::size_t total, bool enabled)
+      : total_(total), enabled_(enabled && isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
+  void update(std::size_t done) {
+    if (!enabled_) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double fraction = total_ > 0 ? static_cast<double>(done) / static_cast<double>(total_) : 1.0;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(fraction * kWidth);
+    const double eta = done > 0 ? elapsed * static_cast<double>(total_ - done) / static_cast<double>(done) : 0.0;
+    std::cerr << fmt::format("\r[{}{}] {}/{} points {:3.0f}%  {:.0f} points/s  ETA {}:{:02d} ",
+                             std::string(static_cast<std::size_t>(filled), '#'),
+                             std::string(static_cast<std::size_t>(kWidth - filled), '.'), done, total_,
+                             100.0 * fraction, elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0,
+                             static_cast<int>(eta) / 60, static_cast<int>(eta) % 60)
+              << std::flush;
+    if (done == total_) std::cerr << '\n';
+  }
+
+ private:
+  std::size_t total_;
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+int default_jobs() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+// The top points re-simulated in full: result, timeline and trace files.
+void write_top(const sweep::SweepSpec& spec, const sweep::Outcome& o, int top, const fs::path& dir) {
+  if (top <= 0 || o.ranking.empty()) return;
+  fs::create_directories(dir);
+  for (std::size_t k = 0; k < o.ranking.size() && k < static_cast<std::size_t>(top); ++k) {
+    const sweep::Point& p = o.points[o.ranking[k]];
+    const scenario::Scenario s = sweep::scenario_of(spec, p);
+    const exec::SimulationOutput out = exec::simulate(s);
+    const report::Metrics m = report::compute_metrics(s, out);
+    const std::string stem = fmt::format("{:02d}-point{}", k + 1, p.id);
+    report::write_timeline(dir / (stem + ".timeline.json"), s, out);
+    report::write_result(dir / (stem + ".json"), report::result_json(s, m, stem + ".timeline.json"));
+    report::write_trace(dir / (stem + ".trace.json"), s, out,
+                        report::default_trace_ranks(s.cluster.num_gpus(), s.cluster.gpus_per_node));
+  }
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  report::write_atomically(path, [&](std::ostream& out) { out << text; });
+}
+
+}  // namespace
+
+SweepCommands::SweepCommands(CLI::App& app) {
+  sweep_ = app.add_subcommand("sweep", "Search a space of parallel layouts on one or more clusters (docs/sweep.md)");
+  sweep_->add_option("spec", sweep_options_.spec, "Sweep spec JSON file")->required();
+  sweep_->add_option("--out", sweep_options_.out,
+                     "Folder for points.csv, sweep.json and top/ (default: SPEC's name + .sweep, here)");
+  sweep_->add_option("--top", sweep_options_.top, "Re-simulate the best K points: result, timeline and trace files")
+      ->check(CLI::Range(0, 1000));
+  sweep_->add_option("--rank-by", sweep_options_.rank_by, "time (time-to-train) or cost (overrides the spec)")
+      ->check(CLI::IsMember({"time", "cost"}));
+  sweep_->add_option("--show", sweep_options_.show, "Rows of the ranked table")->check(CLI::Range(0, 100000));
+  plan_ = app.add_subcommand("plan", "Best layout, time-to-train, cost, energy and bottleneck per cluster option");
+  plan_->add_option("spec", plan_options_.spec, "Sweep spec JSON file")->required();
+  plan_->add_option("--out", plan_options_.out, "Write the plan as JSON here");
+  plan_->add_option("--rank-by", plan_options_.rank_by, "time (time-to-train) or cost (overrides the spec)")
+      ->check(CLI::IsMember({"time", "cost"}));
+  for (auto [cmd, o] : {std::pair{sweep_, &sweep_options_}, std::pair{plan_, &plan_options_}}) {
+    cmd->add_option("--jobs,-j", o->jobs, "Threads (default: every core; under MPI 1 per rank)")
+        ->check(CLI::Range(1, 4096));
+    cmd->add_flag("--quiet,-q", o->quiet, "Print nothing but errors");
+  }
+}
+
+bool SweepCommands::parsed() const { return sweep_->parsed() || plan_->parsed(); }
+
+int SweepCommands::run(int* argc, char*** argv) {
+  const bool planning = plan_->parsed();
+  const Options& o = planning ? plan_options_ : sweep_options_;
+  int rank = 0;
+  int jobs = o.jobs > 0 ? o.jobs : default_jobs();
+#ifdef TRAINSIM_WITH_MPI
+  std::optional<sweep::mpi::Session> session;
+  if (sweep::mpi::launched_by_mpi()) {
+    session.emplace(argc, argv);
+    rank = session->rank();
+    if (o.jobs == 0 && session->size() > 1) jobs = 1;
+  }
+#else
+  (void)argc;
+  (void)argv;
+#endif
+  try {
+    sweep::SweepSpec spec = sweep::read_sweep_spec(o.spec);
+    if (o.rank_by == "cost") spec.objective = sweep::Objective::kCost;
+    if (o.rank_by == "time") spec.objective = sweep::Objective::kTimeToTrain;
+    sweep::Enumeration e = sweep::enumerate(spec);
+    const std::size_t n = e.candidates.size();
+    ProgressBar bar(n, rank == 0 && !o.quiet);
+    const auto progress = [&bar](std::size_t done) { bar.update(done); };
+    std::vector<sweep::PointResult> results;
+#ifdef TRAINSIM_WITH_MPI
+    if (session) {
+      results = sweep::mpi::farm(*session, spec, e.candidates, jobs, progress);
+      if (rank != 0) return 0;
+    } else {
+      results = sweep::evaluate_points(spec, e.candidates, jobs, progress);
+    }
+#else
+    results = sweep::evaluate_points(spec, e.candidates, jobs, progress);
+#endif
+    const sweep::Outcome outcome = sweep::summarize(spec, std::move(e), std::move(results));
+    if (planning) {
+      if (!o.quiet) std::cout << sweep::plan_table(spec, outcome) << std::flush;
+      if (!o.out.empty()) {
+        write_text(o.out, sweep::plan_json(spec, outcome).dump(2) + "\n");
+        if (!o.quiet) std::cout << fmt::format("\nwrote {}\n", o.out);
+      }
+      return 0;
+    }
+    const fs::path dir = o.out.empty() ? fs::path(fs::path(o.spec).stem().string() + ".sweep") : fs::path(o.out);
+    fs::create_directories(dir);
+    write_text(dir / "points.csv", sweep::points_csv(spec, outcome));
+    write_text(dir / "sweep.json", sweep::sweep_json(spec, outcome).dump(2) + "\n");
+    write_top(spec, outcome, o.top, dir / "top");
+    if (!o.quiet) {
+      std::cout << sweep::sweep_table(spec, outcome, static_cast<std::size_t>(o.show));
+      std::cout << fmt::format("\nwrote {}/points.csv and {}/sweep.json{}\n", dir.string(), dir.string(),
+                               o.top > 0 ? fmt::format(" and the best {} in {}/top", o.top, dir.string()) : "")
+                << std::flush;
+    }
+    return 0;
+  } catch (...) {
+    // Every rank reads the same spec and fails alike; rank 0 alone reports it.
+    if (rank != 0) return 1;
+    throw;
+  }
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,203 @@
+#include "sweep/evaluate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "execution/simulate.h"
+#include "scenario/errors.h"
+#include "scenario/reader.h"
+#include "workload/memory.h"
+
+namespace trainsim::sweep {
+
+namespace {
+
+using Interval = std::pair<core::Time, core::Time>;
+
+core::Time union_length(std::vector<Interval> v) {
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
+  core::Time total = 0;
+  core::Time start = 0;
+  core::Time end = -1;
+  for (const auto& [a, b] : v) {
+    if (a > end) {
+      if (end > start) total += end - start;
+      start = a;
+      end = b;
+    } else {
+      end = std::max(end, b);
+    }
+  }
+  if (end > start) total += end - start;
+  return total;
+}
+
+// Communication of each stream exposed on the rank compute_metrics() measures:
+// |compute U stream| - |compute|, per iteration; and the recomputation time.
+void attribute(const exec::SimulationOutput& out, PointResult& r) {
+  const int rank = out.iteration.simulated_ranks.front();
+  const auto& graph = out.iteration.graph;
+  std::vector<Interval> compute;
+  std::vector<Interval> tp, dp, pp;
+  core::Time recompute = 0;
+  for (const exec::Span& span : out.timeline.spans) {
+    const workload::Task& t = graph[span.task];
+    if (t.rank != rank) continue;
+    switch (t.stream) {
+      case workload::Stream::kCompute:
+        compute.emplace_back(span.start, span.end);
+        if (t.category == workload::Category::kRecompute) recompute += span.end - span.start;
+        break;
+      case workload::Stream::kTpComm: tp.emplace_back(span.start, span.end); break;
+      case workload::Stream::kDpComm: dp.emplace_back(span.start, span.end); break;
+      default: pp.emplace_back(span.start, span.end); break;
+    }
+  }
+  if (!std::is_sorted(compute.begin(), compute.end())) std::sort(compute.begin(), compute.end());
+  const core::Time busy = union_length(compute);
+  const double iters = out.iteration.iterations;
+  // A lane's spans come in time order: merge instead of sorting.
+  const auto exposed = [&](std::vector<Interval> comm) {
+    if (comm.empty()) return 0.0;
+    if (!std::is_sorted(comm.begin(), comm.end())) std::sort(comm.begin(), comm.end());
+    std::vector<Interval> both(compute.size() + comm.size());
+    std::merge(compute.begin(), compute.end(), comm.begin(), comm.end(), both.begin());
+    return core::to_seconds(union_length(std::move(both)) - busy) / iters;
+  };
+  r.exposed_tp_s = exposed(std::move(tp));
+  r.exposed_dp_s = exposed(std::move(dp));
+  r.exposed_pp_s = exposed(std::move(pp));
+  r.recompute_s = core::to_seconds(recompute) / iters;
+}
+
+void fill_layout(const scenario::Scenario& s, long long microbatches, PointResult& r) {
+  r.data = s.parallel.data;
+  r.num_microbatches = microbatches;
+  r.zero_stage = s.parallel.zero_stage;
+  r.sequence_parallel = s.parallel.sequence_parallel;
+  r.recompute = kRecomputeNames[static_cast<int>(s.parallel.recompute)];
+  r.schedule = kScheduleNames[static_cast<int>(s.parallel.schedule)];
+  r.virtual_stage = s.parallel.layers_per_virtual_stage.value_or(0);
+}
+
+}  // namespace
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::kEvaluated: return "evaluated";
+    case Status::kDoesNotFit: return "does_not_fit";
+    case Status::kRejected: return "rejected";
+  }
+  return "rejected";
+}
+
+scenario::Scenario scenario_of(const SweepSpec& spec, const Point& p) {
+  const ClusterOption& option = spec.clusters[static_cast<std::size_t>(p.cluster)];
+  scenario::Scenario s = option.base;
+  s.training.micro_batch_size = p.micro_batch;
+  s.parallel = scenario::parse_parallelism_for(parallelism_json(p), s);
+  s.simulation.network_model = p.network_model;
+  s.name = option.name + ": " + layout_label(p);
+  return s;
+}
+
+PointResult evaluate_point(const SweepSpec& spec, const Point& p) {
+  PointResult r;
+  r.id = p.id;
+  scenario::Scenario s;
+  try {
+    s = scenario_of(spec, p);
+  } catch (const scenario::NotSupportedYet& e) {
+    r.reason = "not supported yet: " + e.json_path();
+    r.message = e.what();
+    return r;
+  } catch (const scenario::ScenarioError& e) {
+    r.reason = "rejected by the scenario reader at " + e.json_path();
+    r.message = e.what();
+    return r;
+  }
+  // Memory first: the estimate costs microseconds, the simulation milliseconds.
+  const workload::MemoryEstimate memory = workload::estimate_memory(s.model, s.training, s.parallel);
+  r.peak_bytes_per_gpu = memory.total();
+  r.capacity_bytes_per_gpu = s.cluster.gpu.memory_capacity_bytes;
+  const long long microbatches = s.training.global_batch_size / (s.training.micro_batch_size * s.parallel.data);
+  fill_layout(s, microbatches, r);
+  if (r.peak_bytes_per_gpu > r.capacity_bytes_per_gpu) {
+    r.status = Status::kDoesNotFit;
+    return r;
+  }
+  try {
+    const exec::SimulationOutput out = exec::simulate(s);
+    const report::Metrics m = report::compute_metrics(s, out);
+    r.status = Status::kEvaluated;
+    r.iteration_time_s = m.iteration_time_s;
+    r.tokens_per_s = m.tokens_per_s;
+    r.model_flops_per_iteration = m.model_flops_per_iteration;
+    r.tflops_per_gpu = m.tflops_per_gpu;
+    r.mfu = m.mfu;
+    r.breakdown_s = m.breakdown_s;
+    r.time_to_train_s = m.time_to_train_s;
+    r.cost_usd = m.cost_usd;
+    r.energy_kwh = m.energy_kwh;
+    r.peak_bytes_per_gpu = m.memory.peak_bytes_per_gpu;
+    attribute(out, r);
+  } catch (const std::invalid_argument& e) {
+    // A layout the reader lets through but the simulator cannot build (e.g. a
+    // group that does not tile the nodes).
+    r = PointResult{};
+    r.id = p.id;
+    r.reason = "rejected by the simulator";
+    r.message = e.what();
+  }
+  return r;
+}
+
+std::vector<PointResult> evaluate_points(const SweepSpec& spec, std::span<const Point> points, int threads,
+                                         const std::function<void(std::size_t)>& progress) {
+  std::vector<PointResult> results(points.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
+  std::mutex mutex;
+  std::condition_variable finished;
+  std::exception_ptr failure;
+  const auto work = [&] {
+    try {
+      for (std::size_t i = next++; i < points.size(); i = next++) {
+        results[i] = evaluate_point(spec, points[i]);
+        ++done;
+      }
+    } catch (...) {
+      const std::lock_guard lock(mutex);
+      if (!failure) failure = std::current_exception();
+      next = points.size();
+    }
+    const std::lock_guard lock(mutex);
+    finished.notify_all();
+  };
+  const int n = std::max(1, std::min<int>(threads, static_cast<int>(std::max<std::size_t>(points.size(), 1))));
+  {
+    std::vector<std::jthread> pool;
+    for (int t = 0; t < n; ++t) pool.emplace_back(work);
+    std::unique_lock lock(mutex);
+    while (done.load() < points.size() && !failure) {
+      finished.wait_for(lock, std::chrono::milliseconds(100));
+      if (progress) {
+        lock.unlock();
+        progress(done.load());
+        lock.lock();
+      }
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  if (progress) progress(done.load());
+  return results;
+}
+
+}  // namespace trainsim::sweep

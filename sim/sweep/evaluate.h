@@ -1,0 +1,69 @@
+#pragma once
+// Evaluating the points of a sweep (docs/sweep.md, "Evaluation"): each point is a
+// Scenario built in memory from its cluster option and layout, checked by the
+// scenario reader's own rules, its memory estimated before any timing, then
+// simulated and measured by the same simulate() and compute_metrics() as
+// `trainsim run`.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "report/metrics.h"
+#include "sweep/space.h"
+
+namespace trainsim::sweep {
+
+enum class Status { kEvaluated, kDoesNotFit, kRejected };
+
+struct PointResult {
+  std::uint64_t id = 0;
+  Status status = Status::kRejected;
+  std::string reason;   // kRejected: the reason it is counted under
+  std::string message;  // kRejected: the library's message
+  // The resolved layout (kEvaluated, kDoesNotFit).
+  int data = 0;
+  long long num_microbatches = 0;
+  int zero_stage = 0;
+  bool sequence_parallel = false;
+  std::string recompute;
+  std::string schedule;
+  int virtual_stage = 0;
+  // Memory (kEvaluated, kDoesNotFit).
+  double peak_bytes_per_gpu = 0;
+  double capacity_bytes_per_gpu = 0;
+  // Timing (kEvaluated).
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double model_flops_per_iteration = 0;
+  double tflops_per_gpu = 0;
+  double mfu = 0;
+  report::Breakdown breakdown_s;
+  std::optional<double> time_to_train_s;
+  std::optional<double> cost_usd;
+  std::optional<double> energy_kwh;
+  // What limits it (docs/sweep.md, "Bottleneck"): communication exposed on each
+  // stream of the measured rank, and recomputation.
+  double exposed_tp_s = 0;
+  double exposed_dp_s = 0;
+  double exposed_pp_s = 0;
+  double recompute_s = 0;
+};
+
+// The scenario of a point; throws what the scenario reader throws for a layout it rejects.
+scenario::Scenario scenario_of(const SweepSpec& spec, const Point& p);
+
+// Never throws for a point the library rejects: that is a kRejected result.
+PointResult evaluate_point(const SweepSpec& spec, const Point& p);
+
+// Every point, on `threads` threads; results in the order of `points`.
+// `progress(done)` is called from the calling thread about ten times a second
+// and once at the end.
+std::vector<PointResult> evaluate_points(const SweepSpec& spec, std::span<const Point> points, int threads,
+                                         const std::function<void(std::size_t)>& progress = {});
+
+std::string_view to_string(Status s);
+
+}  // namespace trainsim::sweep

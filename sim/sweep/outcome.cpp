@@ -1,0 +1,291 @@
+#include "sweep/outcome.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <utility>
+
+namespace trainsim::sweep {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+std::string number(double v) { return fmt::format("{}", v); }
+std::string number(const std::optional<double>& v) { return v ? number(*v) : std::string(); }
+ojson optional_json(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
+
+std::string duration(double s) {
+  if (s < 1.0) return fmt::format("{:.1f} ms", s * 1e3);
+  if (s < 120.0) return fmt::format("{:.2f} s", s);
+  if (s < 7200.0) return fmt::format("{:.1f} min", s / 60.0);
+  if (s < 3 * 86400.0) return fmt::format("{:.1f} h", s / 3600.0);
+  return fmt::format("{:.1f} days", s / 86400.0);
+}
+std::string money(const std::optional<double>& v) {
+  if (!v) return "-";
+  if (*v >= 1e6) return fmt::format("${:.2f}M", *v / 1e6);
+  if (*v >= 1e3) return fmt::format("${:.1f}k", *v / 1e3);
+  return fmt::format("${:.0f}", *v);
+}
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+const char* network_name(scenario::NetworkModel n) {
+  return n == scenario::NetworkModel::kFlow ? "flow" : "analytic";
+}
+
+ojson layout_json(const Point& p, const PointResult& r) {
+  return {{"network_model", network_name(p.network_model)},
+          {"tensor_model_parallel_size", p.tensor},
+          {"pipeline_model_parallel_size", p.pipeline},
+          {"num_layers_per_virtual_pipeline_stage", r.virtual_stage > 0 ? ojson(r.virtual_stage) : ojson(nullptr)},
+          {"context_parallel_size", p.context},
+          {"expert_model_parallel_size", p.expert},
+          {"data_parallel_size", r.data},
+          {"micro_batch_size", p.micro_batch},
+          {"num_microbatches", r.num_microbatches},
+          {"sequence_parallel", r.sequence_parallel},
+          {"zero_stage", r.zero_stage},
+          {"recompute_granularity", r.recompute},
+          {"pipeline_schedule", r.schedule}};
+}
+
+// The result file's keys (DESIGN.md, "Result file") a sweep point has.
+ojson point_json(const SweepSpec& spec, const Point& p, const PointResult& r) {
+  const ClusterOption& c = spec.clusters[static_cast<std::size_t>(p.cluster)];
+  ojson j;
+  j["id"] = p.id;
+  j["cluster"] = c.name;
+  j["status"] = to_string(r.status);
+  j["layout"] = layout_json(p, r);
+  j["scenario"] = c.name + ": " + layout_label(p);
+  j["num_gpus"] = c.base.cluster.num_gpus();
+  const bool timed = r.status == Status::kEvaluated;
+  const auto timing = [&](double v) { return timed ? ojson(v) : ojson(nullptr); };
+  j["iteration_time_s"] = timing(r.iteration_time_s);
+  j["tokens_per_s"] = timing(r.tokens_per_s);
+  j["model_flops_per_iteration"] = timing(r.model_flops_per_iteration);
+  j["tflops_per_gpu"] = timing(r.tflops_per_gpu);
+  j["mfu"] = timing(r.mfu);
+  j["breakdown_s"] = timed ? ojson{{"compute", r.breakdown_s.compute},
+                                   {"exposed_communication", r.breakdown_s.exposed_communication},
+                                   {"pipeline_bubble", r.breakdown_s.pipeline_bubble},
+                                   {"optimizer", r.breakdown_s.optimizer},
+                                   {"other", r.breakdown_s.other}}
+                           : ojson(nullptr);
+  j["memory"] = {{"peak_bytes_per_gpu", std::llround(r.peak_bytes_per_gpu)},
+                 {"capacity_bytes_per_gpu", std::llround(r.capacity_bytes_per_gpu)},
+                 {"fits", r.status == Status::kEvaluated}};
+  j["time_to_train_s"] = optional_json(r.time_to_train_s);
+  j["cost_usd"] = optional_json(r.cost_usd);
+  j["energy_kwh"] = optional_json(r.energy_kwh);
+  if (timed) {
+    const Bottleneck b = bottleneck(r);
+    j["bottleneck"] = {{"name", b.name}, {"seconds", b.seconds}, {"share", b.share}};
+    j["exposed_s"] = {{"tp_communication", r.exposed_tp_s},
+                      {"dp_communication", r.exposed_dp_s},
+                      {"pp_communication", r.exposed_pp_s},
+                      {"recompute", r.recompute_s}};
+  }
+  return j;
+}
+
+bool listed(const PointResult& r) { return r.status != Status::kRejected; }
+
+}  // namespace
+
+Outcome summarize(const SweepSpec& spec, Enumeration enumeration, std::vector<PointResult> results) {
+  Outcome o;
+  o.combinations = enumeration.combinations;
+  o.points = std::move(enumeration.candidates);
+  o.results = std::move(results);
+  o.pruned = std::move(enumeration.pruned);
+  for (const PointResult& r : o.results) {
+    switch (r.status) {
+      case Status::kEvaluated: ++o.evaluated; break;
+      case Status::kDoesNotFit: ++o.does_not_fit; break;
+      case Status::kRejected:
+        ++o.pruned[r.reason];
+        o.examples.try_emplace(r.reason, r.message);
+        break;
+    }
+  }
+  o.ranking = rank(o.results, spec.objective);
+  o.front = pareto_front(std::span<const PointResult>(o.results));
+  return o;
+}
+
+std::string points_csv(const SweepSpec& spec, const Outcome& o) {
+  std::string out =
+      "id,cluster,status,network_model,tp,pp,vpp,cp,ep,dp,micro_batch_size,num_microbatches,sequence_parallel,"
+      "zero_stage,recompute_granularity,pipeline_schedule,num_gpus,iteration_time_s,tokens_per_s,"
+      "model_flops_per_iteration,tflops_per_gpu,mfu,compute_s,exposed_communication_s,pipeline_bubble_s,optimizer_s,"
+      "other_s,peak_bytes_per_gpu,capacity_bytes_per_gpu,fits,time_to_train_s,cost_usd,energy_kwh,bottleneck\n";
+  for (std::size_t i = 0; i < o.results.size(); ++i) {
+    const PointResult& r = o.results[i];
+    if (!listed(r)) continue;
+    const Point& p = o.points[i];
+    const ClusterOption& c = spec.clusters[static_cast<std::size_t>(p.cluster)];
+    const bool timed = r.status == Status::kEvaluated;
+    const auto t = [&](double v) { return timed ? number(v) : std::string(); };
+    std::string name = c.name;
+    std::replace(name.begin(), name.end(), ',', ';');  // names are free text; keep the columns
+    out += fmt::format("{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", p.id, name, to_string(r.status),
+                       network_name(p.network_model), p.tensor, p.pipeline, r.virtual_stage, p.context, p.expert,
+                       r.data, p.micro_batch, r.num_microbatches, r.sequence_parallel ? 1 : 0, r.zero_stage,
+                       r.recompute, r.schedule, c.base.cluster.num_gpus());
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t(r.iteration_time_s),
+                       t(r.tokens_per_s), t(r.model_flops_per_iteration), t(r.tflops_per_gpu), t(r.mfu),
+                       t(r.breakdown_s.compute), t(r.breakdown_s.exposed_communication),
+                       t(r.breakdown_s.pipeline_bubble), t(r.breakdown_s.optimizer), t(r.breakdown_s.other),
+                       std::llround(r.peak_bytes_per_gpu), std::llround(r.capacity_bytes_per_gpu), timed ? 1 : 0,
+                       number(r.time_to_train_s), number(r.cost_usd), number(r.energy_kwh),
+                       timed ? bottleneck(r).name : std::string());
+  }
+  return out;
+}
+
+ojson sweep_json(const SweepSpec& spec, const Outcome& o) {
+  ojson j;
+  j["sweep"] = spec.name;
+  j["objective"] = to_string(spec.objective);
+  ojson pruned = ojson::object();
+  for (const auto& [reason, count] : o.pruned) pruned[reason] = count;
+  ojson examples = ojson::object();
+  for (const auto& [reason, message] : o.examples) examples[reason] = message;
+  j["counts"] = {{"combinations", o.combinations},
+                 {"evaluated", o.evaluated},
+                 {"does_not_fit", o.does_not_fit},
+                 {"pruned", pruned},
+                 {"pruned_examples", examples}};
+  ojson clusters = ojson::array();
+  for (const ClusterOption& c : spec.clusters)
+    clusters.push_back({{"name", c.name},
+                        {"gpu", c.base.cluster.gpu.name},
+                        {"num_nodes", c.base.cluster.num_nodes},
+                        {"num_gpus", c.base.cluster.num_gpus()},
+                        {"topology", c.base.cluster.inter_node.topology},
+                        {"price_per_gpu_hour", optional_json(c.base.cluster.price_per_gpu_hour)}});
+  j["clusters"] = clusters;
+  ojson ranking = ojson::array();
+  for (std::size_t i : o.ranking) ranking.push_back(o.results[i].id);
+  j["ranking"] = ranking;
+  ojson front = ojson::array();
+  for (std::size_t i : o.front) front.push_back(o.results[i].id);
+  j["pareto_front"] = front;
+  ojson points = ojson::array();
+  for (std::size_t i = 0; i < o.results.size(); ++i)
+    if (listed(o.results[i])) points.push_back(point_json(spec, o.points[i], o.results[i]));
+  j["points"] = points;
+  return j;
+}
+
+std::string sweep_table(const SweepSpec& spec, const Outcome& o, std::size_t show) {
+  std::string out = fmt::format("trainsim sweep: {}\n\n", spec.name);
+  std::uint64_t pruned = 0;
+  for (const auto& [reason, count] : o.pruned) pruned += count;
+  out += fmt::format("{} combinations: {} evaluated, {} do not fit in memory, {} pruned\n", o.combinations,
+                     o.evaluated, o.does_not_fit, pruned);
+  for (const auto& [reason, count] : o.pruned) out += fmt::format("  {:>10}  {}\n", count, reason);
+  const auto row = [&](std::size_t rank_no, std::size_t i) {
+    const PointResult& r = o.results[i];
+    const Point& p = o.points[i];
+    return fmt::format("{:>4} {:>8} {:<24} {:<52} {:>10} {:>10} {:>10} {:>6.1f}% {:>6.1f} GiB  {}\n", rank_no, p.id,
+                       spec.clusters[static_cast<std::size_t>(p.cluster)].name, layout_label(p),
+                       duration(r.iteration_time_s), r.time_to_train_s ? duration(*r.time_to_train_s) : "-",
+                       money(r.cost_usd), 100.0 * r.mfu, r.peak_bytes_per_gpu / kGiB, bottleneck(r).name);
+  };
+  const std::string header = fmt::format("{:>4} {:>8} {:<24} {:<52} {:>10} {:>10} {:>10} {:>7} {:>10}  {}\n", "rank",
+                                         "id", "cluster", "layout", "iteration", "to train", "cost", "MFU",
+                                         "memory", "bottleneck");
+  out += fmt::format("\nbest {} by {}:\n", std::min(show, o.ranking.size()), to_string(spec.objective));
+  out += header;
+  for (std::size_t k = 0; k < o.ranking.size() && k < show; ++k) out += row(k + 1, o.ranking[k]);
+  if (!o.front.empty()) {
+    out += "\nPareto front (time-to-train against cost):\n" + header;
+    for (std::size_t i : o.front) {
+      const auto pos = std::find(o.ranking.begin(), o.ranking.end(), i) - o.ranking.begin();
+      out += row(static_cast<std::size_t>(pos) + 1, i);
+    }
+  }
+  return out;
+}
+
+std::vector<PlanRow> plan(const SweepSpec& spec, const Outcome& o) {
+  std::vector<PlanRow> rows(spec.clusters.size());
+  for (std::size_t c = 0; c < rows.size(); ++c) rows[c].cluster = c;
+  for (std::size_t i = 0; i < o.results.size(); ++i) {
+    PlanRow& row = rows[static_cast<std::size_t>(o.points[i].cluster)];
+    if (o.results[i].status == Status::kEvaluated) ++row.evaluated;
+    if (o.results[i].status == Status::kDoesNotFit) ++row.does_not_fit;
+  }
+  for (std::size_t i : o.ranking) {
+    PlanRow& row = rows[static_cast<std::size_t>(o.points[i].cluster)];
+    if (!row.best) row.best = i;
+  }
+  return rows;
+}
+
+ojson plan_json(const SweepSpec& spec, const Outcome& o) {
+  ojson j;
+  j["plan"] = spec.name;
+  j["objective"] = to_string(spec.objective);
+  // Failures are not modeled in this release (issue #8): p50 and p90 are the
+  // failure-free time-to-train.
+  j["failures_modeled"] = false;
+  ojson options = ojson::array();
+  for (const PlanRow& row : plan(spec, o)) {
+    const ClusterOption& c = spec.clusters[row.cluster];
+    ojson e;
+    e["cluster"] = c.name;
+    e["gpu"] = c.base.cluster.gpu.name;
+    e["num_gpus"] = c.base.cluster.num_gpus();
+    e["price_per_gpu_hour"] = optional_json(c.base.cluster.price_per_gpu_hour);
+    e["evaluated"] = row.evaluated;
+    e["does_not_fit"] = row.does_not_fit;
+    if (!row.best) {
+      e["best"] = nullptr;
+      e["bottleneck"] = {{"name", "memory"}, {"seconds", nullptr}, {"share", nullptr}};
+      options.push_back(e);
+      continue;
+    }
+    const PointResult& r = o.results[*row.best];
+    const Point& p = o.points[*row.best];
+    const Bottleneck b = bottleneck(r);
+    e["best"] = {{"id", p.id}, {"layout", layout_label(p)}, {"parallelism", layout_json(p, r)}};
+    e["iteration_time_s"] = r.iteration_time_s;
+    e["mfu"] = r.mfu;
+    e["time_to_train_s"] = {{"p50", optional_json(r.time_to_train_s)}, {"p90", optional_json(r.time_to_train_s)}};
+    e["cost_usd"] = optional_json(r.cost_usd);
+    e["energy_kwh"] = optional_json(r.energy_kwh);
+    e["bottleneck"] = {{"name", b.name}, {"seconds", b.seconds}, {"share", b.share}};
+    e["memory"] = {{"peak_bytes_per_gpu", std::llround(r.peak_bytes_per_gpu)},
+                   {"capacity_bytes_per_gpu", std::llround(r.capacity_bytes_per_gpu)}};
+    options.push_back(e);
+  }
+  j["options"] = options;
+  return j;
+}
+
+std::string plan_table(const SweepSpec& spec, const Outcome& o) {
+  std::string out = fmt::format("trainsim plan: {} (best layout per cluster by {}; failures not modeled: p90 = p50)\n\n",
+                                spec.name, to_string(spec.objective));
+  out += fmt::format("{:<30} {:<48} {:>10} {:>10} {:>10} {:>10} {:>6}  {}\n", "cluster", "best layout", "iteration",
+                     "p50", "p90", "cost", "MWh", "bottleneck");
+  for (const PlanRow& row : plan(spec, o)) {
+    const ClusterOption& c = spec.clusters[row.cluster];
+    if (!row.best) {
+      out += fmt::format("{:<30} {:<48} (no layout fits: {} too large for memory)\n", c.name, "-", row.does_not_fit);
+      continue;
+    }
+    const PointResult& r = o.results[*row.best];
+    const Bottleneck b = bottleneck(r);
+    const std::string ttt = r.time_to_train_s ? duration(*r.time_to_train_s) : "-";
+    out += fmt::format("{:<30} {:<48} {:>10} {:>10} {:>10} {:>10} {:>6} {} ({:.0f}%)\n", c.name,
+                       layout_label(o.points[*row.best]), duration(r.iteration_time_s), ttt, ttt, money(r.cost_usd),
+                       r.energy_kwh ? fmt::format("{:.0f}", *r.energy_kwh / 1e3) : "-", b.name, 100.0 * b.share);
+  }
+  return out;
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,40 @@
+#pragma once
+// Ranking, Pareto front and bottleneck of evaluated points (docs/sweep.md).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sweep/evaluate.h"
+
+namespace trainsim::sweep {
+
+// Indices of the evaluated results with a value for the objective, best first
+// (least time-to-train or cost), ties broken by id.
+std::vector<std::size_t> rank(std::span<const PointResult> results, Objective objective);
+
+// A point to put on the front: time and cost, both to be minimized.
+struct TimeCost {
+  double time = 0;
+  double cost = 0;
+  std::uint64_t id = 0;
+};
+// Indices of the points no other point dominates (time <= and cost <=, one of
+// them strictly), by time; points equal in both stay together.
+std::vector<std::size_t> pareto_front(std::span<const TimeCost> points);
+// The front of the evaluated results with a time-to-train and a cost; indices into `results`.
+std::vector<std::size_t> pareto_front(std::span<const PointResult> results);
+
+// The largest share of an iteration of an evaluated point: "compute" (forward,
+// backward, optimizer), "memory" (recomputation, paid only to fit in memory),
+// "tp_communication", "dp_communication" (exposed), or "bubble" (pipeline bubble,
+// exposed pipeline transfers and other idle time).
+struct Bottleneck {
+  std::string name;
+  double seconds = 0;  // per iteration
+  double share = 0;    // of the iteration time
+};
+Bottleneck bottleneck(const PointResult& r);
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,61 @@
+#pragma once
+// A strategy-sweep spec (docs/sweep.md): a model, its training budget, cluster
+// options to compare and the space of parallel layouts to search on each.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenario/scenario.h"
+
+namespace trainsim::sweep {
+
+enum class Objective { kTimeToTrain, kCost };
+
+// One cluster to compare: a scenario without its layout (scenario/reader.h,
+// parse_scenario_base), read once.
+struct ClusterOption {
+  std::string name;
+  scenario::Scenario base;
+};
+
+// The values one key of "space" takes. Sizes are integers; a missing key leaves
+// the scenario reader's default (not passed); "auto" is resolved per cluster.
+struct IntAxis {
+  bool automatic = false;
+  std::vector<long long> values;  // when not automatic
+};
+
+// Choices of the space's non-size keys; -1 in a point: key not given.
+inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
+inline constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved_1f1b"};
+
+struct Space {
+  IntAxis tensor, pipeline, data, context, expert, micro_batch;
+  // num_layers_per_virtual_pipeline_stage: 0 stands for null (no virtual stages).
+  IntAxis virtual_stage;
+  std::vector<int> sequence_parallel{-1};  // -1 (not given), 0, 1
+  std::vector<int> zero_stage{-1};         // -1 or 0..3
+  std::vector<int> recompute{-1};          // -1 or an index into kRecomputeNames
+  std::vector<int> schedule{-1};           // -1 or an index into kScheduleNames
+  std::vector<scenario::NetworkModel> network_model{scenario::NetworkModel::kAnalytic};
+  std::vector<int> overlap_grad_reduce{-1};
+  std::vector<int> overlap_param_gather{-1};
+};
+
+struct SweepSpec {
+  std::string name;
+  std::string file;
+  std::vector<ClusterOption> clusters;
+  Space space;
+  Objective objective = Objective::kTimeToTrain;
+};
+
+// Throws scenario::ScenarioError naming the file, the JSON path, what was
+// expected and what was found (clusters are read by the scenario reader).
+SweepSpec read_sweep_spec(const std::filesystem::path& path);
+SweepSpec parse_sweep_spec(std::string_view text, const std::string& file);
+
+std::string_view to_string(Objective o);
+
+}  // namespace trainsim::sweep
