@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <memory>
 #include <string_view>
 
@@ -62,7 +63,7 @@ CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledCompu
 
 }  // namespace
 
-SimulationOutput simulate(const scenario::Scenario& s) {
+SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& options) {
   SimulationOutput out;
   out.iteration = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, s.simulation.iterations);
   out.memory = workload::estimate_memory(s.model, s.training, s.parallel);
@@ -94,6 +95,14 @@ SimulationOutput simulate(const scenario::Scenario& s) {
 
   core::Simulator sim;
   Executor executor(compute, *network, s.training.precision);
+  if (!options.slow_ranks.empty()) {
+    std::map<int, double> slowdown;
+    for (const auto& [rank, factor] : options.slow_ranks) {
+      const int rep = out.iteration.representative.at(static_cast<std::size_t>(rank));
+      slowdown[rep] = std::max(slowdown[rep], factor);
+    }
+    executor.set_compute_slowdown(std::move(slowdown));
+  }
   out.timeline = executor.run(out.iteration.graph, sim);
   if (profiled != nullptr) out.calibration = tally(out.iteration.graph, *profiled, s.training.precision);
 
