@@ -154,3 +154,52 @@ TEST(FullRun, ElasticShrinkSimulatesFewerReplicas) {
 
 }  // namespace
 }  // namespace trainsim::exec
+
+namespace trainsim::scenario {
+namespace {
+
+TEST(FailuresSection, DefaultsFromThePublishedSources) {
+  const Scenario s = parse_scenario_text(
+      R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": "gpt2-124m",
+          "training": {"global_batch_size": 8, "train_tokens": "1B"}, "failures": {}})",
+      "test.json");
+  ASSERT_TRUE(s.failures.has_value());
+  const faults::FailureConfig& f = *s.failures;
+  EXPECT_FALSE(f.failures_per_1000_node_days.has_value());  // job_processes applies 6.50
+  EXPECT_DOUBLE_EQ(f.checkpoint_write_bandwidth, 57.5e9);  // BLOOM: 2.3 TB in 40 s
+  EXPECT_DOUBLE_EQ(f.detection_time_s, 600.0);
+  EXPECT_DOUBLE_EQ(f.straggler_slowdown, 0.10);
+  EXPECT_FALSE(f.checkpoint_interval_s.has_value());  // "auto"
+  EXPECT_EQ(f.policy, faults::RecoveryPolicy::kHotSpare);
+  EXPECT_EQ(f.trials, 100);
+}
+
+TEST(FailuresSection, UnitsAndChoices) {
+  const Scenario s = parse_scenario_text(
+      R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": "gpt2-124m",
+          "training": {"global_batch_size": 8, "train_tokens": "1B"},
+          "failures": {"gpu_mtbf": "50000h", "distribution": "weibull", "weibull_shape": 0.7,
+                       "checkpoint_interval": "30min", "checkpoint_mode": "async", "host_copy_bandwidth": "64GB/s",
+                       "policy": "hot_spare", "hot_spares": 2, "repair_time": "2d", "maintenance_interval": "7d",
+                       "maintenance_duration": "4h", "gpu_idle_power": "80W", "node_overhead_power": "2kW",
+                       "pue": 1.2, "seed": 9, "trials": 10, "threads": 1}})",
+      "test.json");
+  const faults::FailureConfig& f = *s.failures;
+  EXPECT_DOUBLE_EQ(*f.gpu_mtbf_s, 50000.0 * 3600);
+  EXPECT_EQ(f.distribution, faults::Distribution::kWeibull);
+  EXPECT_DOUBLE_EQ(f.weibull_shape, 0.7);
+  EXPECT_DOUBLE_EQ(*f.checkpoint_interval_s, 1800.0);
+  EXPECT_EQ(f.checkpoint_mode, faults::CheckpointMode::kAsync);
+  EXPECT_DOUBLE_EQ(f.host_copy_bandwidth, 64e9);
+  EXPECT_EQ(*f.hot_spares, 2);
+  EXPECT_DOUBLE_EQ(*f.repair_time_s, 2 * 86400.0);
+  EXPECT_DOUBLE_EQ(*f.maintenance_interval_s, 7 * 86400.0);
+  EXPECT_DOUBLE_EQ(f.maintenance_duration_s, 4 * 3600.0);
+  EXPECT_DOUBLE_EQ(f.gpu_idle_power_w, 80.0);
+  EXPECT_DOUBLE_EQ(f.node_overhead_power_w, 2000.0);
+  EXPECT_DOUBLE_EQ(f.pue, 1.2);
+  EXPECT_EQ(f.seed, 9u);
+}
+
+}  // namespace
+}  // namespace trainsim::scenario
