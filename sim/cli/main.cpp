@@ -1,6 +1,7 @@
 // trainsim: the command-line front end. All work happens in the library; this
 // file parses arguments, prints, and maps errors to exit codes.
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <iostream>
 
 #include "cli/sweep_command.h"
+#include "execution/full_run.h"
 #include "execution/simulate.h"
 #include "report/atomic_file.h"
 #include "report/cluster_file.h"
@@ -16,6 +18,7 @@
 #include "report/metrics.h"
 #include "report/rank_list.h"
 #include "report/result_json.h"
+#include "report/run_timeline.h"
 #include "report/summary.h"
 #include "report/timeline_writer.h"
 #include "scenario/errors.h"
@@ -58,14 +61,35 @@ int run(const RunOptions& o) {
                                   : report::parse_rank_list(o.trace_ranks, s.cluster.num_gpus());
   }
   const exec::SimulationOutput out = exec::simulate(s);
-  const report::Metrics m = report::compute_metrics(s, out);
-  if (!o.quiet) std::cout << report::summary_text(s, m) << std::flush;
+  report::Metrics m = report::compute_metrics(s, out);
+  double replay_s = 0.0;
+  if (s.failures) {
+    const auto start = std::chrono::steady_clock::now();
+    report::add_reliability(m, exec::simulate_full_run(s, out));
+    replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (!o.quiet) {
+    std::cout << report::summary_text(s, m);
+    if (m.reliability)
+      std::cout << fmt::format("{:<18}{} trials on {} threads in {:.2f} s, {} extra iteration simulations\n",
+                               "monte carlo", m.reliability->monte_carlo.trials, m.reliability->monte_carlo.threads,
+                               replay_s, m.reliability->states_simulated);
+    std::cout << std::flush;
+  }
 
   if (!o.out.empty()) {
     const fs::path timeline = timeline_path_for(o.out);
     report::write_timeline(timeline, s, out);
-    report::write_result(o.out, report::result_json(s, m, timeline.filename().string()));
-    if (!o.quiet) std::cout << fmt::format("\nwrote {} and {}\n", o.out, timeline.string());
+    fs::path run_timeline;
+    if (m.reliability) {
+      run_timeline = fs::path(o.out).replace_extension().string() + ".run_timeline.json";
+      report::write_run_timeline(run_timeline, s, *m.reliability);
+    }
+    report::write_result(o.out, report::result_json(s, m, timeline.filename().string(),
+                                                    run_timeline.empty() ? "" : run_timeline.filename().string()));
+    if (!o.quiet)
+      std::cout << fmt::format("\nwrote {} and {}{}\n", o.out, timeline.string(),
+                               run_timeline.empty() ? "" : " and " + run_timeline.string());
   }
   if (!o.trace.empty()) {
     report::write_trace(o.trace, s, out, ranks);

@@ -23,8 +23,8 @@ struct Lane {
 class Run {
  public:
   Run(const TaskGraph& graph, core::Simulator& sim, const hw::ComputeModel& compute,
-      net::CommunicationBackend& network, hw::Precision precision)
-      : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision) {
+      net::CommunicationBackend& network, hw::Precision precision, const std::map<int, double>& slowdown)
+      : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision), slowdown_(slowdown) {
     const std::size_t n = graph.size();
     remaining_.resize(n);
     dependents_.resize(n);
@@ -71,7 +71,9 @@ class Run {
     const Task& t = graph_[id];
     if (!t.collective) {
       start_[id] = sim_.now();
-      const core::Time duration = core::from_seconds(compute_.seconds(t.compute, precision_));
+      const auto slow = slowdown_.find(t.rank);
+      const double factor = slow == slowdown_.end() ? 1.0 : 1.0 + slow->second;
+      const core::Time duration = core::from_seconds(compute_.seconds(t.compute, precision_) * factor);
       sim_.schedule_after(duration, [this, id] { finish(id); });
       return;
     }
@@ -107,6 +109,7 @@ class Run {
   const hw::ComputeModel& compute_;
   net::CommunicationBackend& network_;
   hw::Precision precision_;
+  const std::map<int, double>& slowdown_;
   std::vector<std::size_t> remaining_;
   std::vector<std::vector<TaskId>> dependents_;
   std::vector<std::size_t> lane_of_;
@@ -120,7 +123,7 @@ class Run {
 }  // namespace
 
 Timeline Executor::run(const workload::TaskGraph& graph, core::Simulator& sim) {
-  Run state(graph, sim, compute_, network_, precision_);
+  Run state(graph, sim, compute_, network_, precision_, slowdown_);
   return state.execute();
 }
 

@@ -4,6 +4,9 @@
 // it reaches the head of its lane and its dependencies have finished. Lanes run
 // concurrently, so communication overlaps computation. Collectives start once all
 // their simulated participants are ready and finish when the backend says so.
+#include <map>
+#include <utility>
+
 #include "core/simulator.h"
 #include "execution/timeline.h"
 #include "hardware/compute_model.h"
@@ -20,7 +23,12 @@ class Executor {
   // Throws std::logic_error naming a stuck task if the graph cannot finish.
   Timeline run(const workload::TaskGraph& graph, core::Simulator& sim);
 
+  // Compute kernels of simulated rank r take (1 + slowdown[r]) times as long: a
+  // straggler (docs/model.md, "Reliability").
+  void set_compute_slowdown(std::map<int, double> slowdown) { slowdown_ = std::move(slowdown); }
+
  private:
+  std::map<int, double> slowdown_;
   const hw::ComputeModel& compute_;
   net::CommunicationBackend& network_;
   hw::Precision precision_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <memory>
 #include <string_view>
 
@@ -107,7 +108,7 @@ AsyncPsResult replay_parameter_servers(const scenario::Scenario& s, const Simula
 
 }  // namespace
 
-SimulationOutput simulate(const scenario::Scenario& s) {
+SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& options) {
   SimulationOutput out;
   out.iteration = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, s.simulation.iterations);
   out.memory = workload::estimate_memory(s.model, s.training, s.parallel);
@@ -143,6 +144,14 @@ SimulationOutput simulate(const scenario::Scenario& s) {
   out.network.topology = topology.description;
 
   Executor executor(compute, *network, s.training.precision);
+  if (!options.slow_ranks.empty()) {
+    std::map<int, double> slowdown;
+    for (const auto& [rank, factor] : options.slow_ranks) {
+      const int rep = out.iteration.representative.at(static_cast<std::size_t>(rank));
+      slowdown[rep] = std::max(slowdown[rep], factor);
+    }
+    executor.set_compute_slowdown(std::move(slowdown));
+  }
   const auto run = [&](const workload::TaskGraph& graph) {
     core::Simulator sim;
     return executor.run(graph, sim);

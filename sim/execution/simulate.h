@@ -66,6 +66,17 @@ struct SimulationOutput {
   MemoryTimeline memory_over_time;  // of the first rank of the stage with the peak
 };
 
-SimulationOutput simulate(const scenario::Scenario& s);
+// Per-rank differences from the healthy cluster (the full-run replay's cluster
+// states, docs/reliability.md).
+struct SimulateOptions {
+  // (global rank, slowdown): that GPU's compute kernels take 1 + slowdown times as
+  // long. In synchronous training every collective waits for its slowest member, so
+  // a replica runs at the pace of its slowest rank and the representative that
+  // stands for the rank takes the largest slowdown of the ranks it stands for; the
+  // symmetry reduction (DESIGN.md, "Scale") stays exact for the maximum.
+  std::vector<std::pair<long long, double>> slow_ranks;
+};
+
+SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& options = {});
 
 }  // namespace trainsim::exec

@@ -187,4 +187,13 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
   return m;
 }
 
+void add_reliability(Metrics& m, exec::FullRunReport full_run) {
+  const faults::MonteCarloResult& mc = full_run.monte_carlo;
+  m.time_to_train_s = mc.time_to_train_s.mean;
+  m.iterations_to_train = static_cast<double>(full_run.iterations);
+  m.cost_usd = m.cost_usd ? std::optional<double>(mc.cost_usd) : std::nullopt;
+  m.energy_kwh = mc.energy_kwh;
+  m.reliability = std::move(full_run);
+}
+
 }  // namespace trainsim::report

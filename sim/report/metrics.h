@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "execution/full_run.h"
 #include "execution/simulate.h"
 #include "scenario/scenario.h"
 
@@ -110,8 +111,14 @@ struct Metrics {
   std::string network_model;
   NetworkSummary network;
   std::optional<CalibrationReport> calibration;
+  // The full-run replay under failures (scenario "failures"; docs/reliability.md).
+  std::optional<exec::FullRunReport> reliability;
 };
 
 Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out);
+
+// Time to train, cost and energy become the Monte Carlo means of the replay
+// (docs/results.md, "reliability").
+void add_reliability(Metrics& m, exec::FullRunReport full_run);
 
 }  // namespace trainsim::report

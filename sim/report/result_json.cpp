@@ -10,9 +10,54 @@ namespace {
 nlohmann::ordered_json optional_number(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
+nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const scenario::Scenario& s,
+                                        const std::string& run_timeline_file) {
+  const faults::MonteCarloResult& mc = r.monte_carlo;
+  const faults::FailureConfig& f = *s.failures;
+  nlohmann::ordered_json j;
+  j["expected_interruptions"] = mc.expected_interruptions;
+  j["goodput"] = mc.goodput;
+  j["checkpoint_interval_s"] = r.checkpoint_interval_s;
+  j["interruptions_standard_error"] = mc.interruptions_standard_error;
+  j["time_to_train_s"] = {{"p10", mc.time_to_train_s.p10},   {"p50", mc.time_to_train_s.p50},
+                          {"p90", mc.time_to_train_s.p90},   {"mean", mc.time_to_train_s.mean},
+                          {"stddev", mc.time_to_train_s.stddev}};
+  j["failure_free_time_s"] = mc.ideal_time_s;
+  j["iteration_time_s"] = r.iteration_time_s;
+  j["iterations"] = r.iterations;
+  j["lost_gpu_hours"] = mc.lost_gpu_hours;
+  j["expected_checkpoints"] = mc.expected_checkpoints;
+  j["checkpoint_interval_auto"] = r.checkpoint_interval_auto;
+  j["young_interval_s"] = r.young_interval_s;
+  j["mean_time_to_interrupt_s"] = std::isfinite(r.mean_time_to_interrupt_s)
+                                      ? nlohmann::ordered_json(r.mean_time_to_interrupt_s)
+                                      : nlohmann::ordered_json(nullptr);
+  j["checkpoint"] = {{"size_bytes", r.checkpoint_size.total_bytes},
+                     {"per_gpu_bytes", r.checkpoint_size.per_gpu_bytes},
+                     {"mode", f.checkpoint_mode == faults::CheckpointMode::kAsync ? "async" : "blocking"},
+                     {"blocking_s", r.checkpoint_cost.blocking_s},
+                     {"background_write_s", r.checkpoint_cost.background_write_s},
+                     {"reload_s", r.checkpoint_cost.reload_s}};
+  j["mean_time_s"] = {{"lost_work", mc.lost_work_s},   {"checkpointing", mc.checkpointing_s}, {"down", mc.down_s},
+                      {"degraded_link", mc.degraded_s}, {"shrunk", mc.shrunk_s}};
+  j["stragglers"] = mc.stragglers;
+  nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+  for (const faults::JobProcess& p : r.processes)
+    processes.push_back({{"component", faults::to_string(p.component)}, {"job_mtbf_s", p.mean_s}});
+  j["processes"] = processes;
+  j["gpu_utilization"] = r.gpu_utilization;
+  j["trials"] = mc.trials;
+  j["seed"] = f.seed;
+  j["states_simulated"] = r.states_simulated;
+  j["run_timeline"] = run_timeline_file.empty() ? nlohmann::ordered_json(nullptr)
+                                                : nlohmann::ordered_json(run_timeline_file);
+  return j;
+}
+
 }  // namespace
 
-nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m, const std::string& timeline_file) {
+nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m, const std::string& timeline_file,
+                                   const std::string& run_timeline_file) {
   nlohmann::ordered_json j;
   j["scenario"] = m.scenario;
   j["num_gpus"] = m.num_gpus;
@@ -44,8 +89,11 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
   j["time_to_train_s"] = optional_number(m.time_to_train_s);
   j["cost_usd"] = optional_number(m.cost_usd);
   j["energy_kwh"] = optional_number(m.energy_kwh);
-  // No failures are modeled in this release (issue #8): a failure-free run.
-  j["reliability"] = {{"expected_interruptions", 0.0}, {"goodput", 1.0}, {"checkpoint_interval_s", 0.0}};
+  // Without a "failures" section: a failure-free run, nothing replayed.
+  j["reliability"] = m.reliability ? reliability_json(*m.reliability, s, run_timeline_file)
+                                   : nlohmann::ordered_json{{"expected_interruptions", 0.0},
+                                                            {"goodput", 1.0},
+                                                            {"checkpoint_interval_s", 0.0}};
   j["timeline"] = timeline_file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(timeline_file);
 
   // Beyond the contract: what the figures rest on.

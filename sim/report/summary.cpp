@@ -1,5 +1,6 @@
 #include "report/summary.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -102,7 +103,41 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                        mem.stage, mem.timeline_peak_bytes / kGiB, duration(mem.peak_time_s),
                        mem.peak_task.empty() ? "the start" : mem.peak_task));
   if (!mem.fits) line("", mem.reason);
-  if (m.time_to_train_s) {
+  if (m.reliability) {
+    const exec::FullRunReport& r = *m.reliability;
+    const faults::MonteCarloResult& mc = r.monte_carlo;
+    const auto& ttt = mc.time_to_train_s;
+    out += '\n';
+    line("time to train", fmt::format("p10 {}, p50 {}, p90 {} (mean {}) for {} tokens over {} trials",
+                                      duration(ttt.p10), duration(ttt.p50), duration(ttt.p90), duration(ttt.mean),
+                                      count(*m.train_tokens), mc.trials));
+    line("failure-free", fmt::format("{} ({:.0f} iterations of {}, no checkpoints)", duration(mc.ideal_time_s),
+                                     static_cast<double>(r.iterations), duration(r.iteration_time_s)));
+    line("interruptions", fmt::format("{:.1f} expected (standard error {:.2f}); mean time to interrupt {}",
+                                      mc.expected_interruptions, mc.interruptions_standard_error,
+                                      std::isfinite(r.mean_time_to_interrupt_s) ? duration(r.mean_time_to_interrupt_s)
+                                                                                : std::string("never")));
+    line("goodput", fmt::format("{:.1f}%: lost work {}, checkpoints {}, down {} (detection, restarts, reloads, "
+                                "maintenance); {:.0f} GPU-hours lost",
+                                100.0 * mc.goodput, duration(mc.lost_work_s), duration(mc.checkpointing_s),
+                                duration(mc.down_s), mc.lost_gpu_hours));
+    line("checkpoints",
+         fmt::format("{} every {} ({}), {:.0f} per run; {} {}, stall {}, reload {}", si(r.checkpoint_size.total_bytes, "B"),
+                     duration(r.checkpoint_interval_s), r.checkpoint_interval_auto ? "auto: Daly" : "fixed",
+                     mc.expected_checkpoints,
+                     r.checkpoint_cost.background_write_s > 0 ? "async, storage write" : "blocking write",
+                     duration(r.checkpoint_cost.background_write_s > 0 ? r.checkpoint_cost.background_write_s
+                                                                       : r.checkpoint_cost.blocking_s),
+                     duration(r.checkpoint_cost.blocking_s), duration(r.checkpoint_cost.reload_s)));
+    if (mc.stragglers > 0 || mc.degraded_s > 0 || mc.shrunk_s > 0)
+      line("slowdowns", fmt::format("{:.1f} straggler GPUs; {} on a degraded link; {} shrunk", mc.stragglers,
+                                    duration(mc.degraded_s), duration(mc.shrunk_s)));
+    if (m.cost_usd)
+      line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour (mean)", *m.cost_usd, *c.price_per_gpu_hour));
+    if (m.energy_kwh)
+      line("energy", fmt::format("{:.0f} kWh (mean; GPU power by utilization {:.0f}%, node overhead, PUE {:.2f})",
+                                 *m.energy_kwh, 100.0 * r.gpu_utilization, s.failures->pue));
+  } else if (m.time_to_train_s) {
     line("time to train", fmt::format("{} for {} tokens ({:.0f} iterations, no failures modeled)",
                                       duration(*m.time_to_train_s), count(*m.train_tokens), *m.iterations_to_train));
     if (m.cost_usd)

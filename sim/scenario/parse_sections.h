@@ -1,5 +1,7 @@
 #pragma once
 // The parsers of each scenario section (internal to scenario/).
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "scenario/json_fields.h"
@@ -17,7 +19,8 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                                            const workload::ModelConfig& model,
                                            const workload::TrainingConfig& training);
 SimulationOptions parse_simulation(const ObjectReader& root);
-void parse_failures(const ObjectReader& root);
+std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root,
+                                                   const workload::TrainingConfig& training);
 
 // Resolves {"preset": NAME, ...} or "NAME" into the preset's JSON with the
 // object's other keys laid over it (RFC 7396 merge patch).

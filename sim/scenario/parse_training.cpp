@@ -1,4 +1,4 @@
-// Parses "training", "parallelism", "simulation" and "failures".
+// Parses "training", "parallelism" and "simulation" ("failures": parse_failures.cpp).
 #include <array>
 #include <string_view>
 #include <utility>
@@ -260,22 +260,6 @@ SimulationOptions parse_simulation(const ObjectReader& root) {
       "auto");
   s.collective_algorithm = *net::algorithm_from_string(algo);
   return s;
-}
-
-void parse_failures(const ObjectReader& root) {
-  if (!root.has("failures") || root.raw("failures").is_null()) return;
-  const ObjectReader f = root.object("failures", {"gpu_mtbf", "node_mtbf", "link_mtbf", "switch_mtbf",
-                                                  "checkpoint_interval", "checkpoint_write_bandwidth",
-                                                  "restart_overhead", "seed", "trials"});
-  for (std::string_view key : {"gpu_mtbf", "node_mtbf", "link_mtbf", "switch_mtbf", "restart_overhead"})
-    if (f.has(key)) f.quantity(key, Dimension::kTime, 0.0, 1e12);
-  // "auto" (Young/Daly, issue #8) or a duration.
-  if (f.has("checkpoint_interval") && f.raw("checkpoint_interval") != "auto")
-    f.quantity("checkpoint_interval", Dimension::kTime, 1e-3, 1e12);
-  if (f.has("checkpoint_write_bandwidth")) f.quantity("checkpoint_write_bandwidth", Dimension::kBandwidth, 1.0, 1e15);
-  f.integer("seed", 0, INT64_MAX, 1);
-  f.integer("trials", 1, 1'000'000, 1);
-  throw NotSupportedYet(root.file(), "/failures", "failure modeling and full-run replay (issue #8)");
 }
 
 }  // namespace trainsim::scenario

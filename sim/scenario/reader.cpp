@@ -55,7 +55,7 @@ Scenario parse_scenario_text(std::string_view text, const std::string& file, con
   s.training = parse_training(root, s.cluster);
   s.parallel = parse_parallelism(root, s.cluster, s.model, s.training);
   s.simulation = parse_simulation(root);
-  parse_failures(root);
+  s.failures = parse_failures(root, s.training);
   s.calibration = parse_calibration(root, s.cluster.gpu, options);
   return s;
 }

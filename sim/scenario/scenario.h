@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "faults/failure_config.h"
 #include "hardware/calibration_profile.h"
 #include "hardware/cluster.h"
 #include "network/algorithms.h"
@@ -41,6 +42,7 @@ struct Scenario {
   workload::ParallelConfig parallel;
   SimulationOptions simulation;
   std::optional<CalibrationSource> calibration;  // none: the GPU spec's roofline prices every kernel
+  std::optional<faults::FailureConfig> failures;  // none: no full-run replay (docs/reliability.md)
 };
 
 }  // namespace trainsim::scenario

@@ -294,3 +294,59 @@ TEST_F(Cli, ScenarioCalibrationKeyAndItsOverride) {
 }
 
 }  // namespace
+
+// The full-run replay from the command line (docs/reliability.md): the summary,
+// the reliability keys, the run timeline, and byte-identical files whatever the
+// thread count.
+std::string failures_scenario(const fs::path& dir, int threads) {
+  auto j = nlohmann::json::parse(slurp(scenario("gpt2-124m-8xh100.json")));
+  j["training"]["train_tokens"] = "200B";  // about 14 h of training: several failures in every trial
+  j["failures"] = {{"node_mtbf", "2h"}, {"straggler_fraction", 0.1}, {"trials", 12}, {"threads", threads}};
+  const fs::path p = dir / ("f" + std::to_string(threads) + ".json");
+  std::ofstream(p) << j.dump(2);
+  return p.string();
+}
+
+TEST_F(Cli, FailuresFillReliabilityAndWriteARunTimeline) {
+  const fs::path out = dir_ / "result.json";
+  const Result r = run("run " + failures_scenario(dir_, 0) + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("interruptions"));
+  EXPECT_THAT(r.output, HasSubstr("goodput"));
+  EXPECT_THAT(r.output, HasSubstr("p10"));
+  const auto j = nlohmann::json::parse(slurp(out));
+  const auto& rel = j["reliability"];
+  EXPECT_GT(rel["expected_interruptions"].get<double>(), 0.0);
+  EXPECT_LT(rel["goodput"].get<double>(), 1.0);
+  EXPECT_GT(rel["checkpoint_interval_s"].get<double>(), 0.0);
+  EXPECT_TRUE(rel["checkpoint_interval_auto"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["time_to_train_s"].get<double>(), rel["time_to_train_s"]["mean"].get<double>());
+  EXPECT_GT(j["time_to_train_s"].get<double>(), rel["failure_free_time_s"].get<double>());
+  EXPECT_EQ(rel["run_timeline"], "result.run_timeline.json");
+  const auto tl = nlohmann::json::parse(slurp(dir_ / "result.run_timeline.json"));
+  ASSERT_EQ(tl["lanes"].size(), 1u);
+  std::set<std::string> categories;
+  for (const auto& span : tl["lanes"][0]["spans"]) categories.insert(span["category"].get<std::string>());
+  for (const char* c : {"train", "checkpoint", "failure", "restart"}) EXPECT_TRUE(categories.contains(c)) << c;
+}
+
+TEST_F(Cli, FailuresGiveByteIdenticalResultsOnOneOrEveryThread) {
+  for (int threads : {1, 0}) {
+    const fs::path d = dir_ / std::to_string(threads);
+    fs::create_directories(d);
+    const Result r = run("run -q " + failures_scenario(dir_, threads) + " --out " + (d / "r.json").string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  auto without_name = [](std::string text) {
+    // The scenario name is the file's stem (f1 / f0); everything else must match.
+    auto j = nlohmann::json::parse(text);
+    j.erase("scenario");
+    return j.dump();
+  };
+  EXPECT_EQ(without_name(slurp(dir_ / "1" / "r.json")), without_name(slurp(dir_ / "0" / "r.json")));
+  auto runs = [](std::string text) {
+    auto j = nlohmann::json::parse(text);
+    return j["lanes"].dump();
+  };
+  EXPECT_EQ(runs(slurp(dir_ / "1" / "r.run_timeline.json")), runs(slurp(dir_ / "0" / "r.run_timeline.json")));
+}

@@ -1,0 +1,178 @@
+#include "execution/full_run.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "network/topology_builders.h"
+#include "workload/memory.h"
+#include "workload/parameters.h"
+
+namespace trainsim::exec {
+
+namespace {
+
+// Compute-stream busy time over the makespan, averaged over the simulated ranks
+// (the pipeline stages): the GPU utilization of the power model.
+double compute_utilization(const SimulationOutput& out) {
+  std::map<int, core::Time> busy;
+  for (const Span& span : out.timeline.spans) {
+    const workload::Task& t = out.iteration.graph[span.task];
+    if (t.stream == workload::Stream::kCompute) busy[t.rank] += span.end - span.start;
+  }
+  if (busy.empty() || out.timeline.makespan <= 0) return 0.0;
+  double sum = 0.0;
+  for (const auto& [rank, b] : busy) sum += core::to_seconds(b);
+  return std::min(1.0, sum / static_cast<double>(busy.size()) / core::to_seconds(out.timeline.makespan));
+}
+
+// The replay's states, reduced to what changes an iteration: with synchronous
+// training a pipeline stage runs at its slowest rank's pace, so stragglers
+// reduce to the largest slowdown per stage.
+using StateKey = std::tuple<int, bool, std::vector<double>>;
+
+}  // namespace
+
+faults::StatePerformance performance_of(const SimulationOutput& out) {
+  return {out.timeline.makespan / out.iteration.iterations, out.iteration.tokens_per_iteration};
+}
+
+FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOutput& healthy) {
+  if (!s.failures) throw std::invalid_argument("simulate_full_run: the scenario has no failures section");
+  if (!s.training.train_tokens) throw std::invalid_argument("simulate_full_run: needs training.train_tokens");
+  const faults::FailureConfig& f = *s.failures;
+  FullRunReport rep;
+  const faults::StatePerformance base = performance_of(healthy);
+  rep.iteration_time_s = core::to_seconds(base.iteration_time);
+  const auto train_tokens = static_cast<long long>(*s.training.train_tokens);
+  rep.iterations = (train_tokens + base.tokens_per_iteration - 1) / base.tokens_per_iteration;
+  rep.gpu_utilization = compute_utilization(healthy);
+
+  // Checkpoint size and cost (docs/model.md, "Reliability").
+  const workload::StateBytes per = workload::state_bytes_per_parameter(s.training);
+  faults::CheckpointInputs in;
+  in.parameters = workload::count_parameters(s.model).total;
+  in.weight_bytes = per.weights;
+  in.optimizer_bytes = per.optimizer;
+  in.tensor = s.parallel.tensor;
+  in.pipeline = s.parallel.pipeline;
+  in.data = s.parallel.data;
+  in.zero_stage = s.parallel.zero_stage;
+  rep.checkpoint_size = faults::checkpoint_size(in);
+  if (f.checkpoint_size_bytes) rep.checkpoint_size.total_bytes = *f.checkpoint_size_bytes;
+  rep.checkpoint_cost = faults::checkpoint_cost(rep.checkpoint_size, f);
+
+  const hw::ClusterSpec& c = s.cluster;
+  const long long switches = f.switch_mtbf_s ? net::build_topology(c).num_switches() : 0;
+  rep.processes = faults::job_processes(f, c.num_gpus(), c.num_nodes,
+                                        static_cast<long long>(c.num_nodes) * c.inter_node.nics_per_node, switches);
+  // Weibull processes keep their mean, so the mean time to interrupt is the same sum.
+  rep.mean_time_to_interrupt_s = faults::mean_time_to_interrupt(rep.processes);
+  const double d = rep.checkpoint_cost.blocking_s;
+  if (f.checkpoint_interval_s) {
+    rep.checkpoint_interval_s = *f.checkpoint_interval_s;
+  } else if (rep.processes.empty()) {
+    rep.checkpoint_interval_auto = true;  // nothing fails: no checkpoints
+  } else {
+    rep.checkpoint_interval_auto = true;
+    rep.young_interval_s = faults::young_interval(d, rep.mean_time_to_interrupt_s);
+    // At least one iteration, and (async) at least the background write: a
+    // shorter interval would only queue checkpoints behind the storage write.
+    rep.checkpoint_interval_s = std::max({faults::daly_interval(d, rep.mean_time_to_interrupt_s),
+                                          rep.iteration_time_s, rep.checkpoint_cost.background_write_s});
+  }
+
+  // Elastic shrink takes whole data-parallel replicas out with a node.
+  const long long replica_gpus = static_cast<long long>(s.parallel.model_parallel_size());
+  int per_node_loss = 1;
+  if (replica_gpus < c.gpus_per_node) per_node_loss = static_cast<int>(c.gpus_per_node / replica_gpus);
+  if (f.policy == faults::RecoveryPolicy::kElasticShrink &&
+      (replica_gpus % c.gpus_per_node != 0 && c.gpus_per_node % replica_gpus != 0))
+    throw std::invalid_argument(fmt::format(
+        "failures.policy \"elastic_shrink\" needs a model replica (tensor x pipeline x context = {} GPUs) that is "
+        "a multiple or a divisor of a node's {} GPUs",
+        replica_gpus, c.gpus_per_node));
+
+  faults::ReplayConfig rc;
+  rc.train_tokens = train_tokens;
+  rc.num_gpus = c.num_gpus();
+  rc.num_nodes = c.num_nodes;
+  rc.data_parallel = s.parallel.data;
+  rc.replicas_per_node_loss = per_node_loss;
+  rc.processes = rep.processes;
+  rc.distribution = f.distribution;
+  rc.weibull_shape = f.weibull_shape;
+  rc.detection = core::from_seconds(f.detection_time_s);
+  rc.restart = core::from_seconds(f.restart_overhead_s);
+  rc.reload = core::from_seconds(rep.checkpoint_cost.reload_s);
+  rc.policy = f.policy;
+  rc.hot_spares = f.hot_spares.value_or(-1);
+  rc.repair = core::from_seconds(f.repair_time_s.value_or(0.0));
+  rc.checkpoint_interval = core::from_seconds(rep.checkpoint_interval_s);
+  rc.checkpoint_blocking = core::from_seconds(rep.checkpoint_cost.blocking_s);
+  rc.checkpoint_background = core::from_seconds(rep.checkpoint_cost.background_write_s);
+  rc.straggler_fraction = f.straggler_fraction;
+  rc.straggler_slowdown = f.straggler_slowdown;
+  if (f.degraded_links_per_1000_node_days > 0.0)
+    rc.degraded_mean_s = 1000.0 / f.degraded_links_per_1000_node_days * 86400.0 / static_cast<double>(c.num_nodes);
+  rc.degraded_duration = core::from_seconds(f.degraded_link_duration_s);
+  if (f.maintenance_interval_s) {
+    rc.maintenance_interval = core::from_seconds(*f.maintenance_interval_s);
+    rc.maintenance_duration = core::from_seconds(f.maintenance_duration_s);
+  }
+  // Power (docs/model.md, "Reliability"): P_gpu = P_idle + (TDP - P_idle) u.
+  const auto gpus = static_cast<double>(c.num_gpus());
+  const double spare_nodes = f.hot_spares ? static_cast<double>(*f.hot_spares) : 0.0;
+  const double spare_gpus = spare_nodes * c.gpus_per_node;
+  const double idle = f.gpu_idle_power_w;
+  rc.running_power_w = gpus * (idle + (c.gpu.tdp_watts - idle) * rep.gpu_utilization);
+  rc.idle_power_w = gpus * idle;
+  rc.constant_power_w = (c.num_nodes + spare_nodes) * f.node_overhead_power_w + spare_gpus * idle;
+  rc.pue = f.pue;
+  rc.allocated_gpus = c.num_gpus() + static_cast<long long>(spare_gpus);
+  rc.price_per_gpu_hour = c.price_per_gpu_hour.value_or(0.0);
+
+  // The oracle: one iteration simulation per distinct reduced state.
+  const int pp = s.parallel.pipeline;
+  const long long stage_gpus = c.num_gpus() / pp;
+  std::map<StateKey, faults::StatePerformance> cache;
+  int simulated = 0;
+  const faults::IterationOracle oracle = [&](const faults::ClusterState& st) {
+    std::vector<double> per_stage(static_cast<std::size_t>(pp), 0.0);
+    for (const auto& [rank, slow] : st.slow_ranks) {
+      auto& x = per_stage[static_cast<std::size_t>(rank / stage_gpus)];
+      x = std::max(x, slow);
+    }
+    StateKey key{st.lost_replicas, st.degraded_link, per_stage};
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    scenario::Scenario v = s;
+    if (st.degraded_link) v.cluster.inter_node.nic_bandwidth *= f.degraded_link_bandwidth;
+    if (st.lost_replicas > 0) {
+      const int dp = s.parallel.data - st.lost_replicas;
+      const long long microbatches = s.training.global_batch_size / (s.training.micro_batch_size * s.parallel.data);
+      v.parallel.data = dp;
+      v.training.global_batch_size = s.training.micro_batch_size * dp * microbatches;
+      v.cluster.num_nodes = static_cast<int>(dp * replica_gpus / c.gpus_per_node);
+    }
+    SimulateOptions options;
+    const long long v_stage_gpus = v.cluster.num_gpus() / pp;
+    for (int k = 0; k < pp; ++k)
+      if (per_stage[static_cast<std::size_t>(k)] > 0.0)
+        options.slow_ranks.emplace_back(k * v_stage_gpus, per_stage[static_cast<std::size_t>(k)]);
+    faults::StatePerformance p = base;
+    if (st.lost_replicas > 0 || st.degraded_link || !options.slow_ranks.empty()) {
+      p = performance_of(simulate(v, options));
+      ++simulated;
+    }
+    cache.emplace(std::move(key), p);
+    return p;
+  };
+  rep.monte_carlo = faults::monte_carlo(rc, oracle, f.seed, f.trials, f.threads);
+  rep.states_simulated = simulated;
+  return rep;
+}
+
+}  // namespace trainsim::exec

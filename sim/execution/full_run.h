@@ -1,0 +1,38 @@
+#pragma once
+// The full-run replay wired to the iteration simulator (docs/reliability.md):
+// the faults module replays the whole training at iteration granularity and asks
+// this layer for the iteration time of each cluster state, which it answers by
+// simulating an iteration of a modified scenario (slower ranks, a degraded
+// inter-node network, fewer data-parallel replicas), once per distinct state.
+#include <vector>
+
+#include "execution/simulate.h"
+#include "faults/checkpoint.h"
+#include "faults/replay.h"
+#include "scenario/scenario.h"
+
+namespace trainsim::exec {
+
+struct FullRunReport {
+  faults::MonteCarloResult monte_carlo;
+  faults::CheckpointSize checkpoint_size;
+  faults::CheckpointCost checkpoint_cost;
+  double checkpoint_interval_s = 0.0;
+  bool checkpoint_interval_auto = false;
+  double young_interval_s = 0.0;
+  double mean_time_to_interrupt_s = 0.0;
+  std::vector<faults::JobProcess> processes;
+  double iteration_time_s = 0.0;  // healthy, as the replay uses it (whole nanoseconds)
+  long long iterations = 0;       // failure-free iterations to train
+  double gpu_utilization = 0.0;   // compute-stream busy fraction of the healthy iteration
+  int states_simulated = 0;       // iteration simulations the replay asked for beyond the healthy one
+};
+
+// Needs s.failures and s.training.train_tokens. `healthy` is the scenario's own
+// simulation. Throws std::invalid_argument for a layout the policy cannot shrink.
+FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOutput& healthy);
+
+// The iteration time (ns) and tokens of one simulated iteration.
+faults::StatePerformance performance_of(const SimulationOutput& out);
+
+}  // namespace trainsim::exec
