@@ -68,15 +68,14 @@ TEST_F(SweepCli, CountsOfTheSpaceDerivedByHand) {
   EXPECT_EQ(c["pruned"]["micro_batch_size x dp does not divide global_batch_size"], 4);
   // dp 1: 5 triples on 8 GPUs, 3 on 16; zero 1 x mbs 2 x recompute 2.
   EXPECT_EQ(c["pruned"]["redundant: zero_stage > 0 with dp 1 is zero_stage 0"], 32);
-  // cp 2 passes the divisibility checks in 36 + 56 points; the reader refuses them all today.
-  EXPECT_EQ(c["pruned"]["not supported yet: /parallelism/context_parallel_size"], 92);
-  EXPECT_EQ(c["evaluated"], 120);
+  // The rest run: 288 - 40 - 4 - 32, of which cp 2 in 36 + 56 points.
+  EXPECT_EQ(c["evaluated"], 212);
   EXPECT_EQ(c["does_not_fit"], 0);
-  EXPECT_EQ(j["ranking"].size(), 120u);
-  EXPECT_EQ(j["points"].size(), 120u);
+  EXPECT_EQ(j["ranking"].size(), 212u);
+  EXPECT_EQ(j["points"].size(), 212u);
   // The CSV: a header and a row per listed point.
   const std::string csv = slurp(dir_ / "a" / "points.csv");
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 121);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 213);
   // The best two, re-simulated with their traces; the result has the contract keys.
   const nlohmann::json best = nlohmann::json::parse(slurp(dir_ / "a" / "top" / ("01-point" + std::to_string(j["ranking"][0].get<int>()) + ".json")));
   for (const char* key : {"iteration_time_s", "tokens_per_s", "mfu", "breakdown_s", "memory", "time_to_train_s",

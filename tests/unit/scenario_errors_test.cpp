@@ -56,10 +56,6 @@ BadCase invalid(std::string name, std::string text, std::string path, std::vecto
   return {std::move(name), std::move(text), std::move(path), std::move(expected), Kind::kInvalid};
 }
 
-BadCase later(std::string name, std::string text, std::string path, std::vector<std::string> expected) {
-  return {std::move(name), std::move(text), std::move(path), std::move(expected), Kind::kNotSupported};
-}
-
 std::string nested(std::string_view open, std::size_t depth) {
   std::string out;
   out.reserve(open.size() * depth);
@@ -324,7 +320,7 @@ std::vector<BadCase> bad_cases() {
                   "training": {"global_batch_size": null}})",
               "/training/global_batch_size", {"expected an integer", "found null"}),
 
-      // --- Known keys whose simulation lands with a later issue.
+      // --- Parallel layouts and modes.
       invalid("ContextParallelUnfusedAttention",
               patched(R"({"training": {"attention_backend": "unfused"}, "parallelism": {"cp": 2}})"),
               "/parallelism/cp", {"ring attention on fused (flash) attention"}),

@@ -90,17 +90,17 @@ TEST(SweepSpec, ErrorsNameTheSpecAndThePath) {
 }
 
 TEST(SweepEvaluate, ReaderRejectionsAreCountedUnderTheirPath) {
-  // ZeRO-2 with a pipeline is refused by the scenario reader (before it looks at
-  // CP); CP is not simulated yet; the fourth point runs.
+  // ZeRO-2 with a pipeline is refused by the scenario reader; the two ZeRO-0
+  // points (with and without context parallelism) run.
   const SweepSpec spec =
       parse_sweep_spec(spec_text(R"({"tp": [1], "pp": [2], "zero_stage": [0, 2], "cp": [1, 2]})"), "tiny.json");
   const Enumeration e = enumerate(spec);
   ASSERT_EQ(e.candidates.size(), 4u);
   const Outcome o = summarize(spec, e, evaluate_points(spec, e.candidates, 1));
   EXPECT_EQ(count(o.pruned, "rejected by the scenario reader at /parallelism/zero_stage"), 2u);
-  EXPECT_EQ(count(o.pruned, "not supported yet: /parallelism/context_parallel_size"), 1u);
-  EXPECT_EQ(o.evaluated, 1u);
-  EXPECT_NE(o.examples.at("not supported yet: /parallelism/context_parallel_size").find("context"), std::string::npos);
+  EXPECT_EQ(o.evaluated, 2u);
+  EXPECT_NE(o.examples.at("rejected by the scenario reader at /parallelism/zero_stage").find("zero_stage"),
+            std::string::npos);
 }
 
 TEST(SweepEvaluate, MemoryIsCheckedBeforeTiming) {
