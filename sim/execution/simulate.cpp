@@ -69,7 +69,7 @@ CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledCompu
 // servers' times from their NIC bandwidth and the update kernel; then the replay
 // of all workers at the servers (docs/model.md, "Asynchronous training").
 AsyncPsResult replay_parameter_servers(const scenario::Scenario& s, const SimulationOutput& out,
-                                       const hw::ComputeModel& compute) {
+                                       const hw::ComputeModel& compute, const SimulateOptions& options) {
   core::Time step = 0;
   core::Time pushed = 0;
   core::Time pulled = 0;
@@ -102,6 +102,17 @@ AsyncPsResult replay_parameter_servers(const scenario::Scenario& s, const Simula
   in.pull = std::max<core::Time>(0, pulled - std::max(step, pushed));
   in.server_push = core::from_seconds(r.bytes_per_server_push / r.server_bandwidth) + r.server_update;
   in.server_pull = core::from_seconds(r.bytes_per_server_pull / r.server_bandwidth);
+  // A worker is a data-parallel replica: rank = stage x (t d) + worker x t + TP index.
+  // Its step runs at the pace of its slowest GPU.
+  if (!options.slow_ranks.empty()) {
+    in.slowdown.assign(static_cast<std::size_t>(in.workers), 1.0);
+    const long long tp = s.parallel.tensor;
+    const long long per_stage = tp * s.parallel.data;
+    for (const auto& [rank, slowdown] : options.slow_ranks) {
+      const auto worker = static_cast<std::size_t>((rank % per_stage) / tp);
+      in.slowdown[worker] = std::max(in.slowdown[worker], 1.0 + slowdown);
+    }
+  }
   r.report = replay_async_ps(in);
   return r;
 }
@@ -144,7 +155,10 @@ SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& op
   out.network.topology = topology.description;
 
   Executor executor(compute, *network, s.training.precision);
-  if (!options.slow_ranks.empty()) {
+  // async_ps: workers do not wait for each other, so a slow GPU slows only its own
+  // worker; the replay takes it per worker and the simulated step stays nominal.
+  const bool async_ps = s.parallel.mode == workload::TrainingMode::kAsyncPs;
+  if (!options.slow_ranks.empty() && !async_ps) {
     std::map<int, double> slowdown;
     for (const auto& [rank, factor] : options.slow_ranks) {
       const int rep = out.iteration.representative.at(static_cast<std::size_t>(rank));
@@ -173,8 +187,7 @@ SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& op
         run(workload::build_iteration_graph(s.model, s.training, never, s.cluster, 1).graph).makespan;
     out.async.local_sgd = local;
   }
-  if (s.parallel.mode == workload::TrainingMode::kAsyncPs)
-    out.async.async_ps = replay_parameter_servers(s, out, compute);
+  if (async_ps) out.async.async_ps = replay_parameter_servers(s, out, compute, options);
   out.memory_over_time =
       track_memory(s, out, out.iteration.simulated_ranks.at(static_cast<std::size_t>(out.memory.stage)));
   if (profiled != nullptr) out.calibration = tally(out.iteration.graph, *profiled, s.training.precision);
