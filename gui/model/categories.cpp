@@ -25,6 +25,9 @@ constexpr std::array<Entry, kNumCategories> kEntries{{
     {"checkpoint", {96, 125, 139}},
     {"failure", {211, 47, 47}},
     {"restart", {255, 87, 34}},
+    {"train", {165, 214, 167}},
+    {"maintenance", {149, 117, 205}},
+    {"degraded", {255, 241, 118}},
     {"other", {97, 97, 97}},
 }};
 

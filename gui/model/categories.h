@@ -10,9 +10,11 @@ namespace trainsim::gui {
 enum class Category : std::uint8_t {
   kForward, kBackward, kRecompute, kOptimizer,
   kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSend, kRecv,
-  kIdle, kCheckpoint, kFailure, kRestart, kOther
+  kIdle, kCheckpoint, kFailure, kRestart,
+  // The run timeline of a full-run replay (docs/results.md, "Run timeline").
+  kTrain, kMaintenance, kDegraded, kOther
 };
-inline constexpr int kNumCategories = 15;
+inline constexpr int kNumCategories = 18;
 
 struct Rgb {
   std::uint8_t r, g, b;

@@ -24,6 +24,7 @@ QVariant LaneModel::data(const QModelIndex& index, int role) const {
   const Lane& lane = timeline_->lanes[static_cast<std::size_t>(index.row())];
   switch (role) {
     case Qt::DisplayRole:
+      if (lane.rank < 0) return QString::fromStdString(lane.stream);  // the whole job (run timeline)
       return QStringLiteral("GPU %1 / %2").arg(lane.rank).arg(QString::fromStdString(lane.stream));
     case kRankRole:
       return lane.rank;

@@ -41,6 +41,8 @@ QString lane_label(const TimelineData& t, const LaneRow& row, const std::set<int
       return QStringLiteral("%1 node %2").arg(collapsed.count(row.node) ? QStringLiteral("+") : QStringLiteral("-")).arg(row.node);
     case LaneRow::Kind::kLane: {
       const Lane& l = t.lanes[row.index];
+      // Rank -1: the whole job (a full-run replay's run timeline).
+      if (l.rank < 0) return QStringLiteral("  %1").arg(QString::fromStdString(l.stream));
       return QStringLiteral("  GPU %1  %2").arg(l.rank).arg(QString::fromStdString(l.stream));
     }
     case LaneRow::Kind::kCounter:

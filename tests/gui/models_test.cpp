@@ -5,6 +5,7 @@
 #include <QAbstractItemModelTester>
 
 #include "gui_fixtures.h"
+#include "model/categories.h"
 #include "model/lane_model.h"
 #include "model/lane_layout.h"
 #include "model/span_filter.h"
@@ -92,6 +93,21 @@ TEST(SpanFilter, MatchesNameAndCategory) {
   f.categories.reset();
   f.categories.set(static_cast<std::size_t>(Category::kAllReduce));
   EXPECT_EQ(*find_next(*t, f, std::nullopt), (SpanRef{1, 0}));
+}
+
+}  // namespace
+}  // namespace trainsim::gui
+
+namespace trainsim::gui {
+namespace {
+
+TEST(Categories, RunTimelineCategoriesHaveTheirOwnColours) {
+  // docs/results.md, "Run timeline": train, maintenance and degraded spans.
+  EXPECT_EQ(category_from_name("train"), Category::kTrain);
+  EXPECT_EQ(category_from_name("maintenance"), Category::kMaintenance);
+  EXPECT_EQ(category_from_name("degraded"), Category::kDegraded);
+  EXPECT_EQ(category_name(Category::kTrain), "train");
+  EXPECT_EQ(category_from_name("no such category"), Category::kOther);
 }
 
 }  // namespace
