@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli/sweep_command.h"
+#include "cli/validate_command.h"
 #include "execution/full_run.h"
 #include "execution/simulate.h"
 #include "report/atomic_file.h"
@@ -206,6 +207,7 @@ int main(int argc, char** argv) {
   });
 
   cli::SweepCommands sweep_cmds(app);
+  const cli::ValidateCommand validate_cmd(app);
 
   try {
     app.parse(argc, argv);
@@ -220,6 +222,7 @@ int main(int argc, char** argv) {
     }
     if (coll_cmd->parsed()) return collective(coll_opts);
     if (sweep_cmds.parsed()) return sweep_cmds.run(&argc, &argv);
+    if (validate_cmd.parsed()) return validate_cmd.run();
     return run(run_opts);
   } catch (const scenario::ScenarioError& e) {
     std::cerr << "error: " << e.what() << '\n';

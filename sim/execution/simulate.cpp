@@ -119,20 +119,18 @@ AsyncPsResult replay_parameter_servers(const scenario::Scenario& s, const Simula
 
 }  // namespace
 
+std::unique_ptr<hw::ComputeModel> compute_model_for(const scenario::Scenario& s) {
+  if (s.calibration) return std::make_unique<hw::ProfiledComputeModel>(*s.calibration->profile, s.cluster.gpu);
+  return std::make_unique<hw::RooflineComputeModel>(s.cluster.gpu);
+}
+
 SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& options) {
   SimulationOutput out;
   out.iteration = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, s.simulation.iterations);
   out.memory = workload::estimate_memory(s.model, s.training, s.parallel);
 
-  std::unique_ptr<hw::ComputeModel> compute_model;
-  const hw::ProfiledComputeModel* profiled = nullptr;
-  if (s.calibration) {
-    auto model = std::make_unique<hw::ProfiledComputeModel>(*s.calibration->profile, s.cluster.gpu);
-    profiled = model.get();
-    compute_model = std::move(model);
-  } else {
-    compute_model = std::make_unique<hw::RooflineComputeModel>(s.cluster.gpu);
-  }
+  const std::unique_ptr<hw::ComputeModel> compute_model = compute_model_for(s);
+  const auto* profiled = dynamic_cast<const hw::ProfiledComputeModel*>(compute_model.get());
   const hw::ComputeModel& compute = *compute_model;
   // Dedicated parameter servers: one node each, after the workers' nodes.
   hw::ClusterSpec network_cluster = s.cluster;

@@ -1,6 +1,7 @@
 #pragma once
 // One scenario, simulated: cost models chosen, task graph built and executed.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 
 #include "execution/async_modes.h"
 #include "execution/timeline.h"
+#include "hardware/compute_model.h"
 #include "scenario/scenario.h"
 #include "workload/iteration_builder.h"
 #include "workload/memory.h"
@@ -76,6 +78,10 @@ struct SimulateOptions {
   // symmetry reduction (DESIGN.md, "Scale") stays exact for the maximum.
   std::vector<std::pair<long long, double>> slow_ranks;
 };
+
+// The compute cost model a scenario selects: its calibration profile (measured
+// kernels, roofline fallback), else the GPU spec's roofline.
+std::unique_ptr<hw::ComputeModel> compute_model_for(const scenario::Scenario& s);
 
 SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& options = {});
 

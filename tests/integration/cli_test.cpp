@@ -350,3 +350,36 @@ TEST_F(Cli, FailuresGiveByteIdenticalResultsOnOneOrEveryThread) {
   };
   EXPECT_EQ(runs(slurp(dir_ / "1" / "r.run_timeline.json")), runs(slurp(dir_ / "0" / "r.run_timeline.json")));
 }
+
+// `trainsim validate` on a hand-written run file (tests/data: not a measurement).
+std::string measured_fixture() { return std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/measured_run_fixture.json"; }
+
+TEST_F(Cli, ValidateComparesAMeasuredRunAndWritesBothTimelines) {
+  const Result r = run("validate --measured " + measured_fixture() + " --out " + (dir_ / "v").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("step (ms)"));
+  EXPECT_THAT(r.output, HasSubstr("12.500"));  // the measured median
+  EXPECT_THAT(r.output, HasSubstr("softmax_cross_entropy"));
+  const auto j = nlohmann::json::parse(slurp(dir_ / "v" / "validation.json"));
+  EXPECT_EQ(j["format"], "trainsim-validation");
+  EXPECT_DOUBLE_EQ(j["step_time_s"]["measured"].get<double>(), 0.0125);
+  const double predicted = j["step_time_s"]["predicted"].get<double>();
+  EXPECT_NEAR(j["step_time_s"]["error"].get<double>(), predicted / 0.0125 - 1.0, 1e-12);
+  const auto result = nlohmann::json::parse(slurp(dir_ / "v" / "predicted.json"));
+  EXPECT_DOUBLE_EQ(result["iteration_time_s"].get<double>(), predicted);
+  EXPECT_EQ(result["timeline"], "predicted.timeline.json");
+  EXPECT_TRUE(fs::exists(dir_ / "v" / "predicted.timeline.json"));
+  EXPECT_EQ(slurp(dir_ / "v" / "measured.timeline.json"),
+            slurp(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/measured_run_fixture.timeline.json"));
+}
+
+TEST_F(Cli, ValidateNamesTheFileAndFieldOfABadRun) {
+  auto doc = nlohmann::json::parse(slurp(measured_fixture()));
+  doc["training"]["micro_batch_size"] = -8;
+  const fs::path bad = dir_ / "RUN.json";
+  std::ofstream(bad) << doc.dump();
+  const Result r = run("validate --measured " + bad.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(bad.string() + ": /training/micro_batch_size"));
+  EXPECT_FALSE(fs::exists(dir_ / "validation.json"));
+}

@@ -1,0 +1,85 @@
+#include "cli/validate_command.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+
+#include "execution/kernel_classes.h"
+#include "execution/simulate.h"
+#include "report/atomic_file.h"
+#include "report/metrics.h"
+#include "report/result_json.h"
+#include "report/timeline_writer.h"
+#include "report/validation_report.h"
+#include "scenario/measured_run.h"
+
+namespace trainsim::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The measured timeline beside the predicted one, so both open together
+// (trainsim-gui DIR/predicted.json DIR/measured.timeline.json).
+void copy_timeline(const fs::path& from, const fs::path& to) {
+  std::ifstream in(from, std::ios::binary);
+  if (!in) throw report::OutputError(from.string() + ": cannot read the measured timeline the run file names");
+  report::write_atomically(to, [&in](std::ostream& os) { os << in.rdbuf(); });
+}
+
+}  // namespace
+
+ValidateCommand::ValidateCommand(CLI::App& app) {
+  command_ = app.add_subcommand(
+      "validate", "Simulate the run a measured-run file describes and print predicted against measured");
+  command_->add_option("--measured", options_.measured, "The measured run (trainsim-train's RUN.json)")->required();
+  command_->add_option("--calibration", options_.calibration,
+                       "Take kernel costs from this calibration profile (the machine the run was measured on)");
+  command_->add_option("--gpu", options_.gpu,
+                       "GPU preset of the simulated run (default: from the run's device name)");
+  command_->add_option("--out", options_.out,
+                       "Folder for validation.json, predicted.json, predicted.timeline.json and "
+                       "measured.timeline.json");
+  command_->add_flag("--quiet,-q", options_.quiet, "Print nothing but errors");
+}
+
+bool ValidateCommand::parsed() const { return command_->parsed(); }
+
+int ValidateCommand::run() const {
+  const scenario::MeasuredRun measured = scenario::read_measured_run(options_.measured);
+  scenario::MeasuredScenarioOptions so;
+  if (!options_.gpu.empty()) so.gpu = options_.gpu;
+  if (!options_.calibration.empty()) so.calibration = fs::path(options_.calibration);
+  const scenario::Scenario s = scenario::scenario_for_measured_run(measured, so);
+  if (s.calibration && !options_.quiet)
+    for (const std::string& w : s.calibration->warnings) std::cerr << "warning: " << w << '\n';
+
+  const exec::SimulationOutput out = exec::simulate(s);
+  const report::Metrics m = report::compute_metrics(s, out);
+  report::ValidationReport r = report::validation_report(measured, m, exec::kernel_class_seconds(s));
+  r.compute_model = s.calibration ? "calibration profile " + s.calibration->file + " (roofline where it has no entry)"
+                                  : "roofline of the " + s.cluster.gpu.name + " preset (no calibration profile)";
+  if (!options_.quiet) std::cout << report::validation_text(r) << std::flush;
+
+  if (!options_.out.empty()) {
+    const fs::path dir(options_.out);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw report::OutputError(dir.string() + ": cannot create the output folder: " + ec.message());
+    report::write_timeline(dir / "predicted.timeline.json", s, out);
+    report::write_result(dir / "predicted.json", report::result_json(s, m, "predicted.timeline.json", ""));
+    std::string measured_timeline;
+    if (!measured.timeline.empty()) {
+      copy_timeline(measured.timeline, dir / "measured.timeline.json");
+      measured_timeline = "measured.timeline.json";
+    }
+    const nlohmann::ordered_json j =
+        report::validation_json(r, "predicted.json", "predicted.timeline.json", measured_timeline);
+    report::write_atomically(dir / "validation.json", [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
+    if (!options_.quiet) std::cout << fmt::format("\nwrote {}\n", (dir / "validation.json").string());
+  }
+  return 0;
+}
+
+}  // namespace trainsim::cli

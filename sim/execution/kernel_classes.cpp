@@ -1,0 +1,96 @@
+#include "execution/kernel_classes.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "execution/simulate.h"
+#include "workload/memory.h"
+
+namespace trainsim::exec {
+
+namespace {
+
+// Indices into scenario::kKernelClasses.
+enum Class : int {
+  kGemm,
+  kAttention,
+  kLayernorm,
+  kGelu,
+  kResidual,
+  kEmbedding,
+  kSoftmaxCrossEntropy,
+  kOptimizer,
+  kAllReduce,
+  kOther,
+};
+static_assert(kOther + 1 == static_cast<int>(kNumKernelClasses));
+
+bool has(const std::string& name, std::string_view part) { return name.find(part) != std::string::npos; }
+
+}  // namespace
+
+int kernel_class_of(const workload::Op& op) {
+  if (op.comm_marker) return -1;
+  switch (op.work.kind) {
+    case hw::KernelClass::kMatmul: return kGemm;
+    case hw::KernelClass::kAttention: return kAttention;
+    case hw::KernelClass::kMemoryBound: break;
+  }
+  switch (op.work.kernel) {
+    case hw::KernelId::kEmbeddingForward:
+    case hw::KernelId::kEmbeddingBackward: return kEmbedding;
+    case hw::KernelId::kLayernormForward:
+    case hw::KernelId::kLayernormBackward: return kLayernorm;
+    case hw::KernelId::kGeluForward:
+    case hw::KernelId::kGeluBackward: return kGelu;
+    case hw::KernelId::kResidualForward: return kResidual;
+    case hw::KernelId::kSoftmaxCrossEntropy: return kSoftmaxCrossEntropy;
+    case hw::KernelId::kAdamw: return kOptimizer;
+    case hw::KernelId::kAttentionForward:
+    case hw::KernelId::kAttentionBackward: return kAttention;
+    case hw::KernelId::kNone: break;
+  }
+  // Ops no measured kernel does: the residual's backward (a gradient passed to
+  // both branches), SwiGLU, unfused attention's softmax.
+  if (has(op.name, "residual")) return kResidual;
+  if (has(op.name, "mlp_act")) return kGelu;
+  if (has(op.name, "attention")) return kAttention;
+  if (has(op.name, "optimizer")) return kOptimizer;
+  return kOther;
+}
+
+KernelClassSeconds kernel_class_seconds(const scenario::Scenario& s) {
+  const workload::ParallelConfig& p = s.parallel;
+  if (p.tensor != 1 || p.pipeline != 1 || p.context != 1 || p.expert != 1 || p.zero_stage != 0 ||
+      p.mode != workload::TrainingMode::kSync)
+    throw std::invalid_argument(
+        "kernel classes are predicted for synchronous data-parallel runs only (TP = PP = CP = EP = 1, no ZeRO), "
+        "the layouts trainsim-train runs");
+  const std::unique_ptr<hw::ComputeModel> compute = compute_model_for(s);
+  const hw::Precision precision = s.training.precision;
+  KernelClassSeconds out{};
+  const auto add = [&](const workload::Op& op, double times) {
+    const int c = kernel_class_of(op);
+    if (c >= 0) out[static_cast<std::size_t>(c)] += times * compute->seconds(op.work, precision);
+  };
+  const auto add_all = [&](const std::vector<workload::Op>& ops, double times) {
+    for (const workload::Op& op : ops) add(op, times);
+  };
+
+  const workload::TransformerOps ops(s.model, s.training, s.training.micro_batch_size);
+  const double microbatches = static_cast<double>(s.training.global_batch_size) /
+                              static_cast<double>(s.training.micro_batch_size * p.data);
+  add_all(ops.embedding_forward(), microbatches);
+  add_all(ops.embedding_backward(), microbatches);
+  add_all(ops.head_forward(), microbatches);
+  add_all(ops.head_backward(), microbatches);
+  for (long long l = 0; l < s.model.num_layers; ++l) {
+    add_all(ops.layer_forward(l), microbatches);
+    add_all(ops.layer_backward(l), microbatches);
+    if (p.recompute != workload::Recompute::kNone) add_all(ops.layer_recompute(l, p.recompute), microbatches);
+  }
+  add(ops.optimizer_step(workload::stage_parameters(s.model, p, 0)), 1.0);
+  return out;
+}
+
+}  // namespace trainsim::exec
