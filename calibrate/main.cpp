@@ -173,6 +173,11 @@ json device_header(const Options& o) {
   TRAINSIM_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
   TRAINSIM_CUDA_CHECK(cudaDriverGetVersion(&driver));
   TRAINSIM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  // The context's own memory: cudaFree(nullptr) creates it, nothing is allocated
+  // yet, so what the device has in use is the context (and any other process).
+  TRAINSIM_CUDA_CHECK(cudaFree(nullptr));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  TRAINSIM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
@@ -185,7 +190,8 @@ json device_header(const Options& o) {
             {"multiprocessors", p.multiProcessorCount},
             {"memory_bytes", p.totalGlobalMem},
             {"l2_bytes", p.l2CacheSize},
-            {"count", count}}},
+            {"count", count},
+            {"context_bytes", total_bytes - free_bytes}}},
           {"versions",
            {{"driver_cuda", version(driver)},
             {"cuda_runtime", version(runtime)},

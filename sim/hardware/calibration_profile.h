@@ -22,6 +22,9 @@ struct ProfileDevice {
   double memory_bytes = 0.0;
   double l2_bytes = 0.0;
   long long count = 1;  // GPUs in the machine
+  // Device memory in use right after the CUDA context was created, before any
+  // allocation (cudaMemGetInfo: total - free); 0: not measured.
+  double context_bytes = 0.0;
 };
 
 // One measured GEMM C[m x n] = A[m x k] B[k x n].

@@ -136,12 +136,14 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
   mem.peak_task = out.memory_over_time.peak_task;
   mem.peak_bytes_per_gpu = out.memory.total();
   mem.capacity_bytes_per_gpu = s.cluster.gpu.memory_capacity_bytes;
-  mem.fits = mem.peak_bytes_per_gpu <= mem.capacity_bytes_per_gpu;
+  if (s.calibration) mem.context_bytes = s.calibration->profile->device.context_bytes;
+  mem.fits = mem.peak_bytes_per_gpu + mem.context_bytes <= mem.capacity_bytes_per_gpu;
   if (!mem.fits) {
     const double states = mem.weights + mem.gradients + mem.optimizer_states;
     mem.reason = fmt::format(
-        "needs {} per GPU (pipeline stage {}, {:.2f} micro-batches in flight; on the timeline {} at {:.6f} s, at {}) but {} has {}: weights {}, gradients {}, optimizer states {}, activations {}{}",
-        bytes_text(mem.peak_bytes_per_gpu), mem.stage, mem.in_flight_microbatches, bytes_text(mem.timeline_peak_bytes),
+        "needs {}{} per GPU (pipeline stage {}, {:.2f} micro-batches in flight; on the timeline {} at {:.6f} s, at {}) but {} has {}: weights {}, gradients {}, optimizer states {}, activations {}{}",
+        bytes_text(mem.peak_bytes_per_gpu),
+        mem.context_bytes > 0.0 ? " + " + bytes_text(mem.context_bytes) + " of CUDA context (measured)" : "", mem.stage, mem.in_flight_microbatches, bytes_text(mem.timeline_peak_bytes),
         mem.peak_time_s, mem.peak_task.empty() ? "the start" : mem.peak_task, s.cluster.gpu.name,
         bytes_text(mem.capacity_bytes_per_gpu),
         bytes_text(mem.weights), bytes_text(mem.gradients), bytes_text(mem.optimizer_states),

@@ -34,6 +34,10 @@ struct MemoryReport {
   double peak_time_s = 0;
   std::string peak_task;
   double in_flight_microbatches = 1;  // activations alive there, in whole-stage passes
+  // Memory the CUDA context holds before any tensor, as the calibration profile
+  // measured it (0 without a profile, or one that did not measure it). Counts
+  // against the capacity in `fits`; not part of peak_bytes_per_gpu.
+  double context_bytes = 0;
 };
 
 struct LinkSummary {

@@ -74,6 +74,7 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
   nlohmann::ordered_json mem;
   mem["peak_bytes_per_gpu"] = std::llround(m.memory.peak_bytes_per_gpu);
   mem["capacity_bytes_per_gpu"] = std::llround(m.memory.capacity_bytes_per_gpu);
+  mem["context_bytes"] = std::llround(m.memory.context_bytes);
   mem["fits"] = m.memory.fits;
   if (!m.memory.fits) mem["reason"] = m.memory.reason;
   mem["breakdown_bytes"] = {{"weights", std::llround(m.memory.weights)},

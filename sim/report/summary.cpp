@@ -102,6 +102,8 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
   line("", fmt::format("over the timeline (stage {}, with communication buffers): peak {:.1f} GiB at {}, at {}",
                        mem.stage, mem.timeline_peak_bytes / kGiB, duration(mem.peak_time_s),
                        mem.peak_task.empty() ? "the start" : mem.peak_task));
+  if (mem.context_bytes > 0.0)
+    line("", fmt::format("and {:.2f} GiB of CUDA context, as the calibration profile measured it", mem.context_bytes / kGiB));
   if (!mem.fits) line("", mem.reason);
   if (m.reliability) {
     const exec::FullRunReport& r = *m.reliability;

@@ -160,7 +160,8 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
 
   if (!root.has("device")) missing(root, "device", "an object");
   const ObjectReader device = fields(root.raw("device"), file, root.path_of("device"),
-                                     {"name", "compute_capability", "multiprocessors", "memory_bytes", "l2_bytes", "count"});
+                                     {"name", "compute_capability", "multiprocessors", "memory_bytes", "l2_bytes", "count",
+                                      "context_bytes"});
   p.device.name = device.text("name");
   if (p.device.name.empty()) device.fail("name", "the GPU's name, e.g. \"NVIDIA H200\"", device.raw("name"));
   p.device.compute_capability = device.text("compute_capability", "");
@@ -168,6 +169,7 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
   p.device.memory_bytes = measured(device, "memory_bytes", true, 0.0);
   p.device.l2_bytes = measured(device, "l2_bytes", true, 0.0);
   p.device.count = device.integer("count", 1, kMaxRanks, 1);
+  p.device.context_bytes = measured(device, "context_bytes", true, 0.0);
   p.versions = versions(root);
 
   each_row(root, "gemm", [&](const nlohmann::json& row, const std::string& path) {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -46,8 +47,10 @@ std::string scenario(const std::string& name) { return std::string(TRAINSIM_SOUR
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The process id keeps two checkouts' test runs on one machine apart.
     dir_ = fs::temp_directory_path() /
-           ("trainsim_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("trainsim_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -84,3 +84,30 @@ TEST(CalibratedIteration, CountsTheKernelsTheProfilePrices) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(CalibratedIteration, TheMeasuredContextCountsAgainstTheCapacity) {
+  hw::CalibrationProfile p;
+  const scenario::Scenario none = one_gpu(p);
+  const report::Metrics without = report::compute_metrics(none, exec::simulate(none));
+  EXPECT_EQ(without.memory.context_bytes, 0.0);
+  ASSERT_TRUE(without.memory.fits);
+  // A context that leaves less than the peak free: the same run no longer fits,
+  // and the peak itself is unchanged.
+  const double free_bytes = without.memory.capacity_bytes_per_gpu - without.memory.peak_bytes_per_gpu;
+  p.device.context_bytes = free_bytes + 1.0;
+  const scenario::Scenario big = one_gpu(p);
+  const report::Metrics with = report::compute_metrics(big, exec::simulate(big));
+  EXPECT_EQ(with.memory.context_bytes, free_bytes + 1.0);
+  EXPECT_EQ(with.memory.peak_bytes_per_gpu, without.memory.peak_bytes_per_gpu);
+  EXPECT_FALSE(with.memory.fits);
+  EXPECT_THAT(with.memory.reason, ::testing::HasSubstr("of CUDA context (measured)"));
+  p.device.context_bytes = free_bytes;  // exactly full still fits
+  const scenario::Scenario exact = one_gpu(p);
+  EXPECT_TRUE(report::compute_metrics(exact, exec::simulate(exact)).memory.fits);
+}
+
+}  // namespace
+}  // namespace trainsim

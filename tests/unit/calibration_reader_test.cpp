@@ -88,6 +88,7 @@ TEST(CalibrationReader, ReadsTheDocumentedExample) {
   EXPECT_EQ(p.device.name, "NVIDIA H200");
   EXPECT_EQ(p.device.multiprocessors, 132);
   EXPECT_EQ(p.device.memory_bytes, 150754820096.0);
+  EXPECT_EQ(p.device.context_bytes, 0.0);  // not measured in this example
   EXPECT_EQ(p.version("cublas"), "130000");
   EXPECT_EQ(p.version("nccl"), "2.27.7");
   EXPECT_EQ(p.version("cudnn"), "");
