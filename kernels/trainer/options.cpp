@@ -58,7 +58,9 @@ void check_options(const TrainOptions& o) {
     if (!ok) throw std::invalid_argument(what);
   };
   need(o.layers > 0, "--layers: expected a positive number");
-  need(o.hidden > 0 && o.hidden % 8 == 0, "--hidden: expected a positive multiple of 8");
+  // Every tensor of the flat layout then starts on a 256-byte boundary (offsets are
+  // multiples of C elements), the alignment cuBLASLt's heuristic assumes by default.
+  need(o.hidden > 0 && o.hidden % 128 == 0, "--hidden: expected a positive multiple of 128");
   need(o.heads > 0 && o.hidden % o.heads == 0, "--heads: expected a divisor of --hidden");
   need(o.heads > 0 && (o.hidden / o.heads == 64 || o.hidden / o.heads == 128),
        "--heads: hidden/heads (head_dim) must be 64 or 128 for the flash kernels");

@@ -55,7 +55,7 @@ struct TrainOptions {
 bool parse_options(int argc, char** argv, TrainOptions& o);
 
 // Throws std::invalid_argument naming the option when the combination is not usable:
-// sizes positive, hidden % heads == 0, head_dim 64 or 128 (the flash kernels), hidden % 8,
+// sizes positive, hidden % heads == 0, head_dim 64 or 128 (the flash kernels), hidden % 128,
 // vocab >= 256 (byte tokens), steps > warmup_steps, 0 < held_out_fraction < 1.
 void check_options(const TrainOptions& o);
 
