@@ -244,8 +244,9 @@ struct Trainer {
                 corpus.held_out_bytes());
     double peak = 0.0;
     int timed = 0;
-    for (int s = first_step; s < o.steps; ++s) {
-      const bool is_last = s == o.steps - 1;
+    const int end = o.stop_at > 0 ? o.stop_at : o.steps;
+    for (int s = first_step; s < end; ++s) {
+      const bool is_last = s == end - 1;
       const double loss = step(s, true);
       const double t = ranks[0]->recorder().step_seconds();
       run.steps.push_back({s, t, loss,
@@ -273,7 +274,7 @@ struct Trainer {
     run.held_out_loss = held;
     run.held_out_tokens = n;
     std::printf("held-out loss %.4f over %lld tokens\n", held, n);
-    if (!o.checkpoint.empty()) save(o.steps);
+    if (!o.checkpoint.empty()) save(std::max(end, first_step));
     run.peak_memory_bytes = peak;
     std::size_t ours = ranks[0]->allocated_bytes();
     run.peak_memory_source = "cudaMemGetInfo (total - free) on GPU 0 after each step, maximum over the run: the "

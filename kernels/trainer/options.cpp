@@ -23,6 +23,7 @@ bool parse_options(int argc, char** argv, TrainOptions& o) {
   app.add_option("--grad-accum", o.grad_accum, "micro-batches accumulated per step");
   app.add_option("--gpus", o.gpus, "GPUs to use (0: all local GPUs), one data-parallel rank each");
   app.add_option("--steps", o.steps, "optimizer steps (total, counting resumed ones)");
+  app.add_option("--stop-at", o.stop_at, "stop after this many steps, keeping the --steps schedule (0: --steps)");
   app.add_option("--warmup-steps", o.warmup_steps, "first steps left out of the timing statistics");
   app.add_option("--lr", o.lr, "peak learning rate");
   app.add_option("--lr-warmup", o.lr_warmup, "linear learning-rate warm-up steps, then cosine decay");
@@ -72,6 +73,7 @@ void check_options(const TrainOptions& o) {
   need(o.gpus >= 0, "--gpus: expected 0 (all) or a positive number");
   need(o.steps > 0, "--steps: expected a positive number");
   need(o.warmup_steps >= 0 && o.warmup_steps < o.steps, "--warmup-steps: expected 0 <= warmup-steps < steps");
+  need(o.stop_at >= 0 && o.stop_at <= o.steps, "--stop-at: expected 0 (run all) or 1 .. --steps");
   need(o.lr > 0.0, "--lr: expected a positive number");
   need(o.lr_warmup >= 0, "--lr-warmup: expected a non-negative number");
   need(o.min_lr_ratio >= 0.0 && o.min_lr_ratio <= 1.0, "--min-lr-ratio: expected a value in [0, 1]");

@@ -23,6 +23,7 @@ struct TrainOptions {
   int gpus = 0;             // 0: every local GPU
   // schedule
   int steps = 50;
+  int stop_at = 0;          // stop after this many steps (0: --steps), keeping --steps' schedule
   int warmup_steps = 8;     // excluded from the step-time statistics
   double lr = 6e-4;
   int lr_warmup = 10;       // linear warm-up steps of the learning rate
