@@ -72,7 +72,8 @@ CheckpointState load_checkpoint(const std::filesystem::path& path, const kernels
   field("seq", expected.seq);
   field("vocab", expected.vocab);
   field("padded_vocab", expected.padded_vocab);
-  const auto n = static_cast<std::size_t>(field("params", static_cast<long long>(kernels::ref::gpt_layout(expected).total)));
+  const auto n =
+      static_cast<std::size_t>(field("params", static_cast<long long>(kernels::ref::gpt_layout(expected).total)));
   s.next_step = static_cast<int>(field("next_step", -1));
   s.seed = h.value("seed", std::uint64_t{0});
   for (auto* a : {&s.params, &s.m, &s.v}) {

@@ -47,9 +47,11 @@ void write_timeline(const std::filesystem::path& path, const MeasuredRun& run) {
   j["version"] = 1;
   j["scenario"] = "measured: " + run.options.command;
   j["num_gpus"] = run.data_parallel;
-  j["gpus_per_node"] = run.data_parallel;
+  j["gpus_per_node"] = run.gpus_per_node;
   j["time_unit"] = "s";
-  j["node_of_rank"] = std::vector<int>(static_cast<std::size_t>(run.data_parallel), 0);
+  std::vector<int> node_of_rank;
+  for (int r = 0; r < run.data_parallel; ++r) node_of_rank.push_back(r / std::max(run.gpus_per_node, 1));
+  j["node_of_rank"] = node_of_rank;
   j["replicas"] = ordered_json::array();
   j["lanes"] = ordered_json::array();
   for (auto& [key, spans] : lanes) {
@@ -101,8 +103,8 @@ void write_measured_run(const std::filesystem::path& path, const MeasuredRun& ru
   j["training"] = {{"micro_batch_size", o.micro_batch},
                    {"grad_accumulation_steps", o.grad_accum},
                    {"data_parallel_size", run.data_parallel},
-                   {"gpus_per_node", run.data_parallel},
-                   {"num_nodes", 1},
+                   {"gpus_per_node", run.gpus_per_node},
+                   {"num_nodes", run.data_parallel / std::max(run.gpus_per_node, 1)},
                    {"precision", "bf16"},
                    {"optimizer", "adamw"},
                    {"attention", "flash"},
@@ -115,7 +117,8 @@ void write_measured_run(const std::filesystem::path& path, const MeasuredRun& ru
   j["step_time_s"] = {
       {"median", st.median}, {"mean", st.mean}, {"min", st.min}, {"max", st.max}, {"steps_timed", st.steps_timed}};
   ordered_json classes;
-  for (std::size_t i = 0; i < kKernelClasses.size(); ++i) classes[std::string(kKernelClasses[i])] = run.kernel_class_s[i];
+  for (std::size_t i = 0; i < kKernelClasses.size(); ++i)
+    classes[std::string(kKernelClasses[i])] = run.kernel_class_s[i];
   j["kernel_class_s"] = classes;
   j["peak_memory_bytes"] = run.peak_memory_bytes;
   j["peak_memory_source"] = run.peak_memory_source;

@@ -54,7 +54,8 @@ struct MeasuredRun {
   std::string date;  // ISO 8601 UTC
   TrainOptions options;
   DeviceInfo device;
-  int data_parallel = 1;
+  int data_parallel = 1;  // ranks in all = gpus_per_node * nodes
+  int gpus_per_node = 1;
   std::vector<StepRecord> steps;
   std::array<double, kKernelClasses.size()> kernel_class_s{};  // mean GPU time per timed step
   double peak_memory_bytes = 0.0;
