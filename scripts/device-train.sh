@@ -6,10 +6,9 @@
 # $TRAINSIM names a trainsim binary; otherwise the commands are written to
 # OUT/validate-commands.sh to run where the simulator is built.
 # Usage: scripts/device-train.sh OUT_DIR [phases, comma-separated: build,check,loss,sizes]
-# Nothing here has run yet, so its time is unknown: the build alone took about 3 minutes
-# for the calibration harness on 16 cores. Within the 10-minute limit of one device call,
-# run "build,check" first and "loss,sizes" in a second call (build/device is kept between
-# calls of one session).
+# Nothing here has run yet, so its time is unknown. To stay inside the 10-minute limit of
+# one device call, run "build,check" first and "loss,sizes" in a second call (build/device
+# is kept between calls while the machine stays warm).
 set -uo pipefail
 out=${1:?output directory}
 phases=${2:-build,check,loss,sizes}
