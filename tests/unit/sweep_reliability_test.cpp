@@ -31,12 +31,12 @@ std::string spec_text(const std::string& failures, const std::string& extra = ""
          failures + extra + "}";
 }
 
-struct Run {
+struct Swept {
   SweepSpec spec;
   Outcome outcome;
 };
 
-Run run(const std::string& text, int threads) {
+Swept run(const std::string& text, int threads) {
   SweepSpec spec = parse_sweep_spec(text, "tiny.json");
   Enumeration e = enumerate(spec);
   std::vector<PointResult> r = evaluate_points(spec, e.candidates, threads);
@@ -47,7 +47,7 @@ Run run(const std::string& text, int threads) {
 }
 
 TEST(SweepFailures, TheBestKOfEachClusterByFailureFreeTimeAreReplayed) {
-  const Run x = run(spec_text(R"({"failures_per_1000_node_days": 0, "trials": 2})", R"(, "replay_top_k": 2)"), 2);
+  const Swept x = run(spec_text(R"({"failures_per_1000_node_days": 0, "trials": 2})", R"(, "replay_top_k": 2)"), 2);
   ASSERT_GT(x.outcome.evaluated, 4u);
   std::vector<int> per_cluster(x.spec.clusters.size(), 0);
   for (std::size_t i = 0; i < x.outcome.results.size(); ++i)
@@ -72,7 +72,7 @@ TEST(SweepFailures, NegligibleFailuresGiveTheFailureFreeTimePlusCheckpoints) {
   // training at 1 GB/s; docs/reliability.md: wall = iterations x iteration time
   // + checkpoints x size / bandwidth, with a checkpoint after every
   // ceil(0.1 s / iteration time) iterations except at the end.
-  const Run x = run(spec_text(R"({"node_mtbf": "1e11s", "checkpoint_interval": "0.1s",
+  const Swept x = run(spec_text(R"({"node_mtbf": "1e11s", "checkpoint_interval": "0.1s",
                                   "checkpoint_write_bandwidth": "1GB/s", "trials": 5, "seed": 7})"),
                     1);
   const double parameters = workload::count_parameters(x.spec.clusters[0].base.model).total;
@@ -104,10 +104,11 @@ TEST(SweepFailures, NegligibleFailuresGiveTheFailureFreeTimePlusCheckpoints) {
 }
 
 TEST(SweepFailures, PlanRanksByP50AndP90IsAtLeastP50) {
-  // Nodes fail every 2 s on average: a training of about a second sees a few failures.
-  const std::string text = spec_text(R"({"node_mtbf": "2s", "checkpoint_interval": "0.05s",
+  // Nodes fail every second on average; a training of about 0.1 s is
+  // interrupted in some trials (each interruption costs at least 0.2 s).
+  const std::string text = spec_text(R"({"node_mtbf": "1s", "checkpoint_interval": "0.05s",
       "detection_time": "0.1s", "restart_overhead": "0.1s", "trials": 40, "seed": 3})");
-  const Run x = run(text, 2);
+  const Swept x = run(text, 2);
   const nlohmann::ordered_json plan = plan_json(x.spec, x.outcome);
   EXPECT_EQ(plan["failures_modeled"], true);
   for (const auto& e : plan["options"]) {
@@ -117,14 +118,18 @@ TEST(SweepFailures, PlanRanksByP50AndP90IsAtLeastP50) {
     EXPECT_GE(p90, p50);
     EXPECT_GT(p50, e["reliability"]["failure_free_time_to_train_s"].get<double>());
     EXPECT_LT(e["reliability"]["goodput"].get<double>(), 1.0);
+    EXPECT_GT(e["reliability"]["expected_interruptions"].get<double>(), 0.0);
+    EXPECT_GT(e["reliability"]["time_to_train_mean_s"].get<double>(), p50);  // the interrupted trials' tail
   }
   // The ranking: replayed points first, by p50 time-to-train.
   const auto& rk = x.outcome.ranking;
   std::size_t k = 0;
-  for (; k < rk.size() && x.outcome.results[rk[k]].reliability; ++k)
-    if (k > 0)
+  for (; k < rk.size() && x.outcome.results[rk[k]].reliability; ++k) {
+    if (k > 0) {
       EXPECT_LE(x.outcome.results[rk[k - 1]].reliability->time_to_train_p50_s,
                 x.outcome.results[rk[k]].reliability->time_to_train_p50_s);
+    }
+  }
   EXPECT_EQ(k, 2u * SweepSpec::kDefaultReplayTopK);
   for (; k < rk.size(); ++k) EXPECT_FALSE(x.outcome.results[rk[k]].reliability.has_value());
 }
@@ -132,8 +137,8 @@ TEST(SweepFailures, PlanRanksByP50AndP90IsAtLeastP50) {
 TEST(SweepFailures, SameSeedSameFilesOnOneOrThreeThreads) {
   const std::string text = spec_text(R"({"node_mtbf": "2s", "checkpoint_interval": "0.05s",
       "detection_time": "0.1s", "restart_overhead": "0.1s", "trials": 20, "seed": 11})");
-  const Run one = run(text, 1);
-  const Run three = run(text, 3);
+  const Swept one = run(text, 1);
+  const Swept three = run(text, 3);
   EXPECT_EQ(points_csv(one.spec, one.outcome), points_csv(three.spec, three.outcome));
   EXPECT_EQ(sweep_json(one.spec, one.outcome).dump(), sweep_json(three.spec, three.outcome).dump());
   EXPECT_EQ(plan_table(one.spec, one.outcome), plan_table(three.spec, three.outcome));
