@@ -35,11 +35,16 @@ class Run {
     finished_.assign(n, false);
     timeline_.spans.reserve(n);
     // Lanes are numbered in order of first appearance; a flat (rank, stream)
-    // table finds them (ranks are small non-negative integers).
-    int max_rank = 0;
-    for (const Task& t : graph.tasks()) max_rank = std::max(max_rank, t.rank);
+    // table finds them (ranks are small integers, offset by the least).
+    int min_rank = n > 0 ? graph[0].rank : 0;
+    int max_rank = min_rank;
+    for (const Task& t : graph.tasks()) {
+      min_rank = std::min(min_rank, t.rank);
+      max_rank = std::max(max_rank, t.rank);
+    }
     constexpr auto kStreams = static_cast<std::size_t>(workload::kNumStreams);
-    std::vector<std::int32_t> lane_index((static_cast<std::size_t>(max_rank) + 1) * kStreams, -1);
+    std::vector<std::int32_t> lane_index(
+        (static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1) * kStreams, -1);
     // Dependents in compressed rows (the same order as pushing them one by one).
     dependents_begin_.assign(n + 1, 0);
     for (const Task& t : graph.tasks())
@@ -52,7 +57,8 @@ class Run {
       const Task& t = graph[id];
       remaining_[id] = t.deps.size();
       for (TaskId d : t.deps) dependents_[fill[d]++] = id;
-      std::int32_t& lane = lane_index[static_cast<std::size_t>(t.rank) * kStreams + static_cast<std::size_t>(t.stream)];
+      std::int32_t& lane = lane_index[static_cast<std::size_t>(static_cast<long long>(t.rank) - min_rank) * kStreams +
+                                      static_cast<std::size_t>(t.stream)];
       if (lane < 0) {
         lane = static_cast<std::int32_t>(lanes_.size());
         lanes_.emplace_back();
