@@ -1,7 +1,10 @@
 #include "execution/executor.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <stdexcept>
+#include <unordered_map>
 #include <string>
 #include <utility>
 
@@ -27,22 +30,46 @@ class Run {
       : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision), slowdown_(slowdown) {
     const std::size_t n = graph.size();
     remaining_.resize(n);
-    dependents_.resize(n);
     lane_of_.resize(n);
     start_.assign(n, -1);
     finished_.assign(n, false);
-    std::map<std::pair<int, workload::Stream>, std::size_t> lane_index;
+    timeline_.spans.reserve(n);
+    // Lanes are numbered in order of first appearance; a flat (rank, stream)
+    // table finds them (ranks are small integers, offset by the least).
+    int min_rank = n > 0 ? graph[0].rank : 0;
+    int max_rank = min_rank;
+    for (const Task& t : graph.tasks()) {
+      min_rank = std::min(min_rank, t.rank);
+      max_rank = std::max(max_rank, t.rank);
+    }
+    constexpr auto kStreams = static_cast<std::size_t>(workload::kNumStreams);
+    std::vector<std::int32_t> lane_index(
+        (static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1) * kStreams, -1);
+    // Dependents in compressed rows (the same order as pushing them one by one).
+    dependents_begin_.assign(n + 1, 0);
+    for (const Task& t : graph.tasks())
+      for (TaskId d : t.deps) ++dependents_begin_[d + 1];
+    for (std::size_t i = 0; i < n; ++i) dependents_begin_[i + 1] += dependents_begin_[i];
+    dependents_.resize(dependents_begin_[n]);
+    std::vector<std::size_t> fill(dependents_begin_.begin(), dependents_begin_.end() - 1);
+    std::size_t instances = 0;
     for (TaskId id = 0; id < n; ++id) {
       const Task& t = graph[id];
       remaining_[id] = t.deps.size();
-      for (TaskId d : t.deps) dependents_[d].push_back(id);
-      const auto key = std::make_pair(t.rank, t.stream);
-      auto [it, inserted] = lane_index.try_emplace(key, lanes_.size());
-      if (inserted) lanes_.emplace_back();
-      lane_of_[id] = it->second;
-      lanes_[it->second].order.push_back(id);
-      if (t.collective_instance >= 0) instances_[t.collective_instance].members.push_back(id);
+      for (TaskId d : t.deps) dependents_[fill[d]++] = id;
+      std::int32_t& lane = lane_index[static_cast<std::size_t>(static_cast<long long>(t.rank) - min_rank) * kStreams +
+                                      static_cast<std::size_t>(t.stream)];
+      if (lane < 0) {
+        lane = static_cast<std::int32_t>(lanes_.size());
+        lanes_.emplace_back();
+      }
+      lane_of_[id] = static_cast<std::size_t>(lane);
+      lanes_[static_cast<std::size_t>(lane)].order.push_back(id);
+      if (t.collective_instance >= 0) ++instances;
     }
+    instances_.reserve(instances);
+    for (TaskId id = 0; id < n; ++id)
+      if (graph[id].collective_instance >= 0) instances_[graph[id].collective_instance].members.push_back(id);
   }
 
   Timeline execute() {
@@ -78,17 +105,22 @@ class Run {
       return;
     }
     if (t.collective_instance < 0) {
-      launch_collective({id});
+      launch_collective(id);
       return;
     }
     Instance& inst = instances_[t.collective_instance];
     if (++inst.arrived == inst.members.size()) launch_collective(inst.members);
   }
 
-  void launch_collective(std::vector<TaskId> members) {
+  // A collective of one task, or of an instance's members (which outlive the run's events).
+  void launch_collective(TaskId id) {
+    start_[id] = sim_.now();
+    network_.start(*graph_[id].collective, sim_, [this, id] { finish(id); });
+  }
+  void launch_collective(const std::vector<TaskId>& members) {
     for (TaskId m : members) start_[m] = sim_.now();
     const net::Collective& c = *graph_[members.front()].collective;
-    network_.start(c, sim_, [this, members = std::move(members)] {
+    network_.start(c, sim_, [this, &members] {
       for (TaskId m : members) finish(m);
     });
   }
@@ -100,8 +132,10 @@ class Run {
     lane.busy = false;
     ++lane.head;
     try_start(lane_of_[id]);
-    for (TaskId d : dependents_[id])
+    for (std::size_t k = dependents_begin_[id]; k < dependents_begin_[id + 1]; ++k) {
+      const TaskId d = dependents_[k];
       if (--remaining_[d] == 0) try_start(lane_of_[d]);
+    }
   }
 
   const TaskGraph& graph_;
@@ -111,12 +145,13 @@ class Run {
   hw::Precision precision_;
   const std::map<int, double>& slowdown_;
   std::vector<std::size_t> remaining_;
-  std::vector<std::vector<TaskId>> dependents_;
+  std::vector<std::size_t> dependents_begin_;  // task id -> its first entry in dependents_
+  std::vector<TaskId> dependents_;
   std::vector<std::size_t> lane_of_;
   std::vector<core::Time> start_;
   std::vector<bool> finished_;
   std::vector<Lane> lanes_;
-  std::map<std::int64_t, Instance> instances_;
+  std::unordered_map<std::int64_t, Instance> instances_;  // elements stay put: events hold their members
   Timeline timeline_;
 };
 

@@ -18,6 +18,20 @@ namespace trainsim::sweep {
 
 enum class Status { kEvaluated, kDoesNotFit, kRejected };
 
+// A point replayed under the spec's failures (sweep/reliability.h): the full-run
+// Monte Carlo's figures (docs/reliability.md).
+struct PointReliability {
+  int trials = 0;
+  double time_to_train_p50_s = 0;
+  double time_to_train_p90_s = 0;
+  double time_to_train_mean_s = 0;
+  double goodput = 0;  // failure-free time / mean wall time
+  double expected_interruptions = 0;
+  double checkpoint_interval_s = 0;
+  std::optional<double> cost_p50_usd;  // with a price: the median trial's cost
+  double energy_kwh = 0;               // mean over the trials
+};
+
 struct PointResult {
   std::uint64_t id = 0;
   Status status = Status::kRejected;
@@ -50,6 +64,10 @@ struct PointResult {
   double exposed_dp_s = 0;
   double exposed_pp_s = 0;
   double recompute_s = 0;
+  // Under failures, for the points replayed (none: not replayed, or the replay
+  // refused the layout, then `replay_error` says why).
+  std::optional<PointReliability> reliability;
+  std::string replay_error;
 };
 
 // The scenario of a point; throws what the scenario reader throws for a layout it rejects.

@@ -50,6 +50,22 @@ ojson layout_json(const Point& p, const PointResult& r) {
           {"pipeline_schedule", r.schedule}};
 }
 
+// A replayed point's Monte Carlo figures; null when it was not replayed, or the
+// reason the replay refused it.
+ojson reliability_json(const PointResult& r) {
+  if (!r.replay_error.empty()) return {{"error", r.replay_error}};
+  if (!r.reliability) return nullptr;
+  const PointReliability& x = *r.reliability;
+  return {{"trials", x.trials},
+          {"time_to_train_s", {{"p50", x.time_to_train_p50_s}, {"p90", x.time_to_train_p90_s},
+                               {"mean", x.time_to_train_mean_s}}},
+          {"goodput", x.goodput},
+          {"expected_interruptions", x.expected_interruptions},
+          {"checkpoint_interval_s", x.checkpoint_interval_s},
+          {"cost_usd_p50", optional_json(x.cost_p50_usd)},
+          {"energy_kwh", x.energy_kwh}};
+}
+
 // The result file's keys (DESIGN.md, "Result file") a sweep point has.
 ojson point_json(const SweepSpec& spec, const Point& p, const PointResult& r) {
   const ClusterOption& c = spec.clusters[static_cast<std::size_t>(p.cluster)];
@@ -79,6 +95,7 @@ ojson point_json(const SweepSpec& spec, const Point& p, const PointResult& r) {
   j["time_to_train_s"] = optional_json(r.time_to_train_s);
   j["cost_usd"] = optional_json(r.cost_usd);
   j["energy_kwh"] = optional_json(r.energy_kwh);
+  if (spec.failures_modeled() && timed) j["reliability"] = reliability_json(r);
   if (timed) {
     const Bottleneck b = bottleneck(r);
     j["bottleneck"] = {{"name", b.name}, {"seconds", b.seconds}, {"share", b.share}};
@@ -120,7 +137,13 @@ std::string points_csv(const SweepSpec& spec, const Outcome& o) {
       "id,cluster,status,network_model,tp,pp,vpp,cp,ep,dp,micro_batch_size,num_microbatches,sequence_parallel,"
       "zero_stage,recompute_granularity,pipeline_schedule,num_gpus,iteration_time_s,tokens_per_s,"
       "model_flops_per_iteration,tflops_per_gpu,mfu,compute_s,exposed_communication_s,pipeline_bubble_s,optimizer_s,"
-      "other_s,peak_bytes_per_gpu,capacity_bytes_per_gpu,fits,time_to_train_s,cost_usd,energy_kwh,bottleneck\n";
+      "other_s,peak_bytes_per_gpu,capacity_bytes_per_gpu,fits,time_to_train_s,cost_usd,energy_kwh,bottleneck";
+  const bool failures = spec.failures_modeled();
+  // Under failures, the replay's figures (empty for the points not replayed).
+  if (failures)
+    out += ",replayed,time_to_train_p50_s,time_to_train_p90_s,time_to_train_mean_s,goodput,expected_interruptions,"
+           "cost_usd_p50,replay_energy_kwh";
+  out += '\n';
   for (std::size_t i = 0; i < o.results.size(); ++i) {
     const PointResult& r = o.results[i];
     if (!listed(r)) continue;
@@ -134,13 +157,24 @@ std::string points_csv(const SweepSpec& spec, const Outcome& o) {
                        network_name(p.network_model), p.tensor, p.pipeline, r.virtual_stage, p.context, p.expert,
                        r.data, p.micro_batch, r.num_microbatches, r.sequence_parallel ? 1 : 0, r.zero_stage,
                        r.recompute, r.schedule, c.base.cluster.num_gpus());
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", t(r.iteration_time_s),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", t(r.iteration_time_s),
                        t(r.tokens_per_s), t(r.model_flops_per_iteration), t(r.tflops_per_gpu), t(r.mfu),
                        t(r.breakdown_s.compute), t(r.breakdown_s.exposed_communication),
                        t(r.breakdown_s.pipeline_bubble), t(r.breakdown_s.optimizer), t(r.breakdown_s.other),
                        std::llround(r.peak_bytes_per_gpu), std::llround(r.capacity_bytes_per_gpu), timed ? 1 : 0,
                        number(r.time_to_train_s), number(r.cost_usd), number(r.energy_kwh),
                        timed ? bottleneck(r).name : std::string());
+    if (failures) {
+      if (r.reliability) {
+        const PointReliability& x = *r.reliability;
+        out += fmt::format(",1,{},{},{},{},{},{},{}", number(x.time_to_train_p50_s), number(x.time_to_train_p90_s),
+                           number(x.time_to_train_mean_s), number(x.goodput), number(x.expected_interruptions),
+                           number(x.cost_p50_usd), number(x.energy_kwh));
+      } else {
+        out += ",0,,,,,,,";
+      }
+    }
+    out += '\n';
   }
   return out;
 }
@@ -167,6 +201,13 @@ ojson sweep_json(const SweepSpec& spec, const Outcome& o) {
                         {"topology", c.base.cluster.inter_node.topology},
                         {"price_per_gpu_hour", optional_json(c.base.cluster.price_per_gpu_hour)}});
   j["clusters"] = clusters;
+  if (spec.failures_modeled()) {
+    const faults::FailureConfig& f = *spec.clusters.front().base.failures;
+    std::uint64_t replayed = 0;
+    for (const PointResult& r : o.results) replayed += r.reliability ? 1U : 0U;
+    j["failures"] = {{"replay_top_k", spec.replay_top_k}, {"trials", f.trials}, {"seed", f.seed},
+                     {"replayed", replayed}, {"ranked_by", "p50"}};
+  }
   ojson ranking = ojson::array();
   for (std::size_t i : o.ranking) ranking.push_back(o.results[i].id);
   j["ranking"] = ranking;
@@ -187,17 +228,31 @@ std::string sweep_table(const SweepSpec& spec, const Outcome& o, std::size_t sho
   out += fmt::format("{} combinations: {} evaluated, {} do not fit in memory, {} pruned\n", o.combinations,
                      o.evaluated, o.does_not_fit, pruned);
   for (const auto& [reason, count] : o.pruned) out += fmt::format("  {:>10}  {}\n", count, reason);
+  const bool failures = spec.failures_modeled();
+  // Under failures, the replay's p50 and p90 beside the failure-free time-to-train.
+  const auto replay_columns = [&](const PointResult& r) -> std::string {
+    if (!failures) return "";
+    if (!r.reliability) return fmt::format(" {:>10} {:>10}", "-", "-");
+    return fmt::format(" {:>10} {:>10}", duration(r.reliability->time_to_train_p50_s),
+                       duration(r.reliability->time_to_train_p90_s));
+  };
   const auto row = [&](std::size_t rank_no, std::size_t i) {
     const PointResult& r = o.results[i];
     const Point& p = o.points[i];
-    return fmt::format("{:>4} {:>8} {:<24} {:<52} {:>10} {:>10} {:>10} {:>6.1f}% {:>6.1f} GiB  {}\n", rank_no, p.id,
-                       spec.clusters[static_cast<std::size_t>(p.cluster)].name, layout_label(p),
+    return fmt::format("{:>4} {:>8} {:<24} {:<52} {:>10} {:>10}{} {:>10} {:>6.1f}% {:>6.1f} GiB  {}\n", rank_no,
+                       p.id, spec.clusters[static_cast<std::size_t>(p.cluster)].name, layout_label(p),
                        duration(r.iteration_time_s), r.time_to_train_s ? duration(*r.time_to_train_s) : "-",
-                       money(r.cost_usd), 100.0 * r.mfu, r.peak_bytes_per_gpu / kGiB, bottleneck(r).name);
+                       replay_columns(r), money(r.cost_usd), 100.0 * r.mfu, r.peak_bytes_per_gpu / kGiB,
+                       bottleneck(r).name);
   };
-  const std::string header = fmt::format("{:>4} {:>8} {:<24} {:<52} {:>10} {:>10} {:>10} {:>7} {:>10}  {}\n", "rank",
-                                         "id", "cluster", "layout", "iteration", "to train", "cost", "MFU",
-                                         "memory", "bottleneck");
+  const std::string header = fmt::format(
+      "{:>4} {:>8} {:<24} {:<52} {:>10} {:>10}{} {:>10} {:>7} {:>10}  {}\n", "rank", "id", "cluster", "layout",
+      "iteration", "to train", failures ? fmt::format(" {:>10} {:>10}", "p50", "p90") : "", "cost", "MFU", "memory",
+      "bottleneck");
+  if (failures)
+    out += fmt::format(
+        "\nunder failures: the best {} per cluster by failure-free {} replayed ({} trials each), ranked first by p50\n",
+        spec.replay_top_k, to_string(spec.objective), spec.clusters.front().base.failures->trials);
   out += fmt::format("\nbest {} by {}:\n", std::min(show, o.ranking.size()), to_string(spec.objective));
   out += header;
   for (std::size_t k = 0; k < o.ranking.size() && k < show; ++k) out += row(k + 1, o.ranking[k]);
@@ -230,9 +285,15 @@ ojson plan_json(const SweepSpec& spec, const Outcome& o) {
   ojson j;
   j["plan"] = spec.name;
   j["objective"] = to_string(spec.objective);
-  // Failures are not modeled in this release (issue #8): p50 and p90 are the
-  // failure-free time-to-train.
-  j["failures_modeled"] = false;
+  // Without a "failures" section p50 and p90 are the failure-free time-to-train;
+  // with one, the best point of each option is the best replayed one by p50.
+  const bool failures = spec.failures_modeled();
+  j["failures_modeled"] = failures;
+  if (failures) {
+    const faults::FailureConfig& f = *spec.clusters.front().base.failures;
+    j["failures"] = {{"replay_top_k", spec.replay_top_k}, {"trials", f.trials}, {"seed", f.seed},
+                     {"ranked_by", "p50"}};
+  }
   ojson options = ojson::array();
   for (const PlanRow& row : plan(spec, o)) {
     const ClusterOption& c = spec.clusters[row.cluster];
@@ -255,9 +316,23 @@ ojson plan_json(const SweepSpec& spec, const Outcome& o) {
     e["best"] = {{"id", p.id}, {"layout", layout_label(p)}, {"parallelism", layout_json(p, r)}};
     e["iteration_time_s"] = r.iteration_time_s;
     e["mfu"] = r.mfu;
-    e["time_to_train_s"] = {{"p50", optional_json(r.time_to_train_s)}, {"p90", optional_json(r.time_to_train_s)}};
-    e["cost_usd"] = optional_json(r.cost_usd);
-    e["energy_kwh"] = optional_json(r.energy_kwh);
+    if (r.reliability) {
+      const PointReliability& x = *r.reliability;
+      e["time_to_train_s"] = {{"p50", x.time_to_train_p50_s}, {"p90", x.time_to_train_p90_s}};
+      e["cost_usd"] = optional_json(x.cost_p50_usd);
+      e["energy_kwh"] = x.energy_kwh;
+      e["reliability"] = {{"failure_free_time_to_train_s", optional_json(r.time_to_train_s)},
+                          {"time_to_train_mean_s", x.time_to_train_mean_s},
+                          {"goodput", x.goodput},
+                          {"expected_interruptions", x.expected_interruptions},
+                          {"checkpoint_interval_s", x.checkpoint_interval_s},
+                          {"trials", x.trials}};
+    } else {
+      e["time_to_train_s"] = {{"p50", optional_json(r.time_to_train_s)}, {"p90", optional_json(r.time_to_train_s)}};
+      e["cost_usd"] = optional_json(r.cost_usd);
+      e["energy_kwh"] = optional_json(r.energy_kwh);
+      if (failures) e["reliability"] = reliability_json(r);  // the replay's refusal
+    }
     e["bottleneck"] = {{"name", b.name}, {"seconds", b.seconds}, {"share", b.share}};
     e["memory"] = {{"peak_bytes_per_gpu", std::llround(r.peak_bytes_per_gpu)},
                    {"capacity_bytes_per_gpu", std::llround(r.capacity_bytes_per_gpu)}};
@@ -268,10 +343,16 @@ ojson plan_json(const SweepSpec& spec, const Outcome& o) {
 }
 
 std::string plan_table(const SweepSpec& spec, const Outcome& o) {
-  std::string out = fmt::format("trainsim plan: {} (best layout per cluster by {}; failures not modeled: p90 = p50)\n\n",
-                                spec.name, to_string(spec.objective));
-  out += fmt::format("{:<30} {:<48} {:>10} {:>10} {:>10} {:>10} {:>6}  {}\n", "cluster", "best layout", "iteration",
-                     "p50", "p90", "cost", "MWh", "bottleneck");
+  const bool failures = spec.failures_modeled();
+  std::string out =
+      failures ? fmt::format("trainsim plan: {} (best layout per cluster by p50 {} under failures: the best {} by "
+                             "failure-free {} replayed, {} trials each; cost is the p50 trial's)\n\n",
+                             spec.name, to_string(spec.objective), spec.replay_top_k, to_string(spec.objective),
+                             spec.clusters.front().base.failures->trials)
+               : fmt::format("trainsim plan: {} (best layout per cluster by {}; failures not modeled: p90 = p50)\n\n",
+                             spec.name, to_string(spec.objective));
+  out += fmt::format("{:<30} {:<48} {:>10} {:>10} {:>10} {:>10} {:>6}  {}{}\n", "cluster", "best layout", "iteration",
+                     "p50", "p90", "cost", "MWh", "bottleneck", failures ? "  goodput" : "");
   for (const PlanRow& row : plan(spec, o)) {
     const ClusterOption& c = spec.clusters[row.cluster];
     if (!row.best) {
@@ -280,10 +361,23 @@ std::string plan_table(const SweepSpec& spec, const Outcome& o) {
     }
     const PointResult& r = o.results[*row.best];
     const Bottleneck b = bottleneck(r);
-    const std::string ttt = r.time_to_train_s ? duration(*r.time_to_train_s) : "-";
-    out += fmt::format("{:<30} {:<48} {:>10} {:>10} {:>10} {:>10} {:>6} {} ({:.0f}%)\n", c.name,
-                       layout_label(o.points[*row.best]), duration(r.iteration_time_s), ttt, ttt, money(r.cost_usd),
-                       r.energy_kwh ? fmt::format("{:.0f}", *r.energy_kwh / 1e3) : "-", b.name, 100.0 * b.share);
+    std::string p50 = r.time_to_train_s ? duration(*r.time_to_train_s) : "-";
+    std::string p90 = p50;
+    std::optional<double> cost = r.cost_usd;
+    std::optional<double> energy = r.energy_kwh;
+    std::string goodput;
+    if (r.reliability) {
+      p50 = duration(r.reliability->time_to_train_p50_s);
+      p90 = duration(r.reliability->time_to_train_p90_s);
+      cost = r.reliability->cost_p50_usd;
+      energy = r.reliability->energy_kwh;
+      goodput = fmt::format("  {:.1f}%", 100.0 * r.reliability->goodput);
+    } else if (failures) {
+      goodput = "  not replayed";
+    }
+    out += fmt::format("{:<30} {:<48} {:>10} {:>10} {:>10} {:>10} {:>6} {} ({:.0f}%){}\n", c.name,
+                       layout_label(o.points[*row.best]), duration(r.iteration_time_s), p50, p90, money(cost),
+                       energy ? fmt::format("{:.0f}", *energy / 1e3) : "-", b.name, 100.0 * b.share, goodput);
   }
   return out;
 }

@@ -8,16 +8,27 @@
 namespace trainsim::sweep {
 
 namespace {
-std::optional<double> objective_of(const PointResult& r, Objective o) {
+std::optional<double> failure_free_objective(const PointResult& r, Objective o) {
   return o == Objective::kCost ? r.cost_usd : r.time_to_train_s;
 }
 }  // namespace
+
+std::optional<double> objective_of(const PointResult& r, Objective o) {
+  if (r.reliability)
+    return o == Objective::kCost ? r.reliability->cost_p50_usd
+                                 : std::optional<double>(r.reliability->time_to_train_p50_s);
+  return failure_free_objective(r, o);
+}
 
 std::vector<std::size_t> rank(std::span<const PointResult> results, Objective objective) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < results.size(); ++i)
     if (results[i].status == Status::kEvaluated && objective_of(results[i], objective)) order.push_back(i);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    // Replayed points first (by their p50), then the rest (failure-free).
+    const bool ra = results[a].reliability.has_value();
+    const bool rb = results[b].reliability.has_value();
+    if (ra != rb) return ra;
     const double va = *objective_of(results[a], objective);
     const double vb = *objective_of(results[b], objective);
     if (va != vb) return va < vb;

@@ -49,6 +49,13 @@ struct SweepSpec {
   std::vector<ClusterOption> clusters;
   Space space;
   Objective objective = Objective::kTimeToTrain;
+  // With a "failures" section: points per cluster option replayed under failures
+  // (the best by the failure-free objective; docs/sweep.md, "Failures").
+  int replay_top_k = kDefaultReplayTopK;
+  static constexpr int kDefaultReplayTopK = 3;
+
+  // True when the spec has a "failures" section (shared by every cluster option).
+  [[nodiscard]] bool failures_modeled() const { return !clusters.empty() && clusters.front().base.failures; }
 };
 
 // Throws scenario::ScenarioError naming the file, the JSON path, what was

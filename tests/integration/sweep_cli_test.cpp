@@ -100,9 +100,30 @@ TEST_F(SweepCli, PlanHasABestLayoutPerCluster) {
   ASSERT_EQ(j["options"].size(), 2u);
   for (const auto& o : j["options"]) {
     EXPECT_FALSE(o["best"].is_null());
-    EXPECT_EQ(o["time_to_train_s"]["p50"], o["time_to_train_s"]["p90"]);  // failures not modeled yet
+    EXPECT_EQ(o["time_to_train_s"]["p50"], o["time_to_train_s"]["p90"]);  // no failures section
     EXPECT_GT(o["cost_usd"].get<double>(), 0.0);
     EXPECT_TRUE(o["bottleneck"]["name"].is_string());
+  }
+}
+
+const std::string kFailuresSpec = std::string(TRAINSIM_SOURCE_DIR) + "/tests/integration/sweep_small_failures.json";
+
+TEST_F(SweepCli, PlanUnderFailuresHasP50AndP90AndIsTheSameOnAnyThreadCount) {
+  const Result one = run("plan " + kFailuresSpec + " --jobs 1 --out " + (dir_ / "one.json").string());
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const Result two = run("plan " + kFailuresSpec + " --jobs 2 --out " + (dir_ / "two.json").string());
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_THAT(one.output, HasSubstr("goodput"));
+  EXPECT_EQ(slurp(dir_ / "one.json"), slurp(dir_ / "two.json"));
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir_ / "one.json"));
+  EXPECT_EQ(j["failures_modeled"], true);
+  EXPECT_EQ(j["failures"]["replay_top_k"], 2);
+  for (const auto& o : j["options"]) {
+    const double p50 = o["time_to_train_s"]["p50"];
+    EXPECT_GE(o["time_to_train_s"]["p90"].get<double>(), p50);
+    // 1B tokens take about two minutes: a node MTBF of 10 min interrupts some trials.
+    EXPECT_GT(p50, o["reliability"]["failure_free_time_to_train_s"].get<double>());
+    EXPECT_GT(o["reliability"]["expected_interruptions"].get<double>(), 0.0);
   }
 }
 
