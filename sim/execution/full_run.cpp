@@ -129,10 +129,14 @@ FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOut
   const auto gpus = static_cast<double>(c.num_gpus());
   const double spare_nodes = f.hot_spares ? static_cast<double>(*f.hot_spares) : 0.0;
   const double spare_gpus = spare_nodes * c.gpus_per_node;
-  const double idle = f.gpu_idle_power_w;
+  // Not given in "failures": the GPU preset's figures (scenarios/hardware/*.json, "sources").
+  const double idle = f.gpu_idle_power_w.value_or(c.gpu.idle_watts);
+  const double node_overhead = f.node_overhead_power_w.value_or(c.gpu.node_overhead_watts);
+  rep.gpu_idle_power_w = idle;
+  rep.node_overhead_power_w = node_overhead;
   rc.running_power_w = gpus * (idle + (c.gpu.tdp_watts - idle) * rep.gpu_utilization);
   rc.idle_power_w = gpus * idle;
-  rc.constant_power_w = (c.num_nodes + spare_nodes) * f.node_overhead_power_w + spare_gpus * idle;
+  rc.constant_power_w = (c.num_nodes + spare_nodes) * node_overhead + spare_gpus * idle;
   rc.pue = f.pue;
   rc.allocated_gpus = c.num_gpus() + static_cast<long long>(spare_gpus);
   rc.price_per_gpu_hour = c.price_per_gpu_hour.value_or(0.0);
