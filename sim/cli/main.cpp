@@ -93,7 +93,7 @@ int run(const RunOptions& o) {
                                run_timeline.empty() ? "" : " and " + run_timeline.string());
   }
   if (!o.trace.empty()) {
-    report::write_trace(o.trace, s, out, ranks);
+    report::write_trace(o.trace, s, out, ranks, m.reliability ? &*m.reliability : nullptr);
     if (!o.quiet)
       std::cout << fmt::format("wrote {} (ranks {}; open it in ui.perfetto.dev)\n", o.trace,
                                report::rank_ranges(ranks));

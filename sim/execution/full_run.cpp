@@ -1,7 +1,9 @@
 #include "execution/full_run.h"
 
 #include <algorithm>
+#include <future>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <tuple>
 
@@ -127,27 +129,28 @@ FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOut
   const auto gpus = static_cast<double>(c.num_gpus());
   const double spare_nodes = f.hot_spares ? static_cast<double>(*f.hot_spares) : 0.0;
   const double spare_gpus = spare_nodes * c.gpus_per_node;
-  const double idle = f.gpu_idle_power_w;
+  // Not given in "failures": the GPU preset's figures (scenarios/hardware/*.json, "sources").
+  const double idle = f.gpu_idle_power_w.value_or(c.gpu.idle_watts);
+  const double node_overhead = f.node_overhead_power_w.value_or(c.gpu.node_overhead_watts);
+  rep.gpu_idle_power_w = idle;
+  rep.node_overhead_power_w = node_overhead;
   rc.running_power_w = gpus * (idle + (c.gpu.tdp_watts - idle) * rep.gpu_utilization);
   rc.idle_power_w = gpus * idle;
-  rc.constant_power_w = (c.num_nodes + spare_nodes) * f.node_overhead_power_w + spare_gpus * idle;
+  rc.constant_power_w = (c.num_nodes + spare_nodes) * node_overhead + spare_gpus * idle;
   rc.pue = f.pue;
   rc.allocated_gpus = c.num_gpus() + static_cast<long long>(spare_gpus);
   rc.price_per_gpu_hour = c.price_per_gpu_hour.value_or(0.0);
 
-  // The oracle: one iteration simulation per distinct reduced state.
+  // The oracle: one iteration simulation per distinct reduced state. Trials on
+  // different threads may ask for different states at once (faults/replay.h):
+  // each reduced state is simulated by the first to ask, outside the lock, and
+  // the others wait for its answer.
   const int pp = s.parallel.pipeline;
   const long long stage_gpus = c.num_gpus() / pp;
-  std::map<StateKey, faults::StatePerformance> cache;
+  std::mutex mutex;
+  std::map<StateKey, std::shared_future<faults::StatePerformance>> cache;
   int simulated = 0;
-  const faults::IterationOracle oracle = [&](const faults::ClusterState& st) {
-    std::vector<double> per_stage(static_cast<std::size_t>(pp), 0.0);
-    for (const auto& [rank, slow] : st.slow_ranks) {
-      auto& x = per_stage[static_cast<std::size_t>(rank / stage_gpus)];
-      x = std::max(x, slow);
-    }
-    StateKey key{st.lost_replicas, st.degraded_link, per_stage};
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const auto simulate_state = [&](const faults::ClusterState& st, const std::vector<double>& per_stage) {
     scenario::Scenario v = s;
     if (st.degraded_link) v.cluster.inter_node.nic_bandwidth *= f.degraded_link_bandwidth;
     if (st.lost_replicas > 0) {
@@ -162,13 +165,40 @@ FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOut
     for (int k = 0; k < pp; ++k)
       if (per_stage[static_cast<std::size_t>(k)] > 0.0)
         options.slow_ranks.emplace_back(k * v_stage_gpus, per_stage[static_cast<std::size_t>(k)]);
-    faults::StatePerformance p = base;
-    if (st.lost_replicas > 0 || st.degraded_link || !options.slow_ranks.empty()) {
-      p = performance_of(simulate(v, options));
-      ++simulated;
+    if (st.lost_replicas > 0 || st.degraded_link || !options.slow_ranks.empty())
+      return performance_of(simulate(v, options));
+    return base;
+  };
+  const faults::IterationOracle oracle = [&](const faults::ClusterState& st) {
+    std::vector<double> per_stage(static_cast<std::size_t>(pp), 0.0);
+    for (const auto& [rank, slow] : st.slow_ranks) {
+      auto& x = per_stage[static_cast<std::size_t>(rank / stage_gpus)];
+      x = std::max(x, slow);
     }
-    cache.emplace(std::move(key), p);
-    return p;
+    const bool healthy_state = st.lost_replicas == 0 && !st.degraded_link &&
+                               std::all_of(per_stage.begin(), per_stage.end(), [](double x) { return x == 0.0; });
+    std::promise<faults::StatePerformance> mine;
+    std::shared_future<faults::StatePerformance> answer;
+    bool ask = false;
+    {
+      const std::lock_guard lock(mutex);
+      StateKey key{st.lost_replicas, st.degraded_link, per_stage};
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        it = cache.emplace(std::move(key), mine.get_future().share()).first;
+        ask = true;
+        if (!healthy_state) ++simulated;
+      }
+      answer = it->second;
+    }
+    if (ask) {
+      try {
+        mine.set_value(simulate_state(st, per_stage));
+      } catch (...) {
+        mine.set_exception(std::current_exception());
+      }
+    }
+    return answer.get();
   };
   rep.monte_carlo = faults::monte_carlo(rc, oracle, f.seed, f.trials, f.threads);
   rep.states_simulated = simulated;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <future>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -58,16 +59,12 @@ class Trial {
     // so that long runs cannot overflow.
     const double ideal = static_cast<double>(ceil_div(c_.train_tokens, healthy.tokens_per_iteration)) *
                          static_cast<double>(healthy.iteration_time);
-    const core::Time horizon =
-        c_.horizon > 0 ? c_.horizon
-                       : static_cast<core::Time>(std::clamp(100.0 * ideal, 86400.0 * static_cast<double>(core::kSecond),
-                                                            static_cast<double>(kNever)));
+    horizon_ = c_.horizon > 0 ? c_.horizon
+                              : static_cast<core::Time>(std::clamp(100.0 * ideal,
+                                                                   86400.0 * static_cast<double>(core::kSecond),
+                                                                   static_cast<double>(kNever)));
     while (tokens_ < c_.train_tokens) {
-      if (t_ > horizon)
-        throw std::runtime_error(fmt::format(
-            "the run does not finish within {:.0f} days of simulated time: failures come faster than the job "
-            "recovers (mean time to interrupt vs detection + restart + reload + checkpoint interval)",
-            core::to_seconds(horizon) / 86400.0));
+      check_horizon(t_);
       settle(t_);
       update_background(t_);
       if (next_maint_ <= t_) {
@@ -105,6 +102,15 @@ class Trial {
   }
 
  private:
+  void check_horizon(core::Time t) const {
+    if (t > horizon_)
+      throw std::runtime_error(fmt::format(
+          "the run does not finish within {:.0f} days of simulated time: failures come faster than the job "
+          "recovers (mean time to interrupt vs detection + restart + reload + checkpoint interval, or a repair "
+          "wait longer than the time between failures)",
+          core::to_seconds(horizon_) / 86400.0));
+  }
+
   core::Time draw_failure(std::size_t i, core::Time from) {
     const double mean = c_.processes[i].mean_s;
     double x = 0.0;
@@ -139,7 +145,7 @@ class Trial {
     if (state_.degraded_link && degrade_until_ <= now) state_.degraded_link = false;
     while (next_degrade_ <= now) {
       const core::Time end = next_degrade_ + c_.degraded_duration;
-      add_event("degraded", "degraded link", next_degrade_, end);
+      add_event("degraded", "degraded link", next_degrade_, end, {}, true);
       degrade_until_ = std::max(state_.degraded_link ? degrade_until_ : 0, end);
       state_.degraded_link = degrade_until_ > now;
       next_degrade_ = next_degrade_ + ns(degrade_rng_.exponential(c_.degraded_mean_s));
@@ -222,18 +228,18 @@ class Trial {
       pending_at_ = t_ + c_.checkpoint_background;
       pending_tokens_ = tokens_;
       pending_run_ = r_.running;
-      add_event("checkpoint", "checkpoint write to storage (background)", t_, pending_at_);
+      add_event("checkpoint", "checkpoint write to storage (background)", t_, pending_at_, {}, true);
     } else {
       durable_tokens_ = tokens_;
       run_at_durable_ = r_.running;
     }
     // Elastic shrink: repaired nodes rejoin after a checkpoint (a restart
     // without reload: the new replicas take the state from their peers).
+    // A failure during that restart leaves them ready for the next checkpoint.
     if (state_.lost_replicas > 0 && rejoin_ready_ > 0) {
-      const int back = std::min(state_.lost_replicas, rejoin_ready_ * c_.replicas_per_node_loss);
-      rejoin_ready_ = 0;
       if (!stop_until(t_ + c_.restart, r_.down, "restart", "repaired nodes rejoin")) return;
-      state_.lost_replicas -= back;
+      state_.lost_replicas -= std::min(state_.lost_replicas, rejoin_ready_ * c_.replicas_per_node_loss);
+      rejoin_ready_ = 0;
     }
   }
 
@@ -279,8 +285,10 @@ class Trial {
     for (;;) {
       const std::size_t i = failing_process();
       const core::Time at = next_fail_[i];
+      check_horizon(at);  // a recovery that failures keep starting again never ends
       ++r_.interruptions;
       ++during_recovery;
+      if (record_ && r_.events.size() < kMaxEvents) r_.failures.push_back({at, c_.processes[i].component});
       next_fail_[i] = draw_failure(i, at);
       const core::Time ready = take_node_out(at);
       resume = std::max(at + c_.detection, ready) + c_.restart + c_.reload;
@@ -292,11 +300,24 @@ class Trial {
     since_ckpt_ = 0;
     add_event("failure", fmt::format("{} failure (detection)", to_string(c_.processes[first].component)), tf,
               tf + c_.detection);
+    // The recovery that completed: down until its restart (a repair wait, or
+    // recoveries started again by more failures), the restart, the reload.
+    const core::Time reload_at = resume - c_.reload;
+    const core::Time restart_at = reload_at - c_.restart;
+    std::vector<Phase> phases;
+    if (record_) {
+      add_phase(phases, "down",
+                during_recovery > 0 ? fmt::format("down: recovery started again by {} more failures", during_recovery)
+                                    : std::string("down: waiting for a repaired node"),
+                tf + c_.detection, restart_at);
+      add_phase(phases, "restart", "restart", restart_at, reload_at);
+      add_phase(phases, "reload", "checkpoint reload", reload_at, resume);
+    }
     add_event("restart",
               during_recovery > 0
                   ? fmt::format("restart and checkpoint reload ({} more failures during recovery)", during_recovery)
                   : std::string("restart and checkpoint reload"),
-              tf + c_.detection, resume);
+              tf + c_.detection, resume, std::move(phases));
     r_.down += resume - tf;
     t_ = resume;
   }
@@ -314,7 +335,13 @@ class Trial {
     ++r_.maintenance_stops;
     const core::Time window_end = std::max(t_, next_maint_ + c_.maintenance_duration);
     const core::Time resume = window_end + c_.restart + c_.reload;
-    add_event("maintenance", "planned maintenance, restart and reload", t_, resume);
+    std::vector<Phase> phases;
+    if (record_) {
+      add_phase(phases, "maintenance", "planned maintenance", t_, window_end);
+      add_phase(phases, "restart", "restart", window_end, window_end + c_.restart);
+      add_phase(phases, "reload", "checkpoint reload", window_end + c_.restart, resume);
+    }
+    add_event("maintenance", "planned maintenance, restart and reload", t_, resume, std::move(phases));
     r_.down += resume - t_;
     t_ = resume;
     for (std::size_t i = 0; i < next_fail_.size(); ++i)
@@ -322,15 +349,21 @@ class Trial {
     while (next_maint_ <= t_) next_maint_ += c_.maintenance_interval;
   }
 
-  void add_event(const char* category, std::string name, core::Time start, core::Time end) {
+  void add_event(const char* category, std::string name, core::Time start, core::Time end,
+                 std::vector<Phase> phases = {}, bool concurrent = false) {
     if (!record_ || end <= start) return;
-    if (!r_.events.empty() && r_.events.back().category == category && r_.events.back().end == start &&
-        r_.events.back().name == name) {
+    if (phases.empty() && !r_.events.empty() && r_.events.back().category == category &&
+        r_.events.back().end == start && r_.events.back().name == name && r_.events.back().phases.empty()) {
       r_.events.back().end = end;
       return;
     }
     if (r_.events.size() >= kMaxEvents) return;
-    r_.events.push_back({category, std::move(name), start, end});
+    r_.events.push_back({category, std::move(name), start, end, std::move(phases), concurrent});
+  }
+
+  static void add_phase(std::vector<Phase>& phases, const char* category, std::string name, core::Time start,
+                        core::Time end) {
+    if (end > start) phases.push_back({category, std::move(name), start, end});
   }
 
   const ReplayConfig& c_;
@@ -354,6 +387,7 @@ class Trial {
 
   TrialResult r_;
   core::Time t_ = 0;
+  core::Time horizon_ = kNever;
   long long tokens_ = 0;
   long long durable_tokens_ = 0;
   core::Time since_ckpt_ = 0;
@@ -364,21 +398,41 @@ class Trial {
   core::Time pending_run_ = 0;
 };
 
-// The oracle's answers, shared by the trials: one call per distinct state.
+// The oracle's answers, shared by the trials: one call per distinct state. The
+// first trial to need a state asks the oracle outside the lock, so trials on
+// other threads keep running (or ask for other states) meanwhile; a trial that
+// needs the same state waits for that answer. The oracle is a pure function of
+// the state, so which thread asks first never changes an answer.
 class StateCache {
  public:
   explicit StateCache(const IterationOracle& oracle) : oracle_(oracle) {}
   StatePerformance get(const ClusterState& s) {
-    const std::lock_guard lock(mutex_);
-    auto it = cache_.find(s);
-    if (it == cache_.end()) it = cache_.emplace(s, oracle_(s)).first;
-    return it->second;
+    std::promise<StatePerformance> mine;
+    std::shared_future<StatePerformance> answer;
+    bool ask = false;
+    {
+      const std::lock_guard lock(mutex_);
+      auto it = cache_.find(s);
+      if (it == cache_.end()) {
+        it = cache_.emplace(s, mine.get_future().share()).first;
+        ask = true;
+      }
+      answer = it->second;
+    }
+    if (ask) {
+      try {
+        mine.set_value(oracle_(s));
+      } catch (...) {
+        mine.set_exception(std::current_exception());
+      }
+    }
+    return answer.get();
   }
 
  private:
   const IterationOracle& oracle_;
   std::mutex mutex_;
-  std::map<ClusterState, StatePerformance> cache_;
+  std::map<ClusterState, std::shared_future<StatePerformance>> cache_;
 };
 
 Percentiles percentiles(std::vector<double> v) {

@@ -32,8 +32,9 @@ struct StatePerformance {
   long long tokens_per_iteration = 0;
 };
 
-// Must be a pure function of the state; the replay calls it under a lock, one
-// call at a time, and caches every answer.
+// Must be a pure function of the state. monte_carlo() asks it once per distinct
+// state and caches the answer; trials on different threads may ask it for
+// different states at the same time, so it must be safe to call concurrently.
 using IterationOracle = std::function<StatePerformance(const ClusterState&)>;
 
 // Everything a trial needs, resolved to integer nanoseconds and counts.
@@ -76,11 +77,32 @@ struct ReplayConfig {
   core::Time horizon = 0;  // give up (throw) past this wall time; 0: 100 x the failure-free time
 };
 
-struct Event {
-  std::string category;  // train, checkpoint, failure, restart, maintenance, degraded, shrink
+// A finer piece of an event, for the Perfetto trace (docs/results.md, "Perfetto
+// trace"): a recovery splits into down (a repair wait, or a recovery started
+// again by more failures), restart and reload; maintenance into the window,
+// restart and reload. The phases of an event tile it.
+struct Phase {
+  std::string category;  // down, restart, reload, maintenance
   std::string name;
   core::Time start = 0;
   core::Time end = 0;
+};
+
+struct Event {
+  std::string category;  // train, checkpoint, failure, restart, maintenance, degraded
+  std::string name;
+  core::Time start = 0;
+  core::Time end = 0;
+  std::vector<Phase> phases;  // empty: the event is one piece
+  // Runs beside the job's own sequence of states (a degraded-link episode, a
+  // background checkpoint write); every other event follows the previous one.
+  bool concurrent = false;
+};
+
+// One interruption of the recorded trial: when, and which process failed.
+struct FailureMark {
+  core::Time at = 0;
+  Component component = Component::kNode;
 };
 
 struct TrialResult {
@@ -99,6 +121,9 @@ struct TrialResult {
   double energy_kwh = 0.0;
   double cost_usd = 0.0;
   std::vector<Event> events;  // recorded for one trial only
+  // Every interruption of the recorded trial, failures during a recovery
+  // included, while events are kept (the same cap).
+  std::vector<FailureMark> failures;
 };
 
 // One trial with its own generator. `record` keeps its events (capped).

@@ -23,6 +23,11 @@ struct GpuSpec {
   double memory_bandwidth = 0.0;             // B/s, datasheet
   double memory_bandwidth_efficiency = 1.0;  // measured copy rate / datasheet
   double tdp_watts = 0.0;
+  // Energy of a full run (docs/model.md, "Reliability"): the GPU's draw at zero
+  // utilization, and a node's draw besides its GPUs (CPUs, memory, NICs,
+  // NVSwitches, fans); sources in the preset files. 0: not known.
+  double idle_watts = 0.0;
+  double node_overhead_watts = 0.0;
   std::vector<EfficiencyPoint> matmul_efficiency;  // sorted by flops, at least one point
 
   [[nodiscard]] bool supports(Precision p) const { return peak_flops.contains(p); }

@@ -137,8 +137,10 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
     if (m.cost_usd)
       line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour (mean)", *m.cost_usd, *c.price_per_gpu_hour));
     if (m.energy_kwh)
-      line("energy", fmt::format("{:.0f} kWh (mean; GPU power by utilization {:.0f}%, node overhead, PUE {:.2f})",
-                                 *m.energy_kwh, 100.0 * r.gpu_utilization, s.failures->pue));
+      line("energy", fmt::format("{:.0f} kWh (mean; GPUs at {:.0f}% utilization between {:.0f} W idle and {:.0f} W "
+                                 "TDP, {:.0f} W per node besides them, PUE {:.2f})",
+                                 *m.energy_kwh, 100.0 * r.gpu_utilization, r.gpu_idle_power_w, c.gpu.tdp_watts,
+                                 r.node_overhead_power_w, s.failures->pue));
   } else if (m.time_to_train_s) {
     line("time to train", fmt::format("{} for {} tokens ({:.0f} iterations, no failures modeled)",
                                       duration(*m.time_to_train_s), count(*m.train_tokens), *m.iterations_to_train));

@@ -39,6 +39,53 @@ std::string seconds_text(core::Time t) { return fmt::format("{}.{:09d}", t / cor
 // Microseconds (the Chrome trace unit) with nanosecond resolution.
 std::string micros_text(core::Time t) { return fmt::format("{}.{:03d}", t / 1000, t % 1000); }
 
+// The job's tracks: tid 0 the sequence of states (each span follows the last),
+// tid 1 degraded-link episodes, tid 2 background checkpoint writes.
+constexpr int kJobTrack = 0;
+constexpr int kDegradedTrack = 1;
+constexpr int kStorageTrack = 2;
+
+// A failure event of the run timeline is the failure's detection.
+std::string_view trace_category(const faults::Event& e) {
+  if (e.category == "failure") return "detection";
+  return e.category;
+}
+
+template <typename Emit>
+void job_events(const scenario::Scenario& s, const faults::TrialResult& trial, Emit& emit) {
+  const long long pid = s.cluster.num_gpus() + 1;
+  emit(fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"name\": \"process_name\", \"args\": {{\"name\": \"job "
+                   "(full run, trial 0, seed {})\"}}}}",
+                   pid, s.failures->seed));
+  emit(fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"name\": \"process_sort_index\", \"args\": "
+                   "{{\"sort_index\": {}}}}}",
+                   pid, pid));
+  const std::pair<int, const char*> tracks[] = {
+      {kJobTrack, "job"}, {kDegradedTrack, "degraded link"}, {kStorageTrack, "checkpoint storage"}};
+  for (const auto& [tid, name] : tracks)
+    emit(fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
+                     "{{\"name\": \"{}\"}}}}",
+                     pid, tid, name));
+  const auto span = [&](int tid, std::string_view category, const std::string& name, core::Time start,
+                        core::Time end) {
+    emit(fmt::format("{{\"ph\": \"X\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": {}, "
+                     "\"cat\": \"{}\"}}",
+                     pid, tid, micros_text(start), micros_text(end - start), json_string(name), category));
+  };
+  for (const faults::Event& e : trial.events) {
+    const int tid = !e.concurrent ? kJobTrack : e.category == "degraded" ? kDegradedTrack : kStorageTrack;
+    if (e.phases.empty()) {
+      span(tid, trace_category(e), e.name, e.start, e.end);
+      continue;
+    }
+    for (const faults::Phase& p : e.phases) span(tid, p.category, p.name, p.start, p.end);
+  }
+  for (const faults::FailureMark& f : trial.failures)
+    emit(fmt::format("{{\"ph\": \"i\", \"s\": \"t\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"name\": \"{} "
+                     "failure\", \"cat\": \"failure\"}}",
+                     pid, kJobTrack, micros_text(f.at), faults::to_string(f.component)));
+}
+
 }  // namespace
 
 void write_timeline(const std::filesystem::path& path, const scenario::Scenario& s, const exec::SimulationOutput& out) {
@@ -110,7 +157,7 @@ void write_timeline(const std::filesystem::path& path, const scenario::Scenario&
 }
 
 void write_trace(const std::filesystem::path& path, const scenario::Scenario& s, const exec::SimulationOutput& out,
-                 const std::vector<long long>& ranks) {
+                 const std::vector<long long>& ranks, const exec::FullRunReport* full_run) {
   const auto by_rank = spans_by_rank(out);
   const auto& graph = out.iteration.graph;
   write_atomically(path, [&](std::ostream& os) {
@@ -172,6 +219,8 @@ void write_trace(const std::filesystem::path& path, const scenario::Scenario& s,
                            "{}}}}}",
                            pid, micros_text(time), json_string(series.name), value));
     }
+    if (full_run && s.failures && !full_run->monte_carlo.per_trial.empty())
+      job_events(s, full_run->monte_carlo.per_trial.front(), emit);
     os << "\n]}\n";
   });
 }

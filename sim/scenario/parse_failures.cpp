@@ -92,9 +92,12 @@ std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, co
   if (o.has_non_null("checkpoint_size"))
     f.checkpoint_size_bytes = o.quantity("checkpoint_size", Dimension::kBytes, 1.0, 1e18);
 
-  f.gpu_idle_power_w = o.quantity("gpu_idle_power", Dimension::kPower, 0.0, 1e5, 0.0);
-  f.node_overhead_power_w = o.quantity("node_overhead_power", Dimension::kPower, 0.0, 1e7, 0.0);
-  f.pue = o.number("pue", 1.0, 10.0, 1.0);
+  // Not given: the GPU preset's figures (resolved by the full run, which knows the cluster).
+  if (o.has_non_null("gpu_idle_power"))
+    f.gpu_idle_power_w = o.quantity("gpu_idle_power", Dimension::kPower, 0.0, 1e5);
+  if (o.has_non_null("node_overhead_power"))
+    f.node_overhead_power_w = o.quantity("node_overhead_power", Dimension::kPower, 0.0, 1e7);
+  f.pue = o.number("pue", 1.0, 10.0, faults::kDefaultPue);
 
   f.seed = static_cast<std::uint64_t>(o.integer("seed", 0, INT64_MAX, 1));
   f.trials = static_cast<int>(o.integer("trials", 1, 1'000'000, 100));

@@ -67,7 +67,8 @@ std::string describe_point(const nlohmann::json& pt) {
 hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file, const std::string& path) {
   const ObjectReader g(value, file, path,
                        {"name", "peak_flops", "memory_capacity", "memory_bandwidth", "memory_bandwidth_efficiency",
-                        "tdp", "matmul_efficiency", "platform", "sources", "preset"});
+                        "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "platform", "sources",
+                        "preset"});
   hw::GpuSpec spec;
   spec.name = g.text("name", "custom GPU");
   const ObjectReader peaks = g.object("peak_flops", {"fp32", "tf32", "fp16", "bf16", "fp8"});
@@ -81,6 +82,8 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
   spec.memory_bandwidth = g.quantity("memory_bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth);
   spec.memory_bandwidth_efficiency = g.number("memory_bandwidth_efficiency", 0.01, 1.0, 1.0);
   spec.tdp_watts = g.quantity("tdp", Dimension::kPower, 1.0, 1e5, 0.0);
+  spec.idle_watts = g.quantity("idle_power", Dimension::kPower, 0.0, 1e5, 0.0);
+  spec.node_overhead_watts = g.quantity("node_overhead_power", Dimension::kPower, 0.0, 1e7, 0.0);
   if (g.has("matmul_efficiency")) {
     const nlohmann::json& pts = g.raw("matmul_efficiency");
     const std::string expected = "a non-empty array of [flops, efficiency] pairs with flops > 0 and 0 < efficiency <= 1";

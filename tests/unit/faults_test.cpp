@@ -3,6 +3,7 @@
 // forms, with a fake iteration oracle (no iteration simulator involved).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "faults/checkpoint.h"
@@ -231,6 +232,40 @@ TEST(Replay, ElasticShrinkRunsOnFewerReplicasUntilRepaired) {
   bool rejoined = false;
   for (const Event& e : r.events) rejoined |= e.name == "repaired nodes rejoin";
   EXPECT_TRUE(rejoined);
+}
+
+TEST(Replay, ElasticShrinkKeepsRepairedNodesWhenTheirRejoinIsInterrupted) {
+  // 64 replicas, a failure an hour, 4 h repairs, a 30 min restart that failures
+  // often interrupt (one in two: 1 - exp(-0.5) = 39%). Every node out is being
+  // repaired or waits for the next checkpoint to rejoin, so about 4 to 5 are out
+  // at a time (4 h of repair plus the wait for a checkpoint, at one failure an
+  // hour). If an interrupted rejoin forgot its repaired nodes they would never
+  // come back, and over 1000 h the job would shrink to its last replica.
+  ReplayConfig c = hourly_failures();
+  c.train_tokens = 360'000'000;  // 1000 h of iterations
+  c.policy = RecoveryPolicy::kElasticShrink;
+  c.repair = core::from_seconds(4 * 3600.0);
+  c.restart = core::from_seconds(1800.0);
+  c.data_parallel = 64;
+  int most_out = 0;
+  const IterationOracle oracle = [&](const ClusterState& s) {
+    most_out = std::max(most_out, s.lost_replicas);
+    return StatePerformance{10 * core::kSecond, 1000 - 15LL * s.lost_replicas};
+  };
+  const TrialResult r = replay_trial(c, oracle, 7, 0, false);
+  EXPECT_GT(r.interruptions, 1000);
+  EXPECT_GE(most_out, 4);
+  EXPECT_LT(most_out, 32);
+}
+
+TEST(Replay, RecoveryThatFailuresKeepStartingAgainThrowsInsteadOfHanging) {
+  // Waiting 48 h for a repair with a failure every hour: the recovery almost
+  // never completes (exp(-48) per attempt); the horizon stops it.
+  ReplayConfig c = hourly_failures();
+  c.policy = RecoveryPolicy::kWaitForRepair;
+  c.repair = core::from_seconds(48 * 3600.0);
+  c.horizon = core::from_seconds(365 * 86400.0);
+  EXPECT_THROW(replay_trial(c, ten_seconds, 1, 0, false), std::runtime_error);
 }
 
 TEST(Replay, MaintenanceStopsWithoutLosingWork) {

@@ -116,6 +116,31 @@ TEST(FullRun, NoFailuresIsIterationsTimesIterationTimePlusCheckpointsExactly) {
   EXPECT_NEAR(r.monte_carlo.cost_usd, core::to_seconds(iterations * it + checkpoints * write) / 3600.0 * 16.0, 1e-9);
 }
 
+TEST(FullRun, DefaultEnergyTakesThePresetsIdleAndNodePowerAndPue1Point58) {
+  // The no-failure run of the test above: T = t_run + checkpoints, nothing lost.
+  // H100 preset: P_idle 140 W, P_node 4600 W (one node); PUE 1.58. With u the
+  // healthy iteration's compute utilization:
+  // E = 1.58 [8 (140 + (700 - 140) u) t_run + 8 x 140 (T - t_run) + 4600 T] / 3.6e6 kWh.
+  const scenario::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "20s",
+                                        "checkpoint_write_bandwidth": "10GB/s", "trials": 1})");
+  const FullRunReport r = simulate_full_run(s, simulate(s));
+  const faults::TrialResult& t = r.monte_carlo.per_trial.front();
+  const double run = core::to_seconds(t.running);
+  const double wall = core::to_seconds(t.wall);
+  ASSERT_GT(wall, run);  // checkpoints stop training
+  EXPECT_DOUBLE_EQ(r.gpu_idle_power_w, 140.0);
+  EXPECT_DOUBLE_EQ(r.node_overhead_power_w, 4600.0);
+  const double u = r.gpu_utilization;
+  const double expected = 1.58 * (8 * (140.0 + 560.0 * u) * run + 8 * 140.0 * (wall - run) + 4600.0 * wall) / 3.6e6;
+  EXPECT_NEAR(r.monte_carlo.energy_kwh, expected, 1e-9 * expected);
+  // Given in the scenario, the facility's figures replace the defaults.
+  const scenario::Scenario own = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "20s",
+                                          "checkpoint_write_bandwidth": "10GB/s", "trials": 1,
+                                          "gpu_idle_power": "0W", "node_overhead_power": "0W", "pue": 1})");
+  const FullRunReport bare = simulate_full_run(own, simulate(own));
+  EXPECT_NEAR(bare.monte_carlo.energy_kwh, 8 * 700.0 * u * run / 3.6e6, 1e-9 * expected);
+}
+
 TEST(FullRun, AutoIntervalIsDalysFormula) {
   const scenario::Scenario s = gpt2(R"({"node_mtbf": "2h", "checkpoint_write_bandwidth": "1GB/s", "trials": 2})");
   const FullRunReport r = simulate_full_run(s, simulate(s));
@@ -197,6 +222,12 @@ TEST(FailuresSection, DefaultsFromThePublishedSources) {
   EXPECT_FALSE(f.checkpoint_interval_s.has_value());  // "auto"
   EXPECT_EQ(f.policy, faults::RecoveryPolicy::kHotSpare);
   EXPECT_EQ(f.trials, 100);
+  // Energy: the preset's idle draw and node overhead, the Uptime Institute's 2023 average PUE.
+  EXPECT_FALSE(f.gpu_idle_power_w.has_value());
+  EXPECT_FALSE(f.node_overhead_power_w.has_value());
+  EXPECT_DOUBLE_EQ(f.pue, 1.58);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.idle_watts, 140.0);              // nvidia-smi, gpu-burn issue #114
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.node_overhead_watts, 4600.0);    // DGX H100: 10.2 kW - 8 x 700 W
 }
 
 TEST(FailuresSection, UnitsAndChoices) {
@@ -220,8 +251,8 @@ TEST(FailuresSection, UnitsAndChoices) {
   EXPECT_DOUBLE_EQ(*f.repair_time_s, 2 * 86400.0);
   EXPECT_DOUBLE_EQ(*f.maintenance_interval_s, 7 * 86400.0);
   EXPECT_DOUBLE_EQ(f.maintenance_duration_s, 4 * 3600.0);
-  EXPECT_DOUBLE_EQ(f.gpu_idle_power_w, 80.0);
-  EXPECT_DOUBLE_EQ(f.node_overhead_power_w, 2000.0);
+  EXPECT_DOUBLE_EQ(*f.gpu_idle_power_w, 80.0);
+  EXPECT_DOUBLE_EQ(*f.node_overhead_power_w, 2000.0);
   EXPECT_DOUBLE_EQ(f.pue, 1.2);
   EXPECT_EQ(f.seed, 9u);
 }
