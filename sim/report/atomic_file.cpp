@@ -1,5 +1,7 @@
 #include "report/atomic_file.h"
 
+#include "report/gzip_stream.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -14,9 +16,17 @@ void write_atomically(const std::filesystem::path& path, const std::function<voi
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw OutputError("cannot write " + path.string() + ": " + std::strerror(errno));
-    write(out);
+    bool ok = true;
+    if (is_gzip_path(path)) {
+      GzipStreambuf gzip(out);
+      std::ostream compressed(&gzip);
+      write(compressed);
+      ok = compressed.good() && gzip.finish();
+    } else {
+      write(out);
+    }
     out.flush();
-    if (!out) {
+    if (!ok || !out) {
       std::error_code ignored;
       fs::remove(tmp, ignored);
       throw OutputError("cannot write " + path.string() + ": write failed (disk full?)");

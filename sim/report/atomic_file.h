@@ -1,7 +1,8 @@
 #pragma once
 // Output files are written to a temporary file beside the target and renamed
 // over it, so a reader never sees a half-written file and a failure leaves the
-// previous file intact.
+// previous file intact. A path ending in ".gz" is written gzip-compressed
+// (report/gzip_stream.h).
 #include <filesystem>
 #include <functional>
 #include <ostream>
