@@ -20,7 +20,7 @@
 #include "model/critical_path.h"
 #include "model/lane_layout.h"
 #include "model/timeline_reader.h"
-#include "report/atomic_file.h"
+#include "report/gzip_stream.h"
 #include "view/timeline_painter.h"
 
 namespace trainsim::gui {
@@ -104,7 +104,7 @@ std::filesystem::path gzip_timeline_file() {
   static const std::filesystem::path path = [] {
     const auto p = std::filesystem::temp_directory_path() / "trainsim_bench_1m.timeline.json.gz";
     std::ifstream in(timeline_file(), std::ios::binary);
-    report::write_atomically(p, [&](std::ostream& os) { os << in.rdbuf(); });
+    report::write_atomically_gz(p, [&](std::ostream& os) { os << in.rdbuf(); });
     return p;
   }();
   return path;

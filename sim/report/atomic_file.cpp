@@ -1,7 +1,5 @@
 #include "report/atomic_file.h"
 
-#include "report/gzip_stream.h"
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -16,17 +14,9 @@ void write_atomically(const std::filesystem::path& path, const std::function<voi
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw OutputError("cannot write " + path.string() + ": " + std::strerror(errno));
-    bool ok = true;
-    if (is_gzip_path(path)) {
-      GzipStreambuf gzip(out);
-      std::ostream compressed(&gzip);
-      write(compressed);
-      ok = compressed.good() && gzip.finish();
-    } else {
-      write(out);
-    }
+    write(out);
     out.flush();
-    if (!ok || !out) {
+    if (!out) {
       std::error_code ignored;
       fs::remove(tmp, ignored);
       throw OutputError("cannot write " + path.string() + ": write failed (disk full?)");

@@ -1,8 +1,7 @@
 #pragma once
 // Output files are written to a temporary file beside the target and renamed
 // over it, so a reader never sees a half-written file and a failure leaves the
-// previous file intact. A path ending in ".gz" is written gzip-compressed
-// (report/gzip_stream.h).
+// previous file intact.
 #include <filesystem>
 #include <functional>
 #include <ostream>

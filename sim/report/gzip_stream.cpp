@@ -1,5 +1,7 @@
 #include "report/gzip_stream.h"
 
+#include "report/atomic_file.h"
+
 #include <stdexcept>
 #include <zlib.h>
 
@@ -64,5 +66,20 @@ bool GzipStreambuf::finish() {
 }
 
 bool is_gzip_path(const std::filesystem::path& path) { return path.extension() == ".gz"; }
+
+void write_atomically_gz(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
+  if (!is_gzip_path(path)) {
+    write_atomically(path, write);
+    return;
+  }
+  write_atomically(path, [&](std::ostream& out) {
+    GzipStreambuf gzip(out);
+    std::ostream compressed(&gzip);
+    write(compressed);
+    // A failed compression fails the file: write_atomically removes the
+    // temporary file and throws OutputError naming it.
+    if (!compressed.good() || !gzip.finish()) out.setstate(std::ios::badbit);
+  });
+}
 
 }  // namespace trainsim::report

@@ -9,7 +9,7 @@
 #include "gui_fixtures.h"
 #include "model/run.h"
 #include "model/timeline_reader.h"
-#include "report/atomic_file.h"
+#include "report/gzip_stream.h"
 #include "report/timeline_writer.h"
 #include "scenario/reader.h"
 
@@ -116,7 +116,7 @@ TEST(LoadRun, ReadsTheResultAndTheTimelineBesideIt) {
 }
 
 void write_text(const std::filesystem::path& path, const std::string& text) {
-  report::write_atomically(path, [&](std::ostream& os) { os << text; });  // gzip when the name ends in .gz
+  report::write_atomically_gz(path, [&](std::ostream& os) { os << text; });  // gzip when the name ends in .gz
 }
 
 void expect_same_spans(const TimelineData& a, const TimelineData& b) {
