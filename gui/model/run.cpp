@@ -51,8 +51,11 @@ ResultSummary parse_result_text(std::string_view text, std::string_view source) 
   if (const auto rel = j.find("reliability"); rel != j.end() && rel->is_object()) {
     r.goodput = optional_number(*rel, "goodput").value_or(1.0);
     r.expected_interruptions = optional_number(*rel, "expected_interruptions").value_or(0.0);
+    if (const auto t = rel->find("run_timeline"); t != rel->end() && t->is_string())
+      r.run_timeline = t->get<std::string>();
   }
   if (const auto t = j.find("timeline"); t != j.end() && t->is_string()) r.timeline = t->get<std::string>();
+
   return r;
 }
 
@@ -72,6 +75,9 @@ Run load_run(const std::filesystem::path& path) {
   if (run.result->timeline.empty())
     throw ReadError(path.string() + ": /timeline: expected the timeline file's name");
   run.timeline = std::make_shared<const TimelineData>(read_timeline_file(path.parent_path() / run.result->timeline));
+  if (!run.result->run_timeline.empty())
+    run.run_timeline =
+        std::make_shared<const TimelineData>(read_timeline_file(path.parent_path() / run.result->run_timeline));
   return run;
 }
 

@@ -32,6 +32,7 @@ struct ResultSummary {
   double goodput = 1.0;
   double expected_interruptions = 0.0;
   std::string timeline;  // file name, in the result file's folder
+  std::string run_timeline;  // reliability.run_timeline: the full-run timeline's file name (failures), or empty
 };
 
 struct Run {
@@ -39,10 +40,14 @@ struct Run {
   std::filesystem::path path;
   std::optional<ResultSummary> result;
   std::shared_ptr<const TimelineData> timeline;
+  // The whole run of a result with failures (trial 0: training, checkpoints,
+  // failures, restarts on one "job" lane, days long), or null.
+  std::shared_ptr<const TimelineData> run_timeline;
 };
 
-// Reads RESULT.json (then its "timeline" beside it) or a timeline file: the
-// file's "format" key tells which. Throws ReadError.
+// Reads RESULT.json (then its "timeline" and "run_timeline" beside it) or a
+// timeline file: the file's "format" key tells which. Any of them may be
+// gzip-compressed. Throws ReadError.
 Run load_run(const std::filesystem::path& path);
 ResultSummary parse_result_text(std::string_view text, std::string_view source);
 

@@ -33,7 +33,7 @@ std::string format_duration(double seconds) {
   const double a = std::abs(seconds);
   char buf[48];
   if (a >= 86400.0) {
-    std::snprintf(buf, sizeof buf, "%.4g days", seconds / 86400.0);
+    std::snprintf(buf, sizeof buf, "%.4g %s", seconds / 86400.0, std::abs(seconds) == 86400.0 ? "day" : "days");
   } else if (a >= 3600.0) {
     std::snprintf(buf, sizeof buf, "%.4g h", seconds / 3600.0);
   } else if (a >= 60.0) {
@@ -58,10 +58,25 @@ std::string format_duration(double seconds) {
 
 double ruler_step(double seconds_per_px, double min_spacing_px) {
   const double min_step = seconds_per_px * min_spacing_px;
+  constexpr double kTolerance = 1.0 - 1e-12;
+  constexpr double kMinute = 60.0;
+  constexpr double kDay = 86400.0;
+  // Past 50 s, steps a clock reads (a run timeline spans days): 1, 2, 5, 10, 15,
+  // 30 min; 1, 2, 3, 6, 12 h; then 1, 2 or 5 x 10^k days.
+  if (min_step > 50.0) {
+    for (const double m : {1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 180.0, 360.0, 720.0})
+      if (m * kMinute >= min_step * kTolerance) return m * kMinute;
+    double days = std::pow(10.0, std::floor(std::log10(min_step / kDay)));
+    for (;;) {
+      for (const double f : {1.0, 2.0, 5.0})
+        if (days * f * kDay >= min_step * kTolerance) return days * f * kDay;
+      days *= 10.0;
+    }
+  }
   double base = std::pow(10.0, std::floor(std::log10(min_step)));
   for (;;) {
     for (const double f : {1.0, 2.0, 5.0})
-      if (base * f >= min_step * (1.0 - 1e-12)) return base * f;
+      if (base * f >= min_step * kTolerance) return base * f;
     base *= 10.0;
   }
 }

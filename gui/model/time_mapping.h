@@ -33,7 +33,8 @@ struct RulerTick {
   double x = 0.0;
   std::string label;
 };
-// Ticks at 1, 2 or 5 x 10^k seconds, at least min_spacing_px apart, covering
+// Ticks at 1, 2 or 5 x 10^k seconds up to 50 s, then at 1, 2, 5, 10, 15, 30 min,
+// 1, 2, 3, 6, 12 h and 1, 2 or 5 x 10^k days, at least min_spacing_px apart, covering
 // [x_left, x_right].
 std::vector<RulerTick> ruler_ticks(const TimeMapping& m, double x_left, double x_right, double min_spacing_px);
 // The tick step ruler_ticks uses (s).

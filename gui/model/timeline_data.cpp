@@ -21,7 +21,7 @@ void finalize(TimelineData& t) {
   double lo = std::numeric_limits<double>::infinity();
   double hi = -std::numeric_limits<double>::infinity();
   for (Lane& lane : t.lanes) {
-    lane.node = t.node_of(lane.rank);
+    lane.node = lane.rank < 0 ? -1 : t.node_of(lane.rank);  // rank -1: the whole job, a "node" of its own
     if (!std::is_sorted(lane.spans.begin(), lane.spans.end(),
                         [](const Span& a, const Span& b) { return a.start < b.start; }))
       std::stable_sort(lane.spans.begin(), lane.spans.end(),

@@ -1,5 +1,6 @@
 #include "model/timeline_reader.h"
 
+#include "model/gzip_file.h"
 #include "model/json_sax_parser.h"
 
 #include <array>
@@ -155,7 +156,14 @@ double seconds_per_unit(std::string_view unit) {
 std::string read_text_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw ReadError(path.string() + ": cannot open the file");
-  std::string text(static_cast<std::size_t>(in.tellg()), '\0');
+  const auto size = static_cast<std::size_t>(in.tellg());
+  if (size >= 2) {
+    char head[2] = {};
+    in.seekg(0);
+    in.read(head, 2);
+    if (has_gzip_magic(std::string_view(head, 2))) return read_gzip_file(path);
+  }
+  std::string text(size, '\0');
   in.seekg(0);
   if (!in.read(text.data(), static_cast<std::streamsize>(text.size())))
     throw ReadError(path.string() + ": cannot read the file");

@@ -18,18 +18,34 @@ QString title_of(const Run& run) {
                  .arg(QString::fromStdString(format_duration(r.iteration_time_s)))
                  .arg(100.0 * r.mfu, 0, 'f', 1)
                  .arg(r.num_gpus);
+    if (run.run_timeline)
+      title += QStringLiteral("   above: the whole run (trial 0, %1); below: the iteration")
+                   .arg(QString::fromStdString(format_duration(run.run_timeline->t_end - run.run_timeline->t_begin)));
   }
   return title;
 }
 
-void paint_run(QPainter& p, const QRect& area, const Run& run, const TimeMapping& m, const RenderOptions& o) {
+// `with_run_strip`: a result with failures gets its whole run (the run
+// timeline fitted to the width) between the title and the iteration timeline.
+void paint_run(QPainter& p, const QRect& area, const Run& run, const TimeMapping& m, const RenderOptions& o,
+               bool with_run_strip) {
   p.fillRect(QRect(area.left(), area.top(), area.width(), kTitleHeight), QColor(255, 255, 255));
   p.setPen(QColor(33, 33, 33));
   p.drawText(QRect(area.left() + 4, area.top(), area.width() - 8, kTitleHeight), Qt::AlignVCenter | Qt::AlignLeft,
              title_of(run));
+  int top = area.top() + kTitleHeight;
+  if (with_run_strip && run.run_timeline) {
+    const TimelineData& whole = *run.run_timeline;
+    const int h = run_strip_height(whole, o.geometry);
+    const double x0 = area.left() + o.geometry.label_width;
+    const TimeMapping strip = TimeMapping::fit(whole.t_begin, whole.t_end, x0, area.right() + 1 - x0);
+    paint_timeline(p, QRect(area.left(), top, area.width(), h), whole, layout_lanes(whole, {}), strip, ViewState{},
+                   o.geometry);
+    top += h + kRunStripGap;
+  }
   ViewState v;
   if (o.critical_path) v.critical_path = critical_path(*run.timeline).spans;
-  const QRect timeline(area.left(), area.top() + kTitleHeight, area.width(), area.height() - kTitleHeight);
+  const QRect timeline(area.left(), top, area.width(), area.bottom() + 1 - top);
   paint_timeline(p, timeline, *run.timeline, layout_lanes(*run.timeline, {}), m, v, o.geometry);
 }
 
@@ -49,7 +65,7 @@ QImage render_run(const Run& run, const RenderOptions& o) {
   const QRect area(0, 0, o.size.width(), o.size.height() - legend);
   const double x0 = o.geometry.label_width;
   const TimeMapping m = TimeMapping::fit(run.timeline->t_begin, run.timeline->t_end, x0, o.size.width() - x0);
-  paint_run(p, area, run, m, o);
+  paint_run(p, area, run, m, o, true);
   paint_legend(p, QRect(0, o.size.height() - legend, o.size.width(), legend));
   return image;
 }
@@ -68,8 +84,8 @@ QImage render_comparison(const Run& a, const Run& b, const RenderOptions& o) {
   const double x0 = o.geometry.label_width;
   const double t_end = std::max(a.timeline->t_end, b.timeline->t_end);
   const TimeMapping m = TimeMapping::fit(0.0, t_end, x0, o.size.width() - x0);
-  paint_run(p, QRect(0, 0, o.size.width(), each), a, m, o);
-  paint_run(p, QRect(0, each, o.size.width(), each), b, m, o);
+  paint_run(p, QRect(0, 0, o.size.width(), each), a, m, o, false);
+  paint_run(p, QRect(0, each, o.size.width(), each), b, m, o, false);
   // Per-category busy time on the lowest rank: A and B bars, then B - A.
   int y = 2 * each + 4;
   p.setPen(QColor(33, 33, 33));

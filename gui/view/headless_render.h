@@ -10,6 +10,7 @@
 namespace trainsim::gui {
 
 inline constexpr int kTitleHeight = 22;  // px, the title line above the ruler
+inline constexpr int kRunStripGap = 6;   // px between the whole-run strip and the iteration timeline
 
 struct RenderOptions {
   QSize size{1600, 900};
@@ -17,7 +18,9 @@ struct RenderOptions {
   PaintGeometry geometry;
 };
 
-// Layout of one rendered run: the timeline gets [kTitleHeight, height - legend).
+// Layout of one rendered run: the timeline gets [kTitleHeight, height - legend);
+// with a run timeline (failures), the strip takes run_strip_height() + kRunStripGap
+// of its top, fitted to the whole run.
 QImage render_run(const Run& run, const RenderOptions& options);
 // A over B on one time axis (both from t = 0), then per-category busy time of
 // the lowest rank as bars with the difference.

@@ -41,7 +41,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
 
   progress_ = new QProgressBar(this);
-  progress_->setRange(0, SimulationRunner::kSteps);
+  progress_->setRange(0, SimulationRunner::kScale);
   progress_->setVisible(false);
   statusBar()->addPermanentWidget(progress_);
   runner_ = new SimulationRunner(this);
@@ -95,8 +95,8 @@ void MainWindow::simulate(const QString& scenario_path) {
 }
 
 void MainWindow::open_dialog() {
-  for (const QString& path : QFileDialog::getOpenFileNames(this, tr("Open result or timeline"), QString(),
-                                                           tr("trainsim results (*.json);;All files (*)")))
+  const QString filter = tr("trainsim results and timelines (*.json *.json.gz);;All files (*)");
+  for (const QString& path : QFileDialog::getOpenFileNames(this, tr("Open result or timeline"), QString(), filter))
     open_path(path);
 }
 

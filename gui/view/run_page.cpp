@@ -80,6 +80,19 @@ RunPage::RunPage(Run run, QWidget* parent) : QWidget(parent), run_(std::move(run
   auto* left_layout = new QVBoxLayout(left);
   left_layout->setContentsMargins(0, 0, 0, 0);
   left_layout->addLayout(bar);
+  if (run_.run_timeline) {
+    // The whole run over its days above the iteration: one job lane, zoom and pan
+    // of its own; a click shows the span's details like the iteration's spans.
+    run_view_ = new TimelineView(this);
+    run_view_->set_timeline(run_.run_timeline);
+    run_view_->setFixedHeight(run_strip_height(*run_.run_timeline));
+    left_layout->addWidget(run_view_);
+    connect(run_view_, &TimelineView::span_selected, this, [this](int lane, qlonglong index) {
+      if (lane >= 0)
+        details_->setText(span_details_html(
+            *run_.run_timeline, SpanRef{static_cast<std::size_t>(lane), static_cast<std::size_t>(index)}));
+    });
+  }
   left_layout->addWidget(view_, 1);
   left_layout->addWidget(new LegendWidget(left));
   left_layout->addWidget(details_);

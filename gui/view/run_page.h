@@ -1,6 +1,8 @@
 #pragma once
 // One opened run in a tab: search and category filter above the timeline, the
-// legend and the selected span's details below, the summary on the right.
+// legend and the selected span's details below, the summary on the right. A
+// result with failures also has its whole run (the run timeline, days long) as a
+// strip between the search bar and the iteration timeline.
 #include <QWidget>
 #include <optional>
 
@@ -35,6 +37,8 @@ class RunPage : public QWidget {
   explicit RunPage(Run run, QWidget* parent = nullptr);
   const Run& run() const { return run_; }
   TimelineView* timeline() const { return view_; }
+  // The whole-run strip above the iteration timeline (a result with failures), or null.
+  TimelineView* run_timeline() const { return run_view_; }
 
  private:
   void apply_filter();
@@ -45,6 +49,7 @@ class RunPage : public QWidget {
   CriticalPath path_;
   std::optional<SpanRef> current_;  // the selected span, where "Find next" starts
   TimelineView* view_ = nullptr;
+  TimelineView* run_view_ = nullptr;
   SummaryPanel* summary_ = nullptr;
   QLineEdit* search_ = nullptr;
   QToolButton* categories_ = nullptr;

@@ -2,12 +2,15 @@
 
 #include <QFileInfo>
 #include <QMetaObject>
+#include <cmath>
 #include <exception>
 #include <filesystem>
 
+#include "execution/full_run.h"
 #include "execution/simulate.h"
 #include "report/metrics.h"
 #include "report/result_json.h"
+#include "report/run_timeline.h"
 #include "report/timeline_writer.h"
 #include "scenario/reader.h"
 
@@ -29,16 +32,35 @@ bool SimulationRunner::start(const QString& scenario_path) {
     try {
       emit progress(0, tr("reading the scenario"));
       const scenario::Scenario s = scenario::read_scenario_file(scenario);
-      emit progress(1, tr("simulating"));
-      const exec::SimulationOutput out = exec::simulate(s);
-      const report::Metrics m = report::compute_metrics(s, out);
-      emit progress(2, tr("writing the result"));
-      std::filesystem::path timeline = result;
-      timeline.replace_extension();
-      timeline += ".timeline.json";
+      const QString simulating = tr("simulating");
+      emit progress(kSimulateBegin, simulating);
+      exec::SimulateOptions options;
+      int last = kSimulateBegin;
+      options.progress = [this, &last, &simulating](double fraction) {
+        const int value = kSimulateBegin + static_cast<int>(std::lround(fraction * (kSimulateEnd - kSimulateBegin)));
+        if (value <= last) return;  // one signal per step of the bar
+        last = value;
+        emit progress(value, simulating);
+      };
+      const exec::SimulationOutput out = exec::simulate(s, options);
+      report::Metrics m = report::compute_metrics(s, out);
+      if (s.failures) {
+        emit progress(kSimulateEnd, tr("replaying the full run with failures"));
+        report::add_reliability(m, exec::simulate_full_run(s, out));
+      }
+      emit progress(kWrite, tr("writing the result"));
+      std::filesystem::path stem = result;
+      stem.replace_extension();
+      const std::filesystem::path timeline = stem.string() + ".timeline.json";
       report::write_timeline(timeline, s, out);
-      report::write_result(result, report::result_json(s, m, timeline.filename().string()));
-      emit progress(3, tr("done"));
+      std::filesystem::path run_timeline;
+      if (m.reliability) {
+        run_timeline = stem.string() + ".run_timeline.json";
+        report::write_run_timeline(run_timeline, s, *m.reliability);
+      }
+      report::write_result(result, report::result_json(s, m, timeline.filename().string(),
+                                                       run_timeline.empty() ? "" : run_timeline.filename().string()));
+      emit progress(kScale, tr("done"));
       emit finished(QString::fromStdString(result.string()));
     } catch (const std::exception& e) {
       emit failed(QString::fromUtf8(e.what()));

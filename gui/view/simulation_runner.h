@@ -1,8 +1,8 @@
 #pragma once
 // "Simulate scenario...": reads the scenario and simulates it on a worker
 // thread with the library calls `trainsim run --out` makes (sim/cli/main.cpp),
-// writes RESULT.json and its timeline into a temporary folder, and reports
-// the steps so the window can show progress.
+// writes RESULT.json and its timeline (and, with failures, its run timeline)
+// into a temporary folder, and reports progress so the window can show it.
 #include <QObject>
 #include <QString>
 #include <QTemporaryDir>
@@ -20,10 +20,19 @@ class SimulationRunner : public QObject {
   bool busy() const { return thread_ != nullptr; }
   // Starts the worker; false when one is already running.
   bool start(const QString& scenario_path);
-  static constexpr int kSteps = 3;  // read, simulate, write
+
+  // progress() values, out of kScale: reading the scenario at 0; the iteration
+  // simulation moves the value from kSimulateBegin to kSimulateEnd as its tasks
+  // finish (exec::SimulateOptions::progress); a failures section's full-run replay
+  // starts at kSimulateEnd; writing the files at kWrite; done at kScale.
+  static constexpr int kScale = 1000;
+  static constexpr int kSimulateBegin = 10;
+  static constexpr int kSimulateEnd = 900;
+  static constexpr int kWrite = 950;
 
  signals:
-  void progress(int step, const QString& what);
+  // Values never decrease; the simulation step emits about 200 of them.
+  void progress(int value, const QString& what);
   void finished(const QString& result_path);
   void failed(const QString& message);
 

@@ -38,6 +38,8 @@ void paint_ruler(QPainter& p, const QRect& area, const TimeMapping& m, const Pai
 QString lane_label(const TimelineData& t, const LaneRow& row, const std::set<int>& collapsed) {
   switch (row.kind) {
     case LaneRow::Kind::kNodeHeader:
+      if (row.node < 0)  // the lanes of rank -1 (a run timeline's job lane)
+        return QStringLiteral("%1 whole run").arg(collapsed.count(row.node) ? QStringLiteral("+") : QStringLiteral("-"));
       return QStringLiteral("%1 node %2").arg(collapsed.count(row.node) ? QStringLiteral("+") : QStringLiteral("-")).arg(row.node);
     case LaneRow::Kind::kLane: {
       const Lane& l = t.lanes[row.index];
@@ -226,6 +228,10 @@ void paint_timeline(QPainter& p, const QRect& area, const TimelineData& t, const
   p.setClipRect(area);
   paint_ruler(p, area, m, g);
   p.restore();
+}
+
+int run_strip_height(const TimelineData& t, const PaintGeometry& g) {
+  return g.ruler_height + static_cast<int>(std::ceil(layout_lanes(t, {}).total_height)) + 2;
 }
 
 int paint_legend(QPainter& p, const QRect& area) {

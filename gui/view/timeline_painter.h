@@ -39,6 +39,10 @@ QColor to_qcolor(Rgb c);
 void paint_timeline(QPainter& p, const QRect& area, const TimelineData& t, const LaneLayout& layout,
                     const TimeMapping& m, const ViewState& v, const PaintGeometry& g);
 
+// Height of a timeline shown whole, without scrolling: the ruler and every row
+// (the run-timeline strip above the iteration timeline).
+int run_strip_height(const TimelineData& t, const PaintGeometry& g = {});
+
 // The category legend in one or more rows of boxes and names; returns the height used.
 int paint_legend(QPainter& p, const QRect& area);
 

@@ -40,14 +40,16 @@ struct RunOptions {
   std::string trace;
   std::string trace_ranks;
   std::string calibration;
+  bool gzip_timeline = false;
   bool quiet = false;
 };
 
-// "result.json" -> "result.timeline.json", beside it.
-fs::path timeline_path_for(const fs::path& result) {
+// "result.json" -> "result.timeline.json" (or "result.timeline.json.gz"), beside it;
+// `kind` "run_timeline" for the full-run timeline.
+fs::path timeline_path_for(const fs::path& result, const std::string& kind, bool gzip) {
   fs::path p = result;
   p.replace_extension();
-  return p.string() + ".timeline.json";
+  return p.string() + "." + kind + ".json" + (gzip ? ".gz" : "");
 }
 
 int run(const RunOptions& o) {
@@ -79,11 +81,11 @@ int run(const RunOptions& o) {
   }
 
   if (!o.out.empty()) {
-    const fs::path timeline = timeline_path_for(o.out);
+    const fs::path timeline = timeline_path_for(o.out, "timeline", o.gzip_timeline);
     report::write_timeline(timeline, s, out);
     fs::path run_timeline;
     if (m.reliability) {
-      run_timeline = fs::path(o.out).replace_extension().string() + ".run_timeline.json";
+      run_timeline = timeline_path_for(o.out, "run_timeline", o.gzip_timeline);
       report::write_run_timeline(run_timeline, s, *m.reliability);
     }
     report::write_result(o.out, report::result_json(s, m, timeline.filename().string(),
@@ -157,6 +159,10 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand("run", "Simulate a scenario and print its summary");
   run_cmd->add_option("scenario", run_opts.scenario, "Scenario JSON file")->required();
   run_cmd->add_option("--out", run_opts.out, "Write the result JSON here (and RESULT.timeline.json beside it)");
+  run_cmd
+      ->add_flag("--gzip-timeline", run_opts.gzip_timeline,
+                 "Write the timeline (and the run timeline) gzip-compressed: RESULT.timeline.json.gz")
+      ->needs(run_cmd->get_option("--out"));
   CLI::Option* trace = run_cmd->add_option("--trace", run_opts.trace, "Write a Chrome/Perfetto trace here");
   run_cmd
       ->add_option("--trace-ranks", run_opts.trace_ranks,

@@ -26,8 +26,10 @@ struct Lane {
 class Run {
  public:
   Run(const TaskGraph& graph, core::Simulator& sim, const hw::ComputeModel& compute,
-      net::CommunicationBackend& network, hw::Precision precision, const std::map<int, double>& slowdown)
-      : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision), slowdown_(slowdown) {
+      net::CommunicationBackend& network, hw::Precision precision, const std::map<int, double>& slowdown,
+      core::Progress* progress)
+      : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision), slowdown_(slowdown),
+        progress_(progress) {
     const std::size_t n = graph.size();
     remaining_.resize(n);
     lane_of_.resize(n);
@@ -136,6 +138,7 @@ class Run {
       const TaskId d = dependents_[k];
       if (--remaining_[d] == 0) try_start(lane_of_[d]);
     }
+    if (progress_ != nullptr) progress_->advance();
   }
 
   const TaskGraph& graph_;
@@ -144,6 +147,7 @@ class Run {
   net::CommunicationBackend& network_;
   hw::Precision precision_;
   const std::map<int, double>& slowdown_;
+  core::Progress* progress_;
   std::vector<std::size_t> remaining_;
   std::vector<std::size_t> dependents_begin_;  // task id -> its first entry in dependents_
   std::vector<TaskId> dependents_;
@@ -157,8 +161,8 @@ class Run {
 
 }  // namespace
 
-Timeline Executor::run(const workload::TaskGraph& graph, core::Simulator& sim) {
-  Run state(graph, sim, compute_, network_, precision_, slowdown_);
+Timeline Executor::run(const workload::TaskGraph& graph, core::Simulator& sim, core::Progress* progress) {
+  Run state(graph, sim, compute_, network_, precision_, slowdown_, progress);
   return state.execute();
 }
 

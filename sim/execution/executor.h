@@ -7,6 +7,7 @@
 #include <map>
 #include <utility>
 
+#include "core/progress.h"
 #include "core/simulator.h"
 #include "execution/timeline.h"
 #include "hardware/compute_model.h"
@@ -21,7 +22,8 @@ class Executor {
       : compute_(compute), network_(network), precision_(precision) {}
 
   // Throws std::logic_error naming a stuck task if the graph cannot finish.
-  Timeline run(const workload::TaskGraph& graph, core::Simulator& sim);
+  // `progress`, when given, advances by one unit per finished task (graph.size() units).
+  Timeline run(const workload::TaskGraph& graph, core::Simulator& sim, core::Progress* progress = nullptr);
 
   // Compute kernels of simulated rank r take (1 + slowdown[r]) times as long: a
   // straggler (docs/model.md, "Reliability").

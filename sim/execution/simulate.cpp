@@ -164,12 +164,17 @@ SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& op
     }
     executor.set_compute_slowdown(std::move(slowdown));
   }
+  const bool local_sgd = s.parallel.mode == workload::TrainingMode::kLocalSgd;
+  const double runs = local_sgd ? 3.0 : 1.0;  // executor runs, each an equal share of the progress
+  double runs_done = 0.0;
   const auto run = [&](const workload::TaskGraph& graph) {
     core::Simulator sim;
-    return executor.run(graph, sim);
+    core::Progress progress(&options.progress, runs_done / runs, (runs_done + 1.0) / runs, graph.size());
+    runs_done += 1.0;
+    return executor.run(graph, sim, &progress);
   };
   out.timeline = run(out.iteration.graph);
-  if (s.parallel.mode == workload::TrainingMode::kLocalSgd) {
+  if (local_sgd) {
     // One step with the parameter average and one without (docs/model.md,
     // "Asynchronous training"): the timeline shown is the averaging one.
     LocalSgdResult local;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/progress.h"
 #include "execution/async_modes.h"
 #include "execution/timeline.h"
 #include "hardware/compute_model.h"
@@ -77,6 +78,11 @@ struct SimulateOptions {
   // stands for the rank takes the largest slowdown of the ranks it stands for; the
   // symmetry reduction (DESIGN.md, "Scale") stays exact for the maximum.
   std::vector<std::pair<long long, double>> slow_ranks;
+  // Called on the simulating thread with the fraction of the executor's work done:
+  // the share of the iteration graph's tasks finished (local_sgd: its three runs a
+  // third each), about 200 times per run, non-decreasing, the last call with 1.
+  // Empty: nothing is counted. Does not change the results.
+  core::ProgressCallback progress;
 };
 
 // The compute cost model a scenario selects: its calibration profile (measured

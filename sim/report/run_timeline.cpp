@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <ostream>
 
-#include "report/atomic_file.h"
+#include "report/gzip_stream.h"
 #include "report/json_text.h"
 
 namespace trainsim::report {
@@ -15,7 +15,7 @@ std::string seconds_text(core::Time t) { return fmt::format("{}.{:09d}", t / cor
 void write_run_timeline(const std::filesystem::path& path, const scenario::Scenario& s,
                         const exec::FullRunReport& full_run) {
   const auto& trials = full_run.monte_carlo.per_trial;
-  write_atomically(path, [&](std::ostream& os) {
+  write_atomically_gz(path, [&](std::ostream& os) {
     os << "{\n\"format\": \"trainsim-timeline\",\n\"version\": 1,\n";
     os << "\"scenario\": " << json_string(s.name) << ",\n";
     os << "\"num_gpus\": " << s.cluster.num_gpus() << ",\n";

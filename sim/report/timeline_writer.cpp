@@ -5,7 +5,7 @@
 #include <map>
 #include <ostream>
 
-#include "report/atomic_file.h"
+#include "report/gzip_stream.h"
 #include "report/json_text.h"
 
 namespace trainsim::report {
@@ -91,7 +91,7 @@ void job_events(const scenario::Scenario& s, const faults::TrialResult& trial, E
 void write_timeline(const std::filesystem::path& path, const scenario::Scenario& s, const exec::SimulationOutput& out) {
   const auto by_rank = spans_by_rank(out);
   const auto& graph = out.iteration.graph;
-  write_atomically(path, [&](std::ostream& os) {
+  write_atomically_gz(path, [&](std::ostream& os) {
     os << "{\n\"format\": \"trainsim-timeline\",\n\"version\": 1,\n";
     os << "\"scenario\": " << json_string(s.name) << ",\n";
     os << "\"num_gpus\": " << s.cluster.num_gpus() << ",\n";
@@ -160,7 +160,7 @@ void write_trace(const std::filesystem::path& path, const scenario::Scenario& s,
                  const std::vector<long long>& ranks, const exec::FullRunReport* full_run) {
   const auto by_rank = spans_by_rank(out);
   const auto& graph = out.iteration.graph;
-  write_atomically(path, [&](std::ostream& os) {
+  write_atomically_gz(path, [&](std::ostream& os) {
     os << "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"scenario\": " << json_string(s.name)
        << ", \"generator\": \"trainsim\"},\n\"traceEvents\": [\n";
     bool first = true;

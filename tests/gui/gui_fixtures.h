@@ -30,4 +30,22 @@ inline std::string two_node_timeline() {
 })";
 }
 
+// A run timeline (docs/results.md, "Run timeline") of one day on the job lane,
+// rank -1: train [0, 10 h], failure [10 h, 10 h 10 min], restart [10 h 10 min,
+// 12 h], train [12 h, 24 h].
+inline std::string one_day_run_timeline() {
+  return R"({
+"format": "trainsim-timeline", "version": 1, "scenario": "two nodes", "num_gpus": 2, "gpus_per_node": 1,
+"time_unit": "s", "full_run": {"trial": 0, "seed": 1}, "node_of_rank": [], "replicas": [],
+"lanes": [
+{"rank": -1, "stream": "job", "spans": [
+{"rank": -1, "stream": "job", "category": "train", "name": "train", "start": 0, "end": 36000},
+{"rank": -1, "stream": "job", "category": "failure", "name": "gpu failure", "start": 36000, "end": 36600},
+{"rank": -1, "stream": "job", "category": "restart", "name": "restart", "start": 36600, "end": 43200},
+{"rank": -1, "stream": "job", "category": "train", "name": "train", "start": 43200, "end": 86400}]}
+],
+"counters": []
+})";
+}
+
 }  // namespace trainsim::gui::testing

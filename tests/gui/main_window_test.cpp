@@ -2,6 +2,9 @@
 // thread and open its result; open two runs and compare them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <QApplication>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -25,7 +28,22 @@ TEST(SimulationRunner, SimulatesOnAWorkerThreadAndWritesTheResult) {
   ASSERT_TRUE(runner.start(kScenario));
   EXPECT_FALSE(runner.start(kScenario));  // one at a time
   ASSERT_TRUE(done.wait(60000)) << (failed.isEmpty() ? "" : failed.first().first().toString().toStdString());
-  EXPECT_EQ(steps.size(), SimulationRunner::kSteps + 1);  // 0 read, 1 simulate, 2 write, 3 done
+  // 0 read, the simulation's progress from kSimulateBegin to kSimulateEnd as its
+  // tasks finish, kWrite, kScale done; never decreasing.
+  std::vector<int> values;
+  for (const QList<QVariant>& signal : steps) values.push_back(signal.first().toInt());
+  ASSERT_GE(values.size(), 4u);
+  EXPECT_EQ(values.front(), 0);
+  EXPECT_EQ(values[1], SimulationRunner::kSimulateBegin);
+  EXPECT_EQ(values.back(), SimulationRunner::kScale);
+  EXPECT_EQ(values[values.size() - 2], SimulationRunner::kWrite);
+  EXPECT_EQ(values[values.size() - 3], SimulationRunner::kSimulateEnd);  // the last task finished
+  for (std::size_t i = 1; i < values.size(); ++i) EXPECT_GT(values[i], values[i - 1]) << "signal " << i;
+  // The bar moved during the simulation, not just between the steps.
+  const auto during = std::count_if(values.begin(), values.end(), [](int v) {
+    return v > SimulationRunner::kSimulateBegin && v < SimulationRunner::kSimulateEnd;
+  });
+  EXPECT_GT(during, 50);
   const gui::Run run = load_run(done.first().first().toString().toStdString());
   ASSERT_TRUE(run.result.has_value());
   EXPECT_EQ(run.result->num_gpus, 1);

@@ -12,6 +12,7 @@
 #include "gui_fixtures.h"
 #include "model/timeline_reader.h"
 #include "view/headless_render.h"
+#include "view/run_page.h"
 #include "view/timeline_view.h"
 
 namespace trainsim::gui {
@@ -72,6 +73,51 @@ TEST(Render, OutlinesTheCriticalPath) {
   EXPECT_EQ(image.pixelColor(1000, 78), QColor(229, 0, 0));
   EXPECT_EQ(image.pixelColor(420, 72), rgb(Category::kForward));
   EXPECT_NE(image.pixelColor(1000, 126), QColor(229, 0, 0));  // GPU 1 is not on it
+}
+
+// A result with failures: the whole run (one day, fixture one_day_run_timeline)
+// as a strip under the title, fitted to the same 1000 px: 86.4 s per px. Strip:
+// ruler 22..46, its "whole run" header 46..64, the job lane 64..80; strip height
+// 24 + 34 + 2 = 60, gap 6, so the iteration's ruler starts at y = 88 and its rows
+// sit 66 px lower than above: node 0 header 112..130, GPU 0 compute 130..146,
+// GPU 0 dp_comm 146..162.
+gui::Run fixture_run_with_failures() {
+  gui::Run run = fixture_run();
+  run.run_timeline =
+      std::make_shared<const TimelineData>(parse_timeline_text(testing::one_day_run_timeline(), "run fixture"));
+  return run;
+}
+
+TEST(Render, AResultWithFailuresShowsTheWholeRunAboveTheIteration) {
+  RenderOptions o;
+  o.size = QSize(1170, 300);
+  o.critical_path = false;
+  const QImage image = render_run(fixture_run_with_failures(), o);
+  EXPECT_EQ(run_strip_height(*fixture_run_with_failures().run_timeline), 60);
+  EXPECT_EQ(image.pixelColor(300, 72), rgb(Category::kTrain));     // t = 130 px x 86.4 s = 3.1 h: train
+  EXPECT_EQ(image.pixelColor(590, 72), rgb(Category::kFailure));   // 420 px: 10 h 4.8 min, the failure [10 h, 10 h 10 min]
+  EXPECT_EQ(image.pixelColor(630, 72), rgb(Category::kRestart));   // 460 px: 11 h 2 min, restarting until 12 h
+  EXPECT_EQ(image.pixelColor(1100, 72), rgb(Category::kTrain));    // 930 px: 22.3 h, training again
+  EXPECT_EQ(image.pixelColor(420, 55), QColor(220, 224, 232));     // the strip's "whole run" header row
+  // The iteration below, 66 px lower than without the strip.
+  EXPECT_EQ(image.pixelColor(420, 138), rgb(Category::kForward));  // GPU 0 compute at 0.5 s
+  EXPECT_EQ(image.pixelColor(1000, 154), rgb(Category::kAllReduce));  // GPU 0 dp_comm 146..162 at 1.66 s
+  EXPECT_EQ(image.pixelColor(420, 121), QColor(220, 224, 232));    // node 0 header 112..130
+}
+
+TEST(RunPage, ShowsTheRunStripOnlyForAResultWithFailures) {
+  RunPage plain(fixture_run());
+  EXPECT_EQ(plain.run_timeline(), nullptr);
+  RunPage failures(fixture_run_with_failures());
+  ASSERT_NE(failures.run_timeline(), nullptr);
+  failures.resize(1400, 700);
+  failures.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&failures));
+  EXPECT_EQ(failures.run_timeline()->height(), 60);
+  // The strip fits the whole day, the iteration view its 2 s.
+  EXPECT_NEAR(failures.run_timeline()->mapping().t_of(failures.run_timeline()->width() - 1), 86400.0, 86400.0 * 0.01);
+  EXPECT_LT(failures.timeline()->mapping().t_of(failures.timeline()->width() - 1), 2.1);
+  EXPECT_LT(failures.run_timeline()->geometry().bottom(), failures.timeline()->geometry().top());
 }
 
 TEST(TimelineView, PaintsHitTestsAndCollapsesNodes) {

@@ -77,13 +77,20 @@ TEST_P(RulerStepCase, PicksOneTwoOrFive) {
               GetParam().step * 1e-9);
 }
 
-// The smallest 1, 2 or 5 x 10^k at least seconds_per_px x min_spacing_px.
+// The smallest 1, 2 or 5 x 10^k (past 50 s: clock steps, then days) at least
+// seconds_per_px x min_spacing_px.
 INSTANTIATE_TEST_SUITE_P(HandDerived, RulerStepCase,
                          ::testing::Values(StepCase{1e-3, 90.0, 0.1},     // 90 ms -> 100 ms
                                            StepCase{1e-6, 90.0, 1e-4},    // 90 us -> 100 us
                                            StepCase{3e-6, 90.0, 5e-4},    // 270 us -> 500 us
                                            StepCase{1e-3, 100.0, 0.1},    // exactly 100 ms
-                                           StepCase{1.5e-9, 100.0, 2e-7}));  // 150 ns -> 200 ns
+                                           StepCase{1.5e-9, 100.0, 2e-7},   // 150 ns -> 200 ns
+                                           StepCase{0.5, 90.0, 50.0},       // 45 s -> 50 s
+                                           StepCase{1.0, 90.0, 120.0},      // 90 s -> 2 min
+                                           StepCase{10.0, 90.0, 900.0},     // 15 min exactly
+                                           StepCase{100.0, 90.0, 10800.0},  // 2.5 h -> 3 h
+                                           StepCase{600.0, 90.0, 86400.0},  // 15 h -> 1 day
+                                           StepCase{2000.0, 90.0, 432000.0}));  // 2.08 days -> 5 days
 
 TEST(Ruler, TicksCoverTheWindowWithUnits) {
   const TimeMapping m{0.0, 1e-3, 0.0};  // 1 ms per px

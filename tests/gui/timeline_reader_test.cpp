@@ -3,10 +3,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include "execution/simulate.h"
 #include "gui_fixtures.h"
 #include "model/run.h"
 #include "model/timeline_reader.h"
+#include "report/gzip_stream.h"
+#include "report/timeline_writer.h"
+#include "scenario/reader.h"
 
 namespace trainsim::gui {
 namespace {
@@ -107,6 +112,108 @@ TEST(LoadRun, ReadsTheResultAndTheTimelineBesideIt) {
   const gui::Run measured = load_run(dir / "r.timeline.json");
   EXPECT_FALSE(measured.result.has_value());
   EXPECT_EQ(measured.timeline->lanes.size(), 3u);
+  std::filesystem::remove_all(dir);
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  report::write_atomically_gz(path, [&](std::ostream& os) { os << text; });  // gzip when the name ends in .gz
+}
+
+void expect_same_spans(const TimelineData& a, const TimelineData& b) {
+  ASSERT_EQ(a.lanes.size(), b.lanes.size());
+  for (std::size_t l = 0; l < a.lanes.size(); ++l) {
+    ASSERT_EQ(a.lanes[l].spans.size(), b.lanes[l].spans.size());
+    for (std::size_t i = 0; i < a.lanes[l].spans.size(); ++i) {
+      const Span& x = a.lanes[l].spans[i];
+      const Span& y = b.lanes[l].spans[i];
+      EXPECT_EQ(a.name_of(x), b.name_of(y));
+      EXPECT_EQ(x.start, y.start);
+      EXPECT_EQ(x.end, y.end);
+      EXPECT_EQ(x.category, y.category);
+    }
+  }
+  ASSERT_EQ(a.counters.size(), b.counters.size());
+  for (std::size_t c = 0; c < a.counters.size(); ++c) EXPECT_EQ(a.counters[c].points, b.counters[c].points);
+}
+
+TEST(GzipTimeline, TheSimulatorsGzippedTimelineReadsBackSpanForSpan) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_gzip_test";
+  std::filesystem::create_directories(dir);
+  const scenario::Scenario s =
+      scenario::read_scenario_file(TRAINSIM_SOURCE_DIR "/scenarios/gpt2-124m-1xh100.json");
+  const exec::SimulationOutput out = exec::simulate(s);
+  report::write_timeline(dir / "r.timeline.json", s, out);
+  report::write_timeline(dir / "r.timeline.json.gz", s, out);
+  const std::string plain = read_text_file(dir / "r.timeline.json");
+  // The file on disk is gzip (magic 1f 8b) and smaller; inflated, it is the plain file byte for byte.
+  std::ifstream raw(dir / "r.timeline.json.gz", std::ios::binary);
+  ASSERT_EQ(raw.get(), 0x1f);
+  ASSERT_EQ(raw.get(), 0x8b);
+  EXPECT_LT(std::filesystem::file_size(dir / "r.timeline.json.gz"), plain.size() / 4);
+  EXPECT_EQ(read_text_file(dir / "r.timeline.json.gz"), plain);
+  const TimelineData a = read_timeline_file(dir / "r.timeline.json");
+  const TimelineData b = read_timeline_file(dir / "r.timeline.json.gz");
+  EXPECT_EQ(b.span_count(), out.timeline.spans.size());
+  expect_same_spans(a, b);
+  // Written twice, the same bytes (no time stamp in the gzip header).
+  const std::string first = [&] {
+    std::ifstream in(dir / "r.timeline.json.gz", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  report::write_timeline(dir / "r.timeline.json.gz", s, out);
+  std::ifstream again(dir / "r.timeline.json.gz", std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(again), {}), first);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GzipTimeline, CorruptAndTruncatedFilesNameTheFileAndTheProblem) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_gzip_corrupt_test";
+  std::filesystem::create_directories(dir);
+  write_text(dir / "t.json.gz", testing::two_node_timeline());
+  std::string bytes;
+  {
+    std::ifstream in(dir / "t.json.gz", std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto expect_error = [&](const std::string& name, const std::string& content, const std::string& what) {
+    std::ofstream(dir / name, std::ios::binary) << content;
+    try {
+      (void)read_timeline_file(dir / name);
+      ADD_FAILURE() << name << " was read";
+    } catch (const ReadError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find((dir / name).string()), std::string::npos) << message;
+      EXPECT_NE(message.find(what), std::string::npos) << message;
+    }
+  };
+  expect_error("truncated.json.gz", bytes.substr(0, bytes.size() / 2), "truncated gzip data");
+  expect_error("no-trailer.json.gz", bytes.substr(0, bytes.size() - 4), "truncated gzip data");
+  std::string flipped = bytes;
+  flipped[flipped.size() - 6] = static_cast<char>(flipped[flipped.size() - 6] ^ 0x5a);  // inside the CRC-32
+  expect_error("crc.json.gz", flipped, "corrupt gzip data (zlib: incorrect data check)");
+  expect_error("garbage.json.gz", bytes.substr(0, 2) + std::string(40, 'x'), "corrupt gzip data");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LoadRun, OpensGzippedTimelinesAndTheRunTimelineTheResultNames) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_load_run_gz_test";
+  std::filesystem::create_directories(dir);
+  write_text(dir / "r.timeline.json.gz", testing::two_node_timeline());
+  write_text(dir / "r.run_timeline.json.gz", testing::one_day_run_timeline());
+  write_text(dir / "r.json", R"({"scenario": "two nodes", "num_gpus": 2, "iteration_time_s": 2.0,
+    "tokens_per_s": 1000.0, "model_flops_per_iteration": 1e13, "tflops_per_gpu": 2.5, "mfu": 0.25,
+    "reliability": {"goodput": 0.9, "run_timeline": "r.run_timeline.json.gz"}, "timeline": "r.timeline.json.gz"})");
+  const gui::Run run = load_run(dir / "r.json");
+  EXPECT_EQ(run.timeline->span_count(), 5u);
+  ASSERT_NE(run.run_timeline, nullptr);
+  ASSERT_EQ(run.run_timeline->lanes.size(), 1u);
+  EXPECT_EQ(run.run_timeline->lanes[0].rank, -1);
+  EXPECT_EQ(run.run_timeline->span_count(), 4u);
+  EXPECT_DOUBLE_EQ(run.run_timeline->t_end, 86400.0);
+  // A gzipped timeline opened alone.
+  EXPECT_EQ(load_run(dir / "r.timeline.json.gz").timeline->span_count(), 5u);
+  std::filesystem::remove(dir / "r.run_timeline.json.gz");
+  EXPECT_THROW((void)load_run(dir / "r.json"), ReadError);  // it names a file that is not there
   std::filesystem::remove_all(dir);
 }
 

@@ -333,6 +333,23 @@ TEST_F(Cli, FailuresFillReliabilityAndWriteARunTimeline) {
   for (const char* c : {"train", "checkpoint", "failure", "restart"}) EXPECT_TRUE(categories.contains(c)) << c;
 }
 
+TEST_F(Cli, GzipTimelineWritesBothTimelinesCompressedAndTheResultNamesThem) {
+  const fs::path out = dir_ / "result.json";
+  const Result r = run("run " + failures_scenario(dir_, 0) + " --gzip-timeline --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(j["timeline"], "result.timeline.json.gz");
+  EXPECT_EQ(j["reliability"]["run_timeline"], "result.run_timeline.json.gz");
+  for (const char* name : {"result.timeline.json.gz", "result.run_timeline.json.gz"}) {
+    const std::string bytes = slurp(dir_ / name);
+    ASSERT_GE(bytes.size(), 18u) << name;  // gzip header and trailer at least (RFC 1952)
+    EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f) << name;
+    EXPECT_EQ(static_cast<unsigned char>(bytes[1]), 0x8b) << name;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "result.timeline.json"));
+  EXPECT_EQ(run("run " + scenario("gpt2-124m-1xh100.json") + " --gzip-timeline").exit_code, 2);  // needs --out
+}
+
 TEST_F(Cli, FailuresGiveByteIdenticalResultsOnOneOrEveryThread) {
   for (int threads : {1, 0}) {
     const fs::path d = dir_ / std::to_string(threads);
