@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,13 +40,15 @@ std::optional<CalibrationSource> parse_calibration(const ObjectReader& root, con
   return load_profile(path, gpu, root.file(), root.path_of("calibration"));
 }
 
-}  // namespace
-
-Scenario parse_scenario_text(std::string_view text, const std::string& file, const ReadOptions& options) {
-  const nlohmann::json doc = parse_document(text, file, "scenario");
-  const ObjectReader root(doc, file, "",
-                          {"name", "description", "cluster", "model", "training", "parallelism", "failures",
-                           "calibration", "simulation"});
+// Both readers: a scenario file's sections; without `with_parallelism` (a sweep's
+// base) the "parallelism" key is not allowed and each point brings its own
+// (parse_parallelism_for).
+Scenario parse_root(const nlohmann::json& doc, const std::string& file, const ReadOptions& options,
+                    bool with_parallelism) {
+  std::vector<std::string_view> keys = {"name", "description", "cluster", "model", "training",
+                                        "failures", "calibration", "simulation"};
+  if (with_parallelism) keys.insert(keys.begin() + 5, "parallelism");
+  const ObjectReader root(doc, file, "", keys);
   Scenario s;
   s.source_file = file;
   s.name = root.text("name", std::filesystem::path(file).stem().string());
@@ -53,29 +56,22 @@ Scenario parse_scenario_text(std::string_view text, const std::string& file, con
   s.cluster = parse_cluster(root);
   s.model = parse_model(root);
   s.training = parse_training(root, s.cluster);
-  s.parallel = parse_parallelism(root, s.cluster, s.model, s.training);
-  s.simulation = parse_simulation(root);
-  s.failures = parse_failures(root, s.training);
-  s.calibration = parse_calibration(root, s.cluster.gpu, options);
-  return s;
-}
-
-Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options) {
-  const ObjectReader root(doc, file, "",
-                          {"name", "description", "cluster", "model", "training", "failures", "calibration",
-                           "simulation"});
-  Scenario s;
-  s.source_file = file;
-  s.name = root.text("name", std::filesystem::path(file).stem().string());
-  root.text("description", "");
-  s.cluster = parse_cluster(root);
-  s.model = parse_model(root);
-  s.training = parse_training(root, s.cluster);
+  if (with_parallelism) s.parallel = parse_parallelism(root, s.cluster, s.model, s.training);
   s.simulation = parse_simulation(root);
   // Sweeps and plans replay their best points under these failures (docs/sweep.md, "Failures").
   s.failures = parse_failures(root, s.training);
   s.calibration = parse_calibration(root, s.cluster.gpu, options);
   return s;
+}
+
+}  // namespace
+
+Scenario parse_scenario_text(std::string_view text, const std::string& file, const ReadOptions& options) {
+  return parse_root(parse_document(text, file, "scenario"), file, options, true);
+}
+
+Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options) {
+  return parse_root(doc, file, options, false);
 }
 
 workload::ParallelConfig parse_parallelism_for(const nlohmann::json& parallelism, const Scenario& base) {
