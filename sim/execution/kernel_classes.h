@@ -6,13 +6,14 @@
 #include <array>
 #include <string_view>
 
+#include "scenario/kernel_class_names.h"
 #include "scenario/scenario.h"
 #include "workload/transformer_ops.h"
 
 namespace trainsim::exec {
 
-// The measured-run classes (scenario::kKernelClasses), in the same order.
-inline constexpr std::size_t kNumKernelClasses = 10;
+// The measured-run classes, in scenario::kKernelClasses order.
+inline constexpr std::size_t kNumKernelClasses = scenario::kKernelClasses.size();
 using KernelClassSeconds = std::array<double, kNumKernelClasses>;
 
 // The class index of one op; communication markers have none (-1).

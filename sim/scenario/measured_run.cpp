@@ -11,6 +11,7 @@
 #include "scenario/errors.h"
 #include "scenario/json_document.h"
 #include "scenario/json_fields.h"
+#include "scenario/reader.h"
 
 namespace trainsim::scenario {
 

@@ -8,15 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "scenario/reader.h"
+#include "scenario/kernel_class_names.h"
 #include "scenario/scenario.h"
 
 namespace trainsim::scenario {
-
-// The kernel classes of a measured run, in the order reports print them.
-inline constexpr std::array<std::string_view, 10> kKernelClasses = {
-    "gemm",     "attention",             "layernorm", "gelu",       "residual",
-    "embedding", "softmax_cross_entropy", "optimizer", "all_reduce", "other"};
 
 struct MeasuredRun {
   std::string file;  // where it was read from (messages, relative paths)

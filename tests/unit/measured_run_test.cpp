@@ -14,6 +14,7 @@
 #include "report/validation_report.h"
 #include "scenario/errors.h"
 #include "scenario/measured_run.h"
+#include "scenario/reader.h"
 
 namespace trainsim {
 namespace {
