@@ -205,9 +205,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
   qk.work = {hw::KernelClass::kAttention, full_flops / 2.0, tokens_ * (q + kv) * act_bytes_ + scores * act_bytes_,
              count};
   qk.model_flops = full_flops / 2.0;
-  double softmax_bytes = 2.0 * scores * act_bytes_;
-  if (model_.attention_dropout > 0.0) softmax_bytes += scores * (kMaskBytes + act_bytes_);
-  Op softmax = elementwise("attention.softmax", softmax_bytes, 0.0, layer);
+  Op softmax = elementwise("attention.softmax", scores * softmax_bytes_per_score(false), 0.0, layer);
   Op av;
   av.name = "attention.context";
   av.layer = layer;
@@ -316,9 +314,23 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
       continue;
     }
     const bool flash = attention && training_.attention_backend == AttentionBackend::kFlash;
-    ops.push_back(backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0));
+    Op op = backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0);
+    if (it->name.ends_with(".attention.softmax"))  // not 2 x forward: see softmax_bytes_per_score
+      op.work.bytes = it->work.bytes / softmax_bytes_per_score(false) * softmax_bytes_per_score(true);
+    ops.push_back(std::move(op));
   }
   return ops;
+}
+
+// Bytes per attention score of the unfused softmax, kernel by kernel as Megatron-LM
+// runs them (fused scale-mask-softmax, then torch dropout with a 1-byte mask):
+//   forward:  softmax reads x, writes y (2e); dropout reads y, writes y' and the mask (2e + 1)
+//   backward: dropout reads dy' and the mask, writes dy (2e + 1); softmax reads dy and y,
+//             writes dx (3e)
+double TransformerOps::softmax_bytes_per_score(bool backward) const {
+  const double e = act_bytes_;
+  const double dropout = model_.attention_dropout > 0.0 ? 2.0 * e + kMaskBytes : 0.0;
+  return (backward ? 3.0 * e : 2.0 * e) + dropout;
 }
 
 std::vector<Op> TransformerOps::ring_attention_backward(long long layer) const {

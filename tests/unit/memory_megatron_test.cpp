@@ -23,6 +23,10 @@ std::vector<scenario::Scenario> table1(const std::string& recompute, bool sequen
     nlohmann::json& sc = row["scenario"];
     sc["parallelism"]["recompute_granularity"] = recompute;
     sc["parallelism"]["sequence_parallel"] = sequence_parallel;
+    // The formula's 18 bytes per parameter keep fp32 main gradients
+    // (accumulate_allreduce_grads_in_fp32); the SC'21 rows ran fp16 with fp16
+    // gradients (16 bytes), so compare the configuration the formula is for.
+    sc["training"]["grad_reduce_dtype"] = "fp32";
     out.push_back(scenario::parse_scenario_text(sc.dump(), row["id"].get<std::string>()));
   }
   return out;
@@ -43,14 +47,24 @@ double megatron_states(const scenario::Scenario& s) {
 // compute_activation_memory (selective recomputation and sequence parallelism):
 // s b h (18 + 4 f/h) per layer for all L layers (p micro-batches of L/p layers
 // in flight on the first stage), the embedding's dropout mask for p micro-batches,
-// and with p = 1 the output layer and loss, 4 s b h (1 + V/h); all over t. The
-// 8 s b p bytes of token ids are left out: trainsim does not keep the input batch.
+// and with p = 1 the output layer and loss, 4 s b h (1 + V/h); all over t. With
+// the interleaved schedule (v model chunks per stage) the layers' term is
+// multiplied by 1 + (p-1)/(p v) and ceil((1 + (p-1)/(p v)) p) micro-batches are in
+// flight. The 8 s b p bytes of token ids are left out: trainsim does not keep the
+// input batch.
 double megatron_activations(const scenario::Scenario& s) {
   const double sbh = static_cast<double>(s.model.seq_length) * static_cast<double>(s.training.micro_batch_size) *
                      static_cast<double>(s.model.hidden_size);
   const double h = static_cast<double>(s.model.hidden_size), p = s.parallel.pipeline;
-  double a = sbh * (18.0 + 4.0 * static_cast<double>(s.model.ffn_hidden_size) / h) * static_cast<double>(s.model.num_layers);
-  a += sbh * p;
+  const double layers = static_cast<double>(s.model.num_layers);
+  double penalty = 1.0, in_flight = p;
+  if (s.parallel.layers_per_virtual_stage) {
+    const double v = layers / p / *s.parallel.layers_per_virtual_stage;
+    penalty = 1.0 + (p - 1.0) / (p * v);
+    in_flight = std::ceil(penalty * p);
+  }
+  double a = sbh * (18.0 + 4.0 * static_cast<double>(s.model.ffn_hidden_size) / h) * layers * penalty;
+  a += sbh * in_flight;
   if (p == 1) a += sbh * 4.0 * (1.0 + static_cast<double>(s.model.vocab_size) / h);
   return a / s.parallel.tensor;
 }
