@@ -23,6 +23,7 @@ for i, row in enumerate(rows):
     training = copy.deepcopy(sc["training"])
     mbs0 = training.pop("micro_batch_size")  # swept
     training["attention_backend"] = "unfused"
+    training["cross_entropy"] = "unfused"
     training["train_tokens"] = 3e11
     par = sc["parallelism"]
     vpp0 = par.get("num_layers_per_virtual_pipeline_stage")

@@ -19,7 +19,7 @@ constexpr long long kMaxParallel = 1'000'000;
 
 workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster) {
   const ObjectReader t = root.object("training", {"global_batch_size", "micro_batch_size", "precision", "train_tokens",
-                                                  "optimizer", "grad_reduce_dtype", "attention_backend"});
+                                                  "optimizer", "grad_reduce_dtype", "attention_backend", "cross_entropy"});
   workload::TrainingConfig c;
   c.global_batch_size = t.integer("global_batch_size", 1, kMaxBatch);
   c.micro_batch_size = t.integer("micro_batch_size", 1, kMaxBatch, 1);
@@ -50,6 +50,9 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   c.attention_backend = t.choice("attention_backend", {"flash", "unfused"}, "flash") == "unfused"
                             ? workload::AttentionBackend::kUnfused
                             : workload::AttentionBackend::kFlash;
+  c.cross_entropy = t.choice("cross_entropy", {"fused", "unfused"}, "fused") == "unfused"
+                        ? workload::CrossEntropy::kUnfused
+                        : workload::CrossEntropy::kFused;
   return c;
 }
 

@@ -10,6 +10,11 @@ enum class Optimizer { kAdam, kSgd };
 // "flash": fused attention that never stores the s x s scores (Dao et al. 2022);
 // "unfused": QK^T, softmax, dropout and AV as separate kernels (Megatron-LM in SC'21).
 enum class AttentionBackend { kFlash, kUnfused };
+// "fused": one kernel reads the logits and writes the loss and their gradient (ours,
+// Megatron-LM's --cross-entropy-loss-fusion); "unfused": Megatron-LM's default
+// vocab-parallel cross-entropy, separate fp32 PyTorch kernels (max, subtract, exp,
+// sum, divide).
+enum class CrossEntropy { kFused, kUnfused };
 
 struct TrainingConfig {
   long long global_batch_size = 1;  // sequences per iteration
@@ -22,6 +27,7 @@ struct TrainingConfig {
   std::optional<double> train_tokens;
   Optimizer optimizer = Optimizer::kAdam;
   AttentionBackend attention_backend = AttentionBackend::kFlash;
+  CrossEntropy cross_entropy = CrossEntropy::kFused;
 };
 
 // Bytes of one activation element: fp32 and tf32 keep 4, 16-bit and fp8 training

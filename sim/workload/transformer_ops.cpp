@@ -274,7 +274,7 @@ std::vector<Op> TransformerOps::head_forward() const {
   if (tp_ > 1.0) ops.push_back(tp_enter("output_f", -1));
   ops.push_back(matmul("output_layer", tokens_, v, h, out_params, -1));
   // Cross-entropy in fp32 over the logits (Megatron-LM casts them to float).
-  ops.push_back(elementwise("loss", tokens_ * v * (act_bytes_ + kFp32Bytes), 0.0, -1,
+  ops.push_back(elementwise("loss", tokens_ * v * loss_bytes_per_logit(false), 0.0, -1,
                             hw::KernelId::kSoftmaxCrossEntropy));
   if (tp_ > 1.0) {
     // Vocabulary-parallel cross-entropy: all-reduces of the row maximum, the sum
@@ -296,7 +296,7 @@ std::vector<Op> TransformerOps::head_backward() const {
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it)
     ops.push_back(backward_of(*it, 2.0, 2.0));
   for (Op& op : ops)
-    if (op.name == "loss.backward") op.work.bytes /= 2.0;  // loss backward rewrites the saved softmax once
+    if (op.name == "loss.backward") op.work.bytes *= loss_bytes_per_logit(true) / (2.0 * loss_bytes_per_logit(false));
   return ops;
 }
 
@@ -320,6 +320,19 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
     ops.push_back(std::move(op));
   }
   return ops;
+}
+
+// Bytes per logit of the cross-entropy (e: the logits' type, 4: fp32).
+//   fused:   forward reads the logits, writes the fp32 softmax (e + 4); backward
+//            rewrites the saved softmax into the gradient once (e + 4).
+//   unfused (Megatron-LM's vocab_parallel_cross_entropy over logits.float()):
+//            forward: cast (e + 4), max (4), subtract (8), exp (8), sum (4),
+//            divide (8) = e + 36; backward: scale the saved softmax by the
+//            incoming gradient (8), cast back (4 + e) = e + 12.
+double TransformerOps::loss_bytes_per_logit(bool backward) const {
+  const double e = act_bytes_;
+  if (training_.cross_entropy == CrossEntropy::kFused) return e + kFp32Bytes;
+  return backward ? e + 3.0 * kFp32Bytes : e + 9.0 * kFp32Bytes;
 }
 
 // Bytes per attention score of the unfused softmax, kernel by kernel as Megatron-LM

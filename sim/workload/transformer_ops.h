@@ -85,6 +85,7 @@ class TransformerOps {
                                hw::KernelId kernel = hw::KernelId::kNone) const;
   [[nodiscard]] static Op backward_of(const Op& fwd, double flops_factor, double bytes_factor);
   [[nodiscard]] double softmax_bytes_per_score(bool backward) const;
+  [[nodiscard]] double loss_bytes_per_logit(bool backward) const;
   [[nodiscard]] std::vector<Op> attention_core_forward(long long layer) const;
   // Ring attention's backward: c blocks, each passing K, V and their gradients on.
   [[nodiscard]] std::vector<Op> ring_attention_backward(long long layer) const;

@@ -1,0 +1,60 @@
+// Memory traffic of the unfused softmax and of the cross-entropy, kernel by kernel
+// (docs/model.md, "Attention core, unfused" and "Outside the layers").
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+#include "test_scenarios.h"
+#include "workload/transformer_ops.h"
+
+namespace trainsim {
+namespace {
+
+double bytes_of(const std::vector<workload::Op>& ops, const std::string& name) {
+  for (const workload::Op& op : ops)
+    if (op.name == name) return op.work.bytes;
+  throw std::runtime_error("no op " + name);
+}
+
+// gpt2-124m (12 heads, s = 1024, V = 50257, dropout 0.1), micro-batch 2, bf16 (e = 2):
+// b a s^2 = 2 x 12 x 1024^2 = 25,165,824 scores; t V = 2048 x 50257 = 102,926,336 logits.
+constexpr double kScores = 25165824.0;
+constexpr double kLogits = 102926336.0;
+
+TEST(OpBytes, UnfusedSoftmaxWithDropoutMovesNineBytesForwardAndElevenBackwardPerScore) {
+  const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2, "attention_backend": "unfused")");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  // Softmax reads and writes (2e), dropout reads, writes and keeps a 1-byte mask (2e + 1).
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_forward(0), "layer0.attention.softmax"), 9.0 * kScores);
+  // Dropout backward reads dy' and the mask, writes dy (2e + 1); softmax backward
+  // reads dy and y, writes dx (3e).
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_backward(0), "layer0.attention.softmax.backward"), 11.0 * kScores);
+}
+
+TEST(OpBytes, UnfusedSoftmaxWithoutDropoutMovesFourBytesForwardAndSixBackward) {
+  const auto s = testing::make_scenario(R"({"num_layers": 2, "hidden_size": 768, "ffn_hidden_size": 3072,
+      "num_attention_heads": 12, "seq_length": 1024, "vocab_size": 50257, "attention_dropout": 0})",
+                                        R"("micro_batch_size": 2, "attention_backend": "unfused")");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_forward(0), "layer0.attention.softmax"), 4.0 * kScores);
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_backward(0), "layer0.attention.softmax.backward"), 6.0 * kScores);
+}
+
+TEST(OpBytes, FusedCrossEntropyReadsTheLogitsAndWritesFp32Once) {
+  const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2)");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  EXPECT_DOUBLE_EQ(bytes_of(ops.head_forward(), "loss"), 6.0 * kLogits);            // e + 4
+  EXPECT_DOUBLE_EQ(bytes_of(ops.head_backward(), "loss.backward"), 6.0 * kLogits);  // e + 4
+}
+
+TEST(OpBytes, UnfusedCrossEntropyIsMegatronsSixFp32Passes) {
+  const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2, "cross_entropy": "unfused")");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  // cast 2 + 4, max 4, subtract 8, exp 8, sum 4, divide 8.
+  EXPECT_DOUBLE_EQ(bytes_of(ops.head_forward(), "loss"), 38.0 * kLogits);
+  // scale the saved softmax 8, cast back 4 + 2.
+  EXPECT_DOUBLE_EQ(bytes_of(ops.head_backward(), "loss.backward"), 14.0 * kLogits);
+}
+
+}  // namespace
+}  // namespace trainsim
