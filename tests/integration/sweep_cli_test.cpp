@@ -1,7 +1,5 @@
 // End to end: `trainsim sweep` and `trainsim plan` on tests/integration/sweep_small.json
 // (a 4-layer, 4-head model, global batch 16, on 8 A100 and on 16 H100).
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <gmock/gmock.h>
@@ -9,37 +7,17 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
+
+#include "cli_harness.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(TRAINSIM_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using trainsim::cli_harness::Result;
+using trainsim::cli_harness::run;
+using trainsim::cli_harness::slurp;
 
 const std::string kSpec = std::string(TRAINSIM_SOURCE_DIR) + "/tests/integration/sweep_small.json";
 
