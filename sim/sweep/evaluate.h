@@ -73,7 +73,17 @@ struct PointResult {
 // The scenario of a point; throws what the scenario reader throws for a layout it rejects.
 scenario::Scenario scenario_of(const SweepSpec& spec, const Point& p);
 
+// Times a point's scenario by one full simulation: sets status (kEvaluated), the
+// iteration time, rates, breakdown, memory peak and exposed communication of `r`.
+// Throws std::invalid_argument for a layout the simulator cannot build.
+void time_point(const scenario::Scenario& s, PointResult& r);
+
+// Tokens/s, model FLOPs, TFLOP/s per GPU, MFU, time to train, cost and energy from `m`.
+void set_rates(const report::Metrics& m, PointResult& r);
+
 // Never throws for a point the library rejects: that is a kRejected result.
+// With the spec's extrapolate_microbatches a point with many micro-batches is
+// timed from three short runs (sweep/microbatch_extrapolation.h).
 PointResult evaluate_point(const SweepSpec& spec, const Point& p);
 
 // Every point, on `threads` threads; results in the order of `points`.
