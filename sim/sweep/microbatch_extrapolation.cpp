@@ -38,7 +38,6 @@ std::optional<core::Time> nanoseconds(double per_iteration_s, int iterations) {
 std::optional<std::array<long long, 3>> extrapolation_counts(const scenario::Scenario& s) {
   const workload::ParallelConfig& p = s.parallel;
   if (p.mode != workload::TrainingMode::kSync) return std::nullopt;
-  if (s.simulation.network_model != scenario::NetworkModel::kAnalytic) return std::nullopt;
   const long long replicas_batch = s.training.micro_batch_size * p.data;
   if (replicas_batch <= 0 || s.training.global_batch_size % replicas_batch != 0) return std::nullopt;
   const long long m = s.training.global_batch_size / replicas_batch;

@@ -8,6 +8,9 @@
 // point: when each time grows by exactly as many nanoseconds from m_b to m_c as
 // from m_a to m_b, the times for m are extrapolated along that line, bit for bit
 // what the full simulation gives while the schedule stays in its steady state.
+// With the flow network model too: a transfer's rate depends on what shares its
+// links, which in the steady state repeats as well; when it does not, the check
+// fails and the point is simulated in full.
 // The rates (tokens/s, MFU, time to train, cost, energy) come from the
 // extrapolated iteration time through report::rates(), as for a full run.
 #include <array>
@@ -21,10 +24,12 @@ namespace trainsim::sweep {
 
 // The micro-batch counts per replica that stand for the point's m, or none when
 // m is too small to gain from them or the point is not one this applies to (the
-// asynchronous modes; the flow network model, whose transfers share links with
-// whatever else is in flight). m_a is the least count >= 2 x pp x chunks + 2 with
-// m_a = m modulo the step (pp for the interleaved schedule, whose counts are
-// multiples of pp; 1 otherwise), m_b = m_a + step, m_c = m_a + 2 step, and m >= 2 m_c.
+// asynchronous modes, whose step time comes from a replay). The steady state
+// repeats every pp micro-batches (or a divisor of pp: stages wait on each other
+// around the pipeline), so the counts are pp apart: m_a is the least count
+// >= max(2, pp x chunks) (every stage's warm-up filled) with m_a = m modulo pp
+// (the interleaved schedule's counts are multiples of pp), m_b = m_a + pp,
+// m_c = m_a + 2 pp, and m >= 2 m_c.
 std::optional<std::array<long long, 3>> extrapolation_counts(const scenario::Scenario& s);
 
 // Times a scenario in full (time_point, or a stand-in in tests).

@@ -1,9 +1,9 @@
 // The sweep's micro-batch extrapolation (docs/sweep.md, "Speed"): the counts of
 // the three short runs by hand; for points in the steady state (no pipeline,
 // 1F1B on 4 stages, interleaved, overlapped gradient reduction, ZeRO-1,
-// recomputation) the extrapolated times, rates and memory equal the full
-// simulation's; a point with too few micro-batches, on the flow model, or whose
-// times do not grow linearly is simulated in full.
+// recomputation, the flow model) the extrapolated times, rates and memory equal
+// the full simulation's; a point with too few micro-batches, or whose times do
+// not grow linearly, is simulated in full.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +15,7 @@
 #include "sweep/microbatch_extrapolation.h"
 #include "sweep/space.h"
 #include "sweep/spec.h"
+#include "workload/parallel_config.h"
 
 namespace trainsim::sweep {
 namespace {
@@ -85,8 +86,10 @@ TEST(SweepExtrapolation, CountsOfTheShortRunsByHand) {
   EXPECT_EQ(extrapolation_counts(only_point(R"({"tp": 1, "pp": 4})", 32)), std::nullopt);
   // 24 = 2 x 12 is enough.
   EXPECT_EQ(extrapolation_counts(only_point(R"({"tp": 1, "pp": 4})", 48)), (Counts{4, 8, 12}));
-  // The flow model: transfers share links with whatever else is in flight.
-  EXPECT_EQ(extrapolation_counts(only_point(R"({"tp": 1, "pp": 1, "network_model": "flow"})", 128)), std::nullopt);
+  // The asynchronous modes: their step time comes from a replay, not the timeline.
+  scenario::Scenario async = only_point(R"({"tp": 1, "pp": 1})", 128);
+  async.parallel.mode = workload::TrainingMode::kAsyncPs;
+  EXPECT_EQ(extrapolation_counts(async), std::nullopt);
 }
 
 TEST(SweepExtrapolation, NoPipelineEqualsTheFullSimulation) {
@@ -108,6 +111,10 @@ TEST(SweepExtrapolation, OverlappedGradientReductionEqualsTheFullSimulation) {
 TEST(SweepExtrapolation, ZeroOneWithTensorParallelismEqualsTheFullSimulation) {
   expect_equal_to_full(
       only_point(R"({"tp": 2, "pp": 1, "zero_stage": 1, "sequence_parallel": true, "overlap_param_gather": true})", 64));
+}
+
+TEST(SweepExtrapolation, FlowModelEqualsTheFullSimulation) {
+  expect_equal_to_full(only_point(R"({"tp": 2, "pp": 2, "overlap_grad_reduce": true, "network_model": "flow"})", 64));
 }
 
 TEST(SweepExtrapolation, TooFewMicroBatchesAreSimulatedInFull) {
