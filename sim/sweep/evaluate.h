@@ -3,7 +3,8 @@
 // Scenario built in memory from its cluster option and layout, checked by the
 // scenario reader's own rules, its memory estimated before any timing, then
 // simulated and measured by the same simulate() and compute_metrics() as
-// `trainsim run`.
+// `trainsim run` (with many micro-batches per replica: three shorter copies of
+// it, extrapolated; sweep/microbatch_extrapolation.h).
 #include <cstdint>
 #include <functional>
 #include <optional>
