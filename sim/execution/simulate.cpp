@@ -191,8 +191,9 @@ SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& op
     out.async.local_sgd = local;
   }
   if (async_ps) out.async.async_ps = replay_parameter_servers(s, out, compute, options);
-  out.memory_over_time =
-      track_memory(s, out, out.iteration.simulated_ranks.at(static_cast<std::size_t>(out.memory.stage)));
+  if (options.memory_timeline)
+    out.memory_over_time =
+        track_memory(s, out, out.iteration.simulated_ranks.at(static_cast<std::size_t>(out.memory.stage)));
   if (profiled != nullptr) out.calibration = tally(out.iteration.graph, *profiled, s.training.precision);
 
   if (flow != nullptr) {

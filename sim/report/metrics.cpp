@@ -74,21 +74,39 @@ std::string bytes_text(double b) { return fmt::format("{:.1f} GiB", b / (1024.0 
 
 }  // namespace
 
-Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out) {
+Metrics rates(const scenario::Scenario& s, double iteration_time_s, double tokens_per_iteration,
+              double model_flops_per_iteration) {
   Metrics m;
-  m.scenario = s.name;
   m.num_gpus = s.cluster.num_gpus();
-  m.iterations_simulated = out.iteration.iterations;
-  m.iteration_time_s = core::to_seconds(out.timeline.makespan) / out.iteration.iterations;
-  // Asynchronous modes: the mean over the replayed steps (docs/model.md, "Asynchronous training").
-  if (const auto async = out.async.iteration_time_s(s.parallel.data)) m.iteration_time_s = *async;
-  m.tokens_per_iteration = static_cast<double>(out.iteration.tokens_per_iteration);
+  m.iteration_time_s = iteration_time_s;
+  m.tokens_per_iteration = tokens_per_iteration;
   m.tokens_per_s = m.tokens_per_iteration / m.iteration_time_s;
-  m.model_flops_per_iteration = out.iteration.model_flops_per_iteration;
+  m.model_flops_per_iteration = model_flops_per_iteration;
   m.peak_flops_per_gpu = s.cluster.gpu.peak(s.training.precision);
   const double n = static_cast<double>(m.num_gpus);
   m.tflops_per_gpu = m.model_flops_per_iteration / (m.iteration_time_s * n) / 1e12;
   m.mfu = m.model_flops_per_iteration / (m.iteration_time_s * n * m.peak_flops_per_gpu);
+  m.train_tokens = s.training.train_tokens;
+  if (m.train_tokens) {
+    // Whole iterations: the last one runs in full even if it overshoots.
+    m.iterations_to_train = std::ceil(*m.train_tokens / m.tokens_per_iteration);
+    m.time_to_train_s = *m.iterations_to_train * m.iteration_time_s;
+    if (s.cluster.price_per_gpu_hour) m.cost_usd = *m.time_to_train_s / 3600.0 * n * *s.cluster.price_per_gpu_hour;
+    // Upper bound until the power model of issue #8: every GPU at its TDP.
+    if (s.cluster.gpu.tdp_watts > 0.0)
+      m.energy_kwh = *m.time_to_train_s / 3600.0 * n * s.cluster.gpu.tdp_watts / 1000.0;
+  }
+  return m;
+}
+
+Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out) {
+  double iteration_time_s = core::to_seconds(out.timeline.makespan) / out.iteration.iterations;
+  // Asynchronous modes: the mean over the replayed steps (docs/model.md, "Asynchronous training").
+  if (const auto async = out.async.iteration_time_s(s.parallel.data)) iteration_time_s = *async;
+  Metrics m = rates(s, iteration_time_s, static_cast<double>(out.iteration.tokens_per_iteration),
+                    out.iteration.model_flops_per_iteration);
+  m.scenario = s.name;
+  m.iterations_simulated = out.iteration.iterations;
   m.breakdown_s = breakdown_of(out, out.iteration.simulated_ranks.front());
   if (out.async.async_ps || out.async.local_sgd) {
     // The timeline is one worker's step; the mean step comes from the replay (or
@@ -175,16 +193,6 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
     c.fallback = out.calibration->fallback;
     c.fallback_reasons = out.calibration->fallback_reasons;
     m.calibration = std::move(c);
-  }
-  m.train_tokens = s.training.train_tokens;
-  if (m.train_tokens) {
-    // Whole iterations: the last one runs in full even if it overshoots.
-    m.iterations_to_train = std::ceil(*m.train_tokens / m.tokens_per_iteration);
-    m.time_to_train_s = *m.iterations_to_train * m.iteration_time_s;
-    if (s.cluster.price_per_gpu_hour) m.cost_usd = *m.time_to_train_s / 3600.0 * n * *s.cluster.price_per_gpu_hour;
-    // Upper bound until the power model of issue #8: every GPU at its TDP.
-    if (s.cluster.gpu.tdp_watts > 0.0)
-      m.energy_kwh = *m.time_to_train_s / 3600.0 * n * s.cluster.gpu.tdp_watts / 1000.0;
   }
   return m;
 }

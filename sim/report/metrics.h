@@ -121,6 +121,14 @@ struct Metrics {
 
 Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out);
 
+// The figures that follow from an iteration time and the iteration's work
+// (docs/results.md): the GPU count, tokens/s, TFLOP/s per GPU, MFU, and with
+// train_tokens the iterations, time, cost and energy to train. compute_metrics()
+// starts from it; the sweep's micro-batch extrapolation
+// (sweep/microbatch_extrapolation.h) calls it with an extrapolated time.
+Metrics rates(const scenario::Scenario& s, double iteration_time_s, double tokens_per_iteration,
+              double model_flops_per_iteration);
+
 // Time to train, cost and energy become the Monte Carlo means of the replay
 // (docs/results.md, "reliability").
 void add_reliability(Metrics& m, exec::FullRunReport full_run);

@@ -13,6 +13,7 @@
 #include "execution/simulate.h"
 #include "scenario/errors.h"
 #include "scenario/reader.h"
+#include "sweep/microbatch_extrapolation.h"
 #include "workload/memory.h"
 
 namespace trainsim::sweep {
@@ -108,6 +109,29 @@ scenario::Scenario scenario_of(const SweepSpec& spec, const Point& p) {
   return s;
 }
 
+void set_rates(const report::Metrics& m, PointResult& r) {
+  r.tokens_per_s = m.tokens_per_s;
+  r.model_flops_per_iteration = m.model_flops_per_iteration;
+  r.tflops_per_gpu = m.tflops_per_gpu;
+  r.mfu = m.mfu;
+  r.time_to_train_s = m.time_to_train_s;
+  r.cost_usd = m.cost_usd;
+  r.energy_kwh = m.energy_kwh;
+}
+
+void time_point(const scenario::Scenario& s, PointResult& r) {
+  exec::SimulateOptions options;
+  options.memory_timeline = false;  // the sweep reports the estimate (docs/sweep.md, "Pruning and evaluation")
+  const exec::SimulationOutput out = exec::simulate(s, options);
+  const report::Metrics m = report::compute_metrics(s, out);
+  r.status = Status::kEvaluated;
+  r.iteration_time_s = m.iteration_time_s;
+  set_rates(m, r);
+  r.breakdown_s = m.breakdown_s;
+  r.peak_bytes_per_gpu = m.memory.peak_bytes_per_gpu;
+  attribute(out, r);
+}
+
 PointResult evaluate_point(const SweepSpec& spec, const Point& p) {
   PointResult r;
   r.id = p.id;
@@ -134,20 +158,7 @@ PointResult evaluate_point(const SweepSpec& spec, const Point& p) {
     return r;
   }
   try {
-    const exec::SimulationOutput out = exec::simulate(s);
-    const report::Metrics m = report::compute_metrics(s, out);
-    r.status = Status::kEvaluated;
-    r.iteration_time_s = m.iteration_time_s;
-    r.tokens_per_s = m.tokens_per_s;
-    r.model_flops_per_iteration = m.model_flops_per_iteration;
-    r.tflops_per_gpu = m.tflops_per_gpu;
-    r.mfu = m.mfu;
-    r.breakdown_s = m.breakdown_s;
-    r.time_to_train_s = m.time_to_train_s;
-    r.cost_usd = m.cost_usd;
-    r.energy_kwh = m.energy_kwh;
-    r.peak_bytes_per_gpu = m.memory.peak_bytes_per_gpu;
-    attribute(out, r);
+    if (!spec.extrapolate_microbatches || !extrapolate_microbatches(s, time_point, r)) time_point(s, r);
   } catch (const std::invalid_argument& e) {
     // A layout the reader lets through but the simulator cannot build (e.g. a
     // group that does not tile the nodes).

@@ -3,7 +3,8 @@
 // Scenario built in memory from its cluster option and layout, checked by the
 // scenario reader's own rules, its memory estimated before any timing, then
 // simulated and measured by the same simulate() and compute_metrics() as
-// `trainsim run`.
+// `trainsim run` (with many micro-batches per replica: three shorter copies of
+// it, extrapolated; sweep/microbatch_extrapolation.h).
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -73,7 +74,17 @@ struct PointResult {
 // The scenario of a point; throws what the scenario reader throws for a layout it rejects.
 scenario::Scenario scenario_of(const SweepSpec& spec, const Point& p);
 
+// Times a point's scenario by one full simulation: sets status (kEvaluated), the
+// iteration time, rates, breakdown, memory peak and exposed communication of `r`.
+// Throws std::invalid_argument for a layout the simulator cannot build.
+void time_point(const scenario::Scenario& s, PointResult& r);
+
+// Tokens/s, model FLOPs, TFLOP/s per GPU, MFU, time to train, cost and energy from `m`.
+void set_rates(const report::Metrics& m, PointResult& r);
+
 // Never throws for a point the library rejects: that is a kRejected result.
+// With the spec's extrapolate_microbatches a point with many micro-batches is
+// timed from three short runs (sweep/microbatch_extrapolation.h).
 PointResult evaluate_point(const SweepSpec& spec, const Point& p);
 
 // Every point, on `threads` threads; results in the order of `points`.

@@ -126,7 +126,7 @@ json canonical_space(const json& doc, const std::string& file) {
   if (!doc.contains("space")) return json::object();
   const scenario::ObjectReader o(doc, file, "",
                                  {"name", "description", "model", "training", "clusters", "space", "simulation",
-                                  "calibration", "failures", "objective", "replay_top_k"});
+                                  "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches"});
   // Checks that "space" is an object of known keys (did-you-mean for typos).
   o.object("space",
                {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
@@ -247,7 +247,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
   const json doc = scenario::parse_document(text, file, "sweep spec");
   const scenario::ObjectReader root(doc, file, "",
                                     {"name", "description", "model", "training", "clusters", "space", "simulation",
-                                     "calibration", "failures", "objective", "replay_top_k"});
+                                     "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches"});
   SweepSpec spec;
   spec.file = file;
   spec.name = root.text("name", std::filesystem::path(file).stem().string());
@@ -264,6 +264,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
                           "are replayed under failures)");
     spec.replay_top_k = static_cast<int>(root.integer("replay_top_k", 1, 1000));
   }
+  spec.extrapolate_microbatches = root.boolean("extrapolate_microbatches", true);
   if (spec.objective == Objective::kCost)
     for (std::size_t i = 0; i < spec.clusters.size(); ++i)
       if (!spec.clusters[i].base.cluster.price_per_gpu_hour)

@@ -53,6 +53,9 @@ struct SweepSpec {
   // (the best by the failure-free objective; docs/sweep.md, "Failures").
   int replay_top_k = kDefaultReplayTopK;
   static constexpr int kDefaultReplayTopK = 3;
+  // Points with many micro-batches per replica timed from three short runs in
+  // the steady state (sweep/microbatch_extrapolation.h; docs/sweep.md, "Speed").
+  bool extrapolate_microbatches = true;
 
   // True when the spec has a "failures" section (shared by every cluster option).
   [[nodiscard]] bool failures_modeled() const { return !clusters.empty() && clusters.front().base.failures; }

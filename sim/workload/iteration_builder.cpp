@@ -214,6 +214,13 @@ class StageEmitter {
 
 }  // namespace
 
+IterationWork iteration_work(const ModelConfig& model, const TrainingConfig& training, const ParallelConfig& parallel) {
+  const long long microbatches = training.global_batch_size / (training.micro_batch_size * parallel.data);
+  const TransformerOps whole(model, training, training.micro_batch_size);
+  return {training.global_batch_size * model.seq_length,
+          whole.model_flops_per_microbatch() * static_cast<double>(microbatches) * parallel.data};
+}
+
 IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingConfig& training,
                                      const ParallelConfig& parallel, const hw::ClusterSpec& cluster, int iterations) {
   if (iterations < 1) throw std::invalid_argument("iterations must be at least 1");
@@ -241,7 +248,6 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   out.iterations = iterations;
   out.num_microbatches = training.global_batch_size / replicas_batch;
   out.num_gpus = cluster.num_gpus();
-  out.tokens_per_iteration = training.global_batch_size * model.seq_length;
   // Rank order tp-cp-ep-dp-pp: stage s holds ranks [s tp dp, (s+1) tp dp); its
   // rank s tp dp stands for every rank of the stage (DESIGN.md, "Scale").
   out.representative.resize(static_cast<std::size_t>(out.num_gpus));
@@ -252,9 +258,9 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   const TransformerOps layer_ops(model, training, training.micro_batch_size, tp, parallel.sequence_parallel, cp,
                                  ep);
   CachedOps ops(layer_ops, model.num_layers);
-  const TransformerOps whole(model, training, training.micro_batch_size);
-  out.model_flops_per_iteration =
-      whole.model_flops_per_microbatch() * static_cast<double>(out.num_microbatches) * dp;
+  const IterationWork work = iteration_work(model, training, parallel);
+  out.tokens_per_iteration = work.tokens;
+  out.model_flops_per_iteration = work.model_flops;
 
   const int chunks = model_chunks(model.num_layers, parallel);
   const int virtual_stages = pp * chunks;

@@ -38,6 +38,14 @@ struct IterationGraph {
   std::vector<int> representative;
 };
 
+// The whole job's work in one iteration: its tokens, and its model FLOPs
+// without recomputation (docs/model.md, "MFU").
+struct IterationWork {
+  long long tokens = 0;
+  double model_flops = 0.0;
+};
+IterationWork iteration_work(const ModelConfig& model, const TrainingConfig& training, const ParallelConfig& parallel);
+
 IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingConfig& training,
                                      const ParallelConfig& parallel, const hw::ClusterSpec& cluster, int iterations);
 

@@ -1,0 +1,104 @@
+#include "sweep/microbatch_extrapolation.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/time.h"
+#include "report/metrics.h"
+#include "workload/iteration_builder.h"
+#include "workload/memory.h"
+#include "workload/pipeline_schedule.h"
+
+namespace trainsim::sweep {
+
+namespace {
+
+constexpr std::size_t kTimes = 10;
+
+// The time-like keys: per-iteration seconds of whole nanoseconds of the timeline.
+std::array<double*, kTimes> times_of(PointResult& r) {
+  return {&r.iteration_time_s, &r.breakdown_s.compute, &r.breakdown_s.exposed_communication,
+          &r.breakdown_s.pipeline_bubble, &r.breakdown_s.optimizer, &r.breakdown_s.other,
+          &r.exposed_tp_s, &r.exposed_dp_s, &r.exposed_pp_s, &r.recompute_s};
+}
+
+// The nanoseconds behind a per-iteration time (to_seconds(t) / iterations, as
+// report::compute_metrics() and the attribution compute it); none when the
+// value is not exactly that of a whole number of nanoseconds.
+std::optional<core::Time> nanoseconds(double per_iteration_s, int iterations) {
+  const double total = per_iteration_s * iterations;
+  if (!(total >= 0.0)) return std::nullopt;  // from_seconds() refuses it
+  const core::Time t = core::from_seconds(total);
+  if (core::to_seconds(t) / iterations != per_iteration_s) return std::nullopt;
+  return t;
+}
+
+}  // namespace
+
+std::optional<std::array<long long, 3>> extrapolation_counts(const scenario::Scenario& s) {
+  const workload::ParallelConfig& p = s.parallel;
+  if (p.mode != workload::TrainingMode::kSync) return std::nullopt;
+  const long long replicas_batch = s.training.micro_batch_size * p.data;
+  if (replicas_batch <= 0 || s.training.global_batch_size % replicas_batch != 0) return std::nullopt;
+  const long long m = s.training.global_batch_size / replicas_batch;
+  long long chunks = 1;
+  try {
+    chunks = workload::model_chunks(s.model.num_layers, p);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // the full simulation says why
+  }
+  // The steady state repeats every pp micro-batches or a divisor of it (stages
+  // wait on each other around the pipeline), not always every one.
+  const long long step = p.pipeline;
+  const long long least = std::max<long long>(2, p.pipeline * chunks);
+  // The least count >= least in m's class modulo step.
+  const long long a = least + (((m - least) % step) + step) % step;
+  const std::array<long long, 3> counts{a, a + step, a + 2 * step};
+  if (m < 2 * counts[2]) return std::nullopt;
+  return counts;
+}
+
+bool extrapolate_microbatches(const scenario::Scenario& s, const PointTimer& time, PointResult& r) {
+  const std::optional<std::array<long long, 3>> counts = extrapolation_counts(s);
+  if (!counts) return false;
+  const long long replicas_batch = s.training.micro_batch_size * s.parallel.data;
+  const long long m = s.training.global_batch_size / replicas_batch;
+  std::array<PointResult, 3> runs;
+  try {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      scenario::Scenario shorter = s;
+      shorter.training.global_batch_size = (*counts)[i] * replicas_batch;
+      time(shorter, runs[i]);
+      if (runs[i].status != Status::kEvaluated) return false;
+    }
+  } catch (const std::invalid_argument&) {
+    return false;  // the full simulation says why
+  }
+  const int iterations = s.simulation.iterations;
+  const long long step = (*counts)[1] - (*counts)[0];
+  const long long further = (m - (*counts)[2]) / step;  // exact: m = m_c modulo step
+  const std::array<double*, kTimes> a = times_of(runs[0]);
+  const std::array<double*, kTimes> b = times_of(runs[1]);
+  const std::array<double*, kTimes> c = times_of(runs[2]);
+  std::array<double, kTimes> extrapolated{};
+  for (std::size_t j = 0; j < kTimes; ++j) {
+    const std::optional<core::Time> ta = nanoseconds(*a[j], iterations);
+    const std::optional<core::Time> tb = nanoseconds(*b[j], iterations);
+    const std::optional<core::Time> tc = nanoseconds(*c[j], iterations);
+    if (!ta || !tb || !tc) return false;
+    // The steady state: the same growth, to the nanosecond, over both steps.
+    if (*tc - *tb != *tb - *ta) return false;
+    const core::Time t = *tc + further * (*tc - *tb);
+    if (t < 0) return false;
+    extrapolated[j] = core::to_seconds(t) / iterations;
+  }
+  r.status = Status::kEvaluated;
+  const std::array<double*, kTimes> into = times_of(r);
+  for (std::size_t j = 0; j < kTimes; ++j) *into[j] = extrapolated[j];
+  const workload::IterationWork work = workload::iteration_work(s.model, s.training, s.parallel);
+  set_rates(report::rates(s, r.iteration_time_s, static_cast<double>(work.tokens), work.model_flops), r);
+  r.peak_bytes_per_gpu = workload::estimate_memory(s.model, s.training, s.parallel).total();
+  return true;
+}
+
+}  // namespace trainsim::sweep
