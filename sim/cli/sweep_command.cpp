@@ -153,24 +153,30 @@ int SweepCommands::run(int* argc, char*** argv) {
     const std::size_t n = e.candidates.size();
     ProgressBar bar(n, rank == 0 && !o.quiet);
     const auto progress = [&bar](std::size_t done) { bar.update(done); };
+    // Under failures, the best points of each cluster option are then replayed,
+    // on every core (the Monte Carlo does not depend on the thread count).
+    const int replay_threads = o.jobs > 0 ? o.jobs : default_jobs();
+    const auto announce_replays = [&](std::size_t count) {
+      if (count > 0 && !o.quiet && isatty(fileno(stderr)) != 0)
+        std::cerr << fmt::format("replaying the best {} points under failures\n", count);
+    };
     std::vector<sweep::PointResult> results;
 #ifdef TRAINSIM_WITH_MPI
     if (session) {
+      // The farm, then the replays spread over the ranks; rank 0 collects both.
       results = sweep::mpi::farm(*session, spec, e.candidates, jobs, progress);
+      if (rank == 0) announce_replays(sweep::replay_selection(spec, e.candidates, results).size());
+      sweep::mpi::replay(*session, spec, e.candidates, results, replay_threads);
       if (rank != 0) return 0;
-    } else {
-      results = sweep::evaluate_points(spec, e.candidates, jobs, progress);
     }
+    if (!session) {
 #else
-    results = sweep::evaluate_points(spec, e.candidates, jobs, progress);
+    {
 #endif
-    // Under failures, rank 0 replays the best points of each cluster option, on
-    // `jobs` threads (the Monte Carlo does not depend on the thread count).
-    const std::vector<std::size_t> replay = sweep::replay_selection(spec, e.candidates, results);
-    if (!replay.empty()) {
-      if (!o.quiet && isatty(fileno(stderr)) != 0)
-        std::cerr << fmt::format("replaying the best {} points under failures\n", replay.size());
-      sweep::replay_points(spec, e.candidates, results, replay, o.jobs > 0 ? o.jobs : default_jobs());
+      results = sweep::evaluate_points(spec, e.candidates, jobs, progress);
+      const std::vector<std::size_t> replay = sweep::replay_selection(spec, e.candidates, results);
+      announce_replays(replay.size());
+      sweep::replay_points(spec, e.candidates, results, replay, replay_threads);
     }
     const sweep::Outcome outcome = sweep::summarize(spec, std::move(e), std::move(results));
     if (planning) {

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "sweep/reliability.h"
 #include "sweep/result_codec.h"
 
 namespace trainsim::sweep::mpi {
@@ -21,6 +22,7 @@ namespace {
 
 constexpr int kTagRequest = 1;  // worker -> root: the results of its last chunk (empty at first)
 constexpr int kTagWork = 2;     // root -> worker: [begin, end) of its next chunk; begin == end: stop
+constexpr int kTagReplay = 3;   // worker -> root: its replayed points, in selection order
 
 // Hands out [begin, end) ranges of point indices, to rank 0's own thread and to the workers.
 class Dispenser {
@@ -121,6 +123,59 @@ void worker(const SweepSpec& spec, std::span<const Point> points, int threads) {
 }
 
 }  // namespace
+
+void replay(const Session& session, const SweepSpec& spec, std::span<const Point> points,
+            std::vector<PointResult>& results, int threads) {
+  std::vector<std::uint64_t> selection;
+  if (session.rank() == 0)
+    for (std::size_t i : replay_selection(spec, points, results)) selection.push_back(i);
+  std::uint64_t count = selection.size();
+  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (count == 0) return;
+  selection.resize(count);
+  MPI_Bcast(selection.data(), static_cast<int>(count), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  const auto size = static_cast<std::size_t>(session.size());
+  const auto rank = static_cast<std::size_t>(session.rank());
+  // This rank's share: selection[k] for k = rank, rank + size, ...
+  std::vector<std::size_t> mine;
+  for (std::size_t k = rank; k < selection.size(); k += size) {
+    if (selection[k] >= points.size()) abort_all("sweep: a replay of a point that does not exist");
+    mine.push_back(static_cast<std::size_t>(selection[k]));
+  }
+  if (rank == 0) {
+    replay_points(spec, points, results, mine, threads);
+    for (std::size_t worker = 1; worker < size && worker < selection.size(); ++worker) {
+      MPI_Status status;
+      MPI_Probe(static_cast<int>(worker), kTagReplay, MPI_COMM_WORLD, &status);
+      int bytes_count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes_count);
+      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(bytes_count));
+      MPI_Recv(bytes.data(), bytes_count, MPI_BYTE, static_cast<int>(worker), kTagReplay, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      const std::vector<PointResult> part = decode_results(bytes);
+      std::size_t j = 0;
+      for (std::size_t k = worker; k < selection.size(); k += size, ++j) {
+        if (j >= part.size()) abort_all("sweep: a worker returned too few replays");
+        PointResult& r = results[static_cast<std::size_t>(selection[k])];
+        r.reliability = part[j].reliability;
+        r.replay_error = part[j].replay_error;
+      }
+    }
+    return;
+  }
+  if (mine.empty()) return;
+  // A worker replays into results of its own; only the replay fields travel back.
+  std::vector<PointResult> local(points.size());
+  try {
+    replay_points(spec, points, local, mine, threads);
+  } catch (const std::exception& e) {
+    abort_all(e.what());
+  }
+  std::vector<PointResult> part;
+  for (std::size_t i : mine) part.push_back(std::move(local[i]));
+  const std::vector<std::uint8_t> bytes = encode_results(part);
+  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kTagReplay, MPI_COMM_WORLD);
+}
 
 bool launched_by_mpi() {
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})

@@ -15,6 +15,27 @@ std::optional<double> optional_of(const json& v) {
   return v.is_null() ? std::nullopt : std::optional<double>(v.get<double>());
 }
 
+json reliability_json(const std::optional<PointReliability>& r) {
+  if (!r) return nullptr;
+  return json::array({r->trials, r->time_to_train_p50_s, r->time_to_train_p90_s, r->time_to_train_mean_s,
+                      r->goodput, r->expected_interruptions, r->checkpoint_interval_s, optional_json(r->cost_p50_usd),
+                      r->energy_kwh});
+}
+
+std::optional<PointReliability> reliability_of(const json& a) {
+  if (a.is_null()) return std::nullopt;
+  if (!a.is_array() || a.size() != 9) throw std::invalid_argument("sweep results: a malformed replay result");
+  PointReliability r;
+  r.trials = a[0].get<int>();
+  std::size_t i = 1;
+  for (double* d : {&r.time_to_train_p50_s, &r.time_to_train_p90_s, &r.time_to_train_mean_s, &r.goodput,
+                    &r.expected_interruptions, &r.checkpoint_interval_s})
+    *d = a[i++].get<double>();
+  r.cost_p50_usd = optional_of(a[i++]);
+  r.energy_kwh = a[i].get<double>();
+  return r;
+}
+
 // Positional arrays: compact, and a field added here is added in one place.
 json to_array(const PointResult& r) {
   const report::Breakdown& b = r.breakdown_s;
@@ -24,11 +45,11 @@ json to_array(const PointResult& r) {
                       r.model_flops_per_iteration, r.tflops_per_gpu, r.mfu, b.compute, b.exposed_communication,
                       b.pipeline_bubble, b.optimizer, b.other, optional_json(r.time_to_train_s),
                       optional_json(r.cost_usd), optional_json(r.energy_kwh), r.exposed_tp_s, r.exposed_dp_s,
-                      r.exposed_pp_s, r.recompute_s});
+                      r.exposed_pp_s, r.recompute_s, reliability_json(r.reliability), r.replay_error});
 }
 
 PointResult from_array(const json& a) {
-  constexpr std::size_t kFields = 30;
+  constexpr std::size_t kFields = 32;
   if (!a.is_array() || a.size() != kFields) throw std::invalid_argument("sweep results: a malformed point result");
   PointResult r;
   std::size_t i = 0;
@@ -52,6 +73,8 @@ PointResult from_array(const json& a) {
   r.cost_usd = optional_of(a[i++]);
   r.energy_kwh = optional_of(a[i++]);
   for (double* d : {&r.exposed_tp_s, &r.exposed_dp_s, &r.exposed_pp_s, &r.recompute_s}) *d = a[i++].get<double>();
+  r.reliability = reliability_of(a[i++]);
+  r.replay_error = a[i++].get<std::string>();
   return r;
 }
 

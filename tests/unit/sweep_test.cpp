@@ -142,7 +142,28 @@ TEST(SweepEvaluate, ResultsSurviveTheWireBitForBit) {
   EXPECT_EQ(back[0].time_to_train_s, r[0].time_to_train_s);
   EXPECT_EQ(back[0].exposed_tp_s, r[0].exposed_tp_s);
   EXPECT_EQ(back[0].schedule, r[0].schedule);
+  EXPECT_FALSE(back[0].reliability);
   EXPECT_THROW(decode_results({1, 2, 3}), std::invalid_argument);
+}
+
+TEST(SweepEvaluate, ReplaysSurviveTheWireBitForBit) {
+  // The MPI farm sends replays back to rank 0 the same way (sweep/mpi_farm.h).
+  PointResult r;
+  r.reliability = PointReliability{100, 1.0 / 3.0, 2.0 / 3.0, 0.5, 0.97, 12.5, 3600.0, std::nullopt, 1e-7};
+  PointResult refused;
+  refused.replay_error = "the recovery policy cannot shrink tp 8 pp 2";
+  const std::vector<PointResult> back = decode_results(encode_results({r, refused}));
+  ASSERT_EQ(back.size(), 2u);
+  ASSERT_TRUE(back[0].reliability);
+  EXPECT_EQ(back[0].reliability->trials, 100);
+  EXPECT_EQ(back[0].reliability->time_to_train_p50_s, 1.0 / 3.0);
+  EXPECT_EQ(back[0].reliability->time_to_train_p90_s, 2.0 / 3.0);
+  EXPECT_EQ(back[0].reliability->goodput, 0.97);
+  EXPECT_EQ(back[0].reliability->checkpoint_interval_s, 3600.0);
+  EXPECT_FALSE(back[0].reliability->cost_p50_usd);
+  EXPECT_EQ(back[0].reliability->energy_kwh, 1e-7);
+  EXPECT_FALSE(back[1].reliability);
+  EXPECT_EQ(back[1].replay_error, refused.replay_error);
 }
 
 PointResult timed(std::uint64_t id, double time, std::optional<double> cost = {}) {
