@@ -8,7 +8,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,6 +20,7 @@
 #include "nccl_tests_import.h"
 #include "profile_writer.h"
 #include "report/atomic_file.h"
+#include "report/utc_time.h"
 #include "shape_list.h"
 
 #ifdef TRAINSIM_CALIBRATE_WITH_CUDA
@@ -43,6 +43,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace trainsim::calibrate;
+using trainsim::report::utc_now;
 
 std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
@@ -63,15 +64,6 @@ struct Options {
   std::string import_file, import_op;
   std::string command;
 };
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

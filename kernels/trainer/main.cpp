@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -25,6 +24,7 @@
 #include "corpus.h"
 #include "gpt_model.h"
 #include "options.h"
+#include "report/utc_time.h"
 #include "run_file.h"
 #include "trainsim/kernels/cuda_check.h"
 
@@ -44,15 +44,6 @@ void check_nccl(ncclResult_t r, const char* what, const char* file, int line) {
 
 std::string version_text(int v, int major_div, int minor_div) {
   return std::to_string(v / major_div) + "." + std::to_string((v % major_div) / minor_div);
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 trainer::DeviceInfo device_info(int count) {
@@ -295,7 +286,7 @@ struct Trainer {
     master.clear();
 
     trainer::MeasuredRun run;
-    run.date = utc_now();
+    run.date = report::utc_now();
     run.options = o;
     run.device = device_info(world);
     run.device.nodes = world / gpus_per_node;
