@@ -117,13 +117,15 @@ Op TransformerOps::tp_exit(std::string name, long long layer) const {
 
 // Matmul backward = data gradient + weight gradient, each as large as the forward
 // GEMM (work.backward tells a profile to look up both shapes); elementwise
-// backward reads the saved input and the incoming gradient.
+// backward reads the saved input and the incoming gradient, unless the op says
+// what its backward kernels move (Op::backward_bytes).
 Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_factor) {
   Op op = fwd;
   op.name = fwd.name + ".backward";
   std::swap(op.comm_forward, op.comm_backward);  // a marker's backward collective runs now
   op.work.flops *= flops_factor;
-  op.work.bytes *= bytes_factor;
+  op.work.bytes = fwd.backward_bytes ? *fwd.backward_bytes : fwd.work.bytes * bytes_factor;
+  op.backward_bytes.reset();
   op.work.backward = true;
   op.work.kernel = backward_kernel(fwd.work.kernel);
   op.model_flops = fwd.model_flops * 2.0;
@@ -206,6 +208,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
              count};
   qk.model_flops = full_flops / 2.0;
   Op softmax = elementwise("attention.softmax", scores * softmax_bytes_per_score(false), 0.0, layer);
+  softmax.backward_bytes = scores * softmax_bytes_per_score(true);
   Op av;
   av.name = "attention.context";
   av.layer = layer;
@@ -276,6 +279,7 @@ std::vector<Op> TransformerOps::head_forward() const {
   // Cross-entropy in fp32 over the logits (Megatron-LM casts them to float).
   ops.push_back(elementwise("loss", tokens_ * v * loss_bytes_per_logit(false), 0.0, -1,
                             hw::KernelId::kSoftmaxCrossEntropy));
+  ops.back().backward_bytes = tokens_ * v * loss_bytes_per_logit(true);
   if (tp_ > 1.0) {
     // Vocabulary-parallel cross-entropy: all-reduces of the row maximum, the sum
     // of exponentials and the target logit, b s fp32 each (Megatron-LM
@@ -295,8 +299,6 @@ std::vector<Op> TransformerOps::head_backward() const {
   std::vector<Op> ops;
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it)
     ops.push_back(backward_of(*it, 2.0, 2.0));
-  for (Op& op : ops)
-    if (op.name == "loss.backward") op.work.bytes *= loss_bytes_per_logit(true) / (2.0 * loss_bytes_per_logit(false));
   return ops;
 }
 
@@ -314,10 +316,7 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
       continue;
     }
     const bool flash = attention && training_.attention_backend == AttentionBackend::kFlash;
-    Op op = backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0);
-    if (it->name.ends_with(".attention.softmax"))  // not 2 x forward: see softmax_bytes_per_score
-      op.work.bytes = it->work.bytes / softmax_bytes_per_score(false) * softmax_bytes_per_score(true);
-    ops.push_back(std::move(op));
+    ops.push_back(backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0));
   }
   return ops;
 }

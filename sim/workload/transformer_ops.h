@@ -47,6 +47,9 @@ struct Op {
   // Expert parameters: their gradients are reduced over the expert
   // data-parallel group, apart from the dense ones (Megatron-LM's expert buffers).
   bool expert_params = false;
+  // Memory-bound ops whose backward kernels do not move 2 x the forward bytes
+  // (the unfused softmax, the loss): their backward bytes, set where the op is made.
+  std::optional<double> backward_bytes;
 };
 
 class TransformerOps {
