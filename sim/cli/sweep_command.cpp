@@ -165,8 +165,12 @@ int SweepCommands::run(int* argc, char*** argv) {
     if (session) {
       // The farm, then the replays spread over the ranks; rank 0 collects both.
       results = sweep::mpi::farm(*session, spec, e.candidates, jobs, progress);
-      if (rank == 0) announce_replays(sweep::replay_selection(spec, e.candidates, results).size());
-      sweep::mpi::replay(*session, spec, e.candidates, results, replay_threads);
+      std::vector<std::size_t> replay;
+      if (rank == 0) {
+        replay = sweep::replay_selection(spec, e.candidates, results);
+        announce_replays(replay.size());
+      }
+      sweep::mpi::replay(*session, spec, e.candidates, results, replay, replay_threads);
       if (rank != 0) return 0;
     }
     if (!session) {

@@ -125,10 +125,9 @@ void worker(const SweepSpec& spec, std::span<const Point> points, int threads) {
 }  // namespace
 
 void replay(const Session& session, const SweepSpec& spec, std::span<const Point> points,
-            std::vector<PointResult>& results, int threads) {
+            std::vector<PointResult>& results, std::span<const std::size_t> rank0_selection, int threads) {
   std::vector<std::uint64_t> selection;
-  if (session.rank() == 0)
-    for (std::size_t i : replay_selection(spec, points, results)) selection.push_back(i);
+  if (session.rank() == 0) selection.assign(rank0_selection.begin(), rank0_selection.end());
   std::uint64_t count = selection.size();
   MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   if (count == 0) return;

@@ -37,13 +37,12 @@ class Session {
 std::vector<PointResult> farm(const Session& session, const SweepSpec& spec, std::span<const Point> points,
                               int threads, const std::function<void(std::size_t)>& progress);
 
-// Under failures: the points replay_selection() picks from rank 0's `results`
-// (rank 0 broadcasts them) are replayed across the ranks, the k-th on rank
-// k mod size with `threads` threads, and rank 0 collects each replay into
-// `results` (on the other ranks `results` is empty and stays so). Each replay is
-// the same Monte Carlo on whichever rank runs it, so the output equals one
-// process's.
+// Under failures: rank 0's `selection` (replay_selection() of its `results`;
+// ignored on the other ranks, whose `results` are empty) is broadcast and
+// replayed across the ranks, the k-th point on rank k mod size with `threads`
+// threads, and rank 0 collects each replay into `results`. Each replay is the
+// same Monte Carlo on whichever rank runs it, so the output equals one process's.
 void replay(const Session& session, const SweepSpec& spec, std::span<const Point> points,
-            std::vector<PointResult>& results, int threads);
+            std::vector<PointResult>& results, std::span<const std::size_t> selection, int threads);
 
 }  // namespace trainsim::sweep::mpi
