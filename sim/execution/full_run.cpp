@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "execution/utilization.h"
+#include "hardware/power.h"
 #include "network/topology_builders.h"
 #include "workload/memory.h"
 #include "workload/parameters.h"
@@ -16,20 +18,6 @@
 namespace trainsim::exec {
 
 namespace {
-
-// Compute-stream busy time over the makespan, averaged over the simulated ranks
-// (the pipeline stages): the GPU utilization of the power model.
-double compute_utilization(const SimulationOutput& out) {
-  std::map<int, core::Time> busy;
-  for (const Span& span : out.timeline.spans) {
-    const workload::Task& t = out.iteration.graph[span.task];
-    if (t.stream == workload::Stream::kCompute) busy[t.rank] += span.end - span.start;
-  }
-  if (busy.empty() || out.timeline.makespan <= 0) return 0.0;
-  double sum = 0.0;
-  for (const auto& [rank, b] : busy) sum += core::to_seconds(b);
-  return std::min(1.0, sum / static_cast<double>(busy.size()) / core::to_seconds(out.timeline.makespan));
-}
 
 // The replay's states, reduced to what changes an iteration: with synchronous
 // training a pipeline stage runs at its slowest rank's pace, so stragglers
@@ -51,7 +39,9 @@ FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOut
   rep.iteration_time_s = core::to_seconds(base.iteration_time);
   const auto train_tokens = static_cast<long long>(*s.training.train_tokens);
   rep.iterations = (train_tokens + base.tokens_per_iteration - 1) / base.tokens_per_iteration;
-  rep.gpu_utilization = compute_utilization(healthy);
+  const ComputeBusy busy = compute_busy(healthy);
+  const double iters = healthy.iteration.iterations;
+  rep.gpu_utilization = gpu_utilization(core::to_seconds(busy.total) / iters, busy.ranks, rep.iteration_time_s);
 
   // Checkpoint size and cost (docs/model.md, "Reliability").
   const workload::StateBytes per = workload::state_bytes_per_parameter(s.training);
@@ -125,20 +115,11 @@ FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOut
     rc.maintenance_interval = core::from_seconds(*f.maintenance_interval_s);
     rc.maintenance_duration = core::from_seconds(f.maintenance_duration_s);
   }
-  // Power (docs/model.md, "Reliability"): P_gpu = P_idle + (TDP - P_idle) u.
-  const auto gpus = static_cast<double>(c.num_gpus());
-  const double spare_nodes = f.hot_spares ? static_cast<double>(*f.hot_spares) : 0.0;
-  const double spare_gpus = spare_nodes * c.gpus_per_node;
-  // Not given in "failures": the GPU preset's figures (scenarios/hardware/*.json, "sources").
-  const double idle = f.gpu_idle_power_w.value_or(c.gpu.idle_watts);
-  const double node_overhead = f.node_overhead_power_w.value_or(c.gpu.node_overhead_watts);
-  rep.gpu_idle_power_w = idle;
-  rep.node_overhead_power_w = node_overhead;
-  rc.running_power_w = gpus * (idle + (c.gpu.tdp_watts - idle) * rep.gpu_utilization);
-  rc.idle_power_w = gpus * idle;
-  rc.constant_power_w = (c.num_nodes + spare_nodes) * node_overhead + spare_gpus * idle;
-  rc.pue = f.pue;
-  rc.allocated_gpus = c.num_gpus() + static_cast<long long>(spare_gpus);
+  // Power (docs/model.md, "Energy"): the cluster's figures, as for a run without failures.
+  const long long spare_nodes = f.hot_spares.value_or(0);
+  rc.power = hw::power_draw(c, rep.gpu_utilization, spare_nodes);
+  rc.pue = c.pue;
+  rc.allocated_gpus = (c.num_nodes + spare_nodes) * c.gpus_per_node;
   rc.price_per_gpu_hour = c.price_per_gpu_hour.value_or(0.0);
 
   // The oracle: one iteration simulation per distinct reduced state. Trials on

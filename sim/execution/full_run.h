@@ -25,8 +25,6 @@ struct FullRunReport {
   double iteration_time_s = 0.0;  // healthy, as the replay uses it (whole nanoseconds)
   long long iterations = 0;       // failure-free iterations to train
   double gpu_utilization = 0.0;   // compute-stream busy fraction of the healthy iteration
-  double gpu_idle_power_w = 0.0;       // as used: "failures" or the GPU preset
-  double node_overhead_power_w = 0.0;  // as used: "failures" or the GPU preset
   int states_simulated = 0;       // iteration simulations the replay asked for beyond the healthy one
 };
 

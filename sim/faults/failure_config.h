@@ -39,11 +39,6 @@ inline constexpr double kDefaultDetectionTime = 600.0;
 inline constexpr double kDefaultRestartOverhead = 600.0;
 // MegaScale: about 10% slower stragglers (PUBLIC_DATA.md section 4).
 inline constexpr double kDefaultStragglerSlowdown = 0.10;
-// Uptime Institute Global Data Center Survey 2023: the industry's average
-// annual PUE, 1.58 (flat between 1.55 and 1.59 since 2020). The survey average
-// rather than a hyperscaler's fleet figure (about 1.1): a plan should not
-// assume the best facility; give your own with "pue".
-inline constexpr double kDefaultPue = 1.58;
 // PCIe 4.0 x16 (16 GT/s x 16 lanes, 128b/130b): about 32 GB/s per direction, the
 // device-to-host path of an A100; newer GPUs on PCIe 5.0 have twice that.
 inline constexpr double kDefaultHostCopyBandwidth = 32e9;
@@ -89,13 +84,6 @@ struct FailureConfig {
   CheckpointMode checkpoint_mode = CheckpointMode::kBlocking;
   double host_copy_bandwidth = kDefaultHostCopyBandwidth;  // B/s per GPU, device to host (async mode)
   std::optional<double> checkpoint_size_bytes;             // none: from the model (checkpoint.h)
-
-  // Energy (docs/model.md, "Reliability"): GPU power between idle and TDP by
-  // utilization, plus a per-node overhead, times the facility's PUE. Not given:
-  // the GPU preset's idle_power and node_overhead_power (hw::GpuSpec).
-  std::optional<double> gpu_idle_power_w;
-  std::optional<double> node_overhead_power_w;
-  double pue = kDefaultPue;
 
   // Monte Carlo.
   std::uint64_t seed = 1;

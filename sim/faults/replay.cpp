@@ -464,9 +464,7 @@ TrialResult replay_trial(const ReplayConfig& c, const IterationOracle& oracle, s
   TrialResult r = Trial(c, oracle, seed, trial, record).run();
   const double wall_s = core::to_seconds(r.wall);
   const double running_s = core::to_seconds(r.running);
-  r.energy_kwh = c.pue *
-                 (c.running_power_w * running_s + c.idle_power_w * (wall_s - running_s) + c.constant_power_w * wall_s) /
-                 3.6e6;
+  r.energy_kwh = hw::energy_kwh(c.power, c.pue, running_s, wall_s);
   r.cost_usd = wall_s / 3600.0 * static_cast<double>(c.allocated_gpus) * c.price_per_gpu_hour;
   return r;
 }

@@ -14,6 +14,7 @@
 #include "core/time.h"
 #include "faults/checkpoint.h"
 #include "faults/failure_config.h"
+#include "hardware/power.h"
 
 namespace trainsim::faults {
 
@@ -66,10 +67,8 @@ struct ReplayConfig {
   core::Time maintenance_interval = 0;  // 0: none
   core::Time maintenance_duration = 0;
 
-  // Energy: watts while iterating, while stopped, and for the whole wall time.
-  double running_power_w = 0.0;
-  double idle_power_w = 0.0;
-  double constant_power_w = 0.0;
+  // Energy (hw::energy_kwh): watts while iterating, while stopped, and for the whole wall time.
+  hw::PowerDraw power;
   double pue = 1.0;
   long long allocated_gpus = 1;  // the job's GPUs plus hot spares (what is paid for)
   double price_per_gpu_hour = 0.0;

@@ -11,6 +11,12 @@
 
 namespace trainsim::hw {
 
+// Uptime Institute Global Data Center Survey 2023: the industry's average
+// annual PUE, 1.58 (flat between 1.55 and 1.59 since 2020). The survey average
+// rather than a hyperscaler's fleet figure (about 1.1): a plan should not
+// assume the best facility; give your own with "cluster.pue".
+inline constexpr double kDefaultPue = 1.58;
+
 struct IntraNodeFabric {
   std::string fabric = "nvswitch";    // "nvswitch" or "pcie"
   double bandwidth = 0.0;             // B/s per GPU per direction
@@ -62,6 +68,7 @@ struct ClusterSpec {
   IntraNodeFabric intra_node;
   InterNodeNetwork inter_node;
   std::optional<double> price_per_gpu_hour;  // USD
+  double pue = kDefaultPue;                  // the facility's power usage effectiveness (hardware/power.h)
 
   [[nodiscard]] long long num_gpus() const {
     return static_cast<long long>(num_nodes) * gpus_per_node;

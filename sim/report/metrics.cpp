@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "execution/utilization.h"
+#include "hardware/power.h"
 #include "workload/parameters.h"
 
 namespace trainsim::report {
@@ -75,7 +77,7 @@ std::string bytes_text(double b) { return fmt::format("{:.1f} GiB", b / (1024.0 
 }  // namespace
 
 Metrics rates(const scenario::Scenario& s, double iteration_time_s, double tokens_per_iteration,
-              double model_flops_per_iteration) {
+              double model_flops_per_iteration, double gpu_utilization) {
   Metrics m;
   m.num_gpus = s.cluster.num_gpus();
   m.iteration_time_s = iteration_time_s;
@@ -86,15 +88,18 @@ Metrics rates(const scenario::Scenario& s, double iteration_time_s, double token
   const double n = static_cast<double>(m.num_gpus);
   m.tflops_per_gpu = m.model_flops_per_iteration / (m.iteration_time_s * n) / 1e12;
   m.mfu = m.model_flops_per_iteration / (m.iteration_time_s * n * m.peak_flops_per_gpu);
+  m.gpu_utilization = gpu_utilization;
   m.train_tokens = s.training.train_tokens;
   if (m.train_tokens) {
     // Whole iterations: the last one runs in full even if it overshoots.
     m.iterations_to_train = std::ceil(*m.train_tokens / m.tokens_per_iteration);
     m.time_to_train_s = *m.iterations_to_train * m.iteration_time_s;
     if (s.cluster.price_per_gpu_hour) m.cost_usd = *m.time_to_train_s / 3600.0 * n * *s.cluster.price_per_gpu_hour;
-    // Upper bound until the power model of issue #8: every GPU at its TDP.
+    // Training all the time (docs/model.md, "Energy"); the replay under failures
+    // adds the stops with the same power model.
     if (s.cluster.gpu.tdp_watts > 0.0)
-      m.energy_kwh = *m.time_to_train_s / 3600.0 * n * s.cluster.gpu.tdp_watts / 1000.0;
+      m.energy_kwh = hw::energy_kwh(hw::power_draw(s.cluster, gpu_utilization), s.cluster.pue, *m.time_to_train_s,
+                                    *m.time_to_train_s);
   }
   return m;
 }
@@ -103,8 +108,13 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
   double iteration_time_s = core::to_seconds(out.timeline.makespan) / out.iteration.iterations;
   // Asynchronous modes: the mean over the replayed steps (docs/model.md, "Asynchronous training").
   if (const auto async = out.async.iteration_time_s(s.parallel.data)) iteration_time_s = *async;
+  const exec::ComputeBusy busy = exec::compute_busy(out);
+  const double busy_per_iteration_s = core::to_seconds(busy.total) / out.iteration.iterations;
   Metrics m = rates(s, iteration_time_s, static_cast<double>(out.iteration.tokens_per_iteration),
-                    out.iteration.model_flops_per_iteration);
+                    out.iteration.model_flops_per_iteration,
+                    exec::gpu_utilization(busy_per_iteration_s, busy.ranks, iteration_time_s));
+  m.compute_busy_s = busy_per_iteration_s;
+  m.compute_ranks = busy.ranks;
   m.scenario = s.name;
   m.iterations_simulated = out.iteration.iterations;
   m.breakdown_s = breakdown_of(out, out.iteration.simulated_ranks.front());

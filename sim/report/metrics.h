@@ -111,6 +111,12 @@ struct Metrics {
   std::optional<double> time_to_train_s;
   std::optional<double> cost_usd;
   std::optional<double> energy_kwh;
+  // The GPUs' compute-stream busy fraction, which sets their power draw
+  // (exec::gpu_utilization; docs/model.md, "Energy"), from the busy seconds per
+  // iteration summed over the simulated ranks that compute.
+  double gpu_utilization = 0;
+  double compute_busy_s = 0;
+  int compute_ranks = 0;
   std::string compute_model;
   std::string network_model;
   NetworkSummary network;
@@ -123,11 +129,12 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
 
 // The figures that follow from an iteration time and the iteration's work
 // (docs/results.md): the GPU count, tokens/s, TFLOP/s per GPU, MFU, and with
-// train_tokens the iterations, time, cost and energy to train. compute_metrics()
-// starts from it; the sweep's micro-batch extrapolation
-// (sweep/microbatch_extrapolation.h) calls it with an extrapolated time.
+// train_tokens the iterations, time, cost and energy to train (the GPUs drawing
+// power by `gpu_utilization`, hardware/power.h). compute_metrics() starts from
+// it; the sweep's micro-batch extrapolation (sweep/microbatch_extrapolation.h)
+// calls it with an extrapolated time.
 Metrics rates(const scenario::Scenario& s, double iteration_time_s, double tokens_per_iteration,
-              double model_flops_per_iteration);
+              double model_flops_per_iteration, double gpu_utilization);
 
 // Time to train, cost and energy become the Monte Carlo means of the replay
 // (docs/results.md, "reliability").

@@ -39,6 +39,14 @@ std::string share(double part, double whole) {
   return whole > 0 ? fmt::format("{} ({:.1f}%)", duration(part), 100.0 * part / whole) : duration(part);
 }
 
+// The energy with what it rests on (docs/model.md, "Energy").
+std::string energy_text(double kwh, std::string_view mean, double utilization, const hw::ClusterSpec& c) {
+  return fmt::format("{} ({}GPUs at {:.0f}% utilization between {:.0f} W idle and {:.0f} W TDP, {:.0f} W per node "
+                     "besides them, PUE {:.2f})",
+                     si(kwh * 1e3, "Wh"), mean, 100.0 * utilization, c.gpu.idle_watts, c.gpu.tdp_watts,
+                     c.gpu.node_overhead_watts, c.pue);
+}
+
 }  // namespace
 
 std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
@@ -136,17 +144,13 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                                     duration(mc.degraded_s), duration(mc.shrunk_s)));
     if (m.cost_usd)
       line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour (mean)", *m.cost_usd, *c.price_per_gpu_hour));
-    if (m.energy_kwh)
-      line("energy", fmt::format("{:.0f} kWh (mean; GPUs at {:.0f}% utilization between {:.0f} W idle and {:.0f} W "
-                                 "TDP, {:.0f} W per node besides them, PUE {:.2f})",
-                                 *m.energy_kwh, 100.0 * r.gpu_utilization, r.gpu_idle_power_w, c.gpu.tdp_watts,
-                                 r.node_overhead_power_w, s.failures->pue));
+    if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, "mean; ", r.gpu_utilization, c));
   } else if (m.time_to_train_s) {
     line("time to train", fmt::format("{} for {} tokens ({:.0f} iterations, no failures modeled)",
                                       duration(*m.time_to_train_s), count(*m.train_tokens), *m.iterations_to_train));
     if (m.cost_usd)
       line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour", *m.cost_usd, *c.price_per_gpu_hour));
-    if (m.energy_kwh) line("energy", fmt::format("{:.0f} kWh (GPUs at TDP, upper bound)", *m.energy_kwh));
+    if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, "", m.gpu_utilization, c));
   } else {
     line("time to train", "set training.train_tokens to get time to train, cost and energy");
   }

@@ -13,7 +13,8 @@ namespace {
 constexpr double kMaxDuration = 1e12;  // s, far beyond any run
 }  // namespace
 
-std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, const workload::TrainingConfig& training) {
+std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, const workload::TrainingConfig& training,
+                                                   hw::ClusterSpec& cluster) {
   if (!root.has("failures") || root.raw("failures").is_null()) return std::nullopt;
   const ObjectReader o = root.object(
       "failures",
@@ -92,12 +93,18 @@ std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, co
   if (o.has_non_null("checkpoint_size"))
     f.checkpoint_size_bytes = o.quantity("checkpoint_size", Dimension::kBytes, 1.0, 1e18);
 
-  // Not given: the GPU preset's figures (resolved by the full run, which knows the cluster).
+  // The power keys' place before the cluster had them: they set the cluster's
+  // figures, which every energy uses (hardware/power.h), with or without failures.
   if (o.has_non_null("gpu_idle_power"))
-    f.gpu_idle_power_w = o.quantity("gpu_idle_power", Dimension::kPower, 0.0, 1e5);
+    cluster.gpu.idle_watts = o.quantity("gpu_idle_power", Dimension::kPower, 0.0, 1e5);
   if (o.has_non_null("node_overhead_power"))
-    f.node_overhead_power_w = o.quantity("node_overhead_power", Dimension::kPower, 0.0, 1e7);
-  f.pue = o.number("pue", 1.0, 10.0, faults::kDefaultPue);
+    cluster.gpu.node_overhead_watts = o.quantity("node_overhead_power", Dimension::kPower, 0.0, 1e7);
+  if (o.has_non_null("pue")) {
+    const nlohmann::json& c = root.raw("cluster");
+    if (c.is_object() && c.contains("pue") && !c.at("pue").is_null())
+      o.fail_message("pue", "the facility's PUE is given twice: keep cluster.pue and remove failures.pue");
+    cluster.pue = o.number("pue", 1.0, 10.0);
+  }
 
   f.seed = static_cast<std::uint64_t>(o.integer("seed", 0, INT64_MAX, 1));
   f.trials = static_cast<int>(o.integer("trials", 1, 1'000'000, 100));

@@ -199,7 +199,7 @@ nlohmann::json resolve_preset(const ObjectReader& parent, std::string_view key, 
 
 hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   const ObjectReader c = root.object(
-      "cluster", {"gpu", "num_nodes", "gpus_per_node", "intra_node", "inter_node", "price_per_gpu_hour"});
+      "cluster", {"gpu", "num_nodes", "gpus_per_node", "intra_node", "inter_node", "price_per_gpu_hour", "pue"});
   const nlohmann::json gpu_json = resolve_preset(c, "gpu", PresetKind::kHardware);
   hw::ClusterSpec cluster;
   cluster.gpu = parse_gpu_spec(gpu_json, c.file(), c.path_of("gpu"));
@@ -221,6 +221,7 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   if (c.has("inter_node")) parse_inter_node(c.object("inter_node", kInterKeys), cluster.inter_node);
   if (c.has_non_null("price_per_gpu_hour"))
     cluster.price_per_gpu_hour = c.number("price_per_gpu_hour", 0.0, 1e6);
+  cluster.pue = c.number("pue", 1.0, 10.0, hw::kDefaultPue);
 
   const std::string intra = c.path_of("intra_node");
   const std::string inter = c.path_of("inter_node");

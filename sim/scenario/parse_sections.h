@@ -19,8 +19,10 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                                            const workload::ModelConfig& model,
                                            const workload::TrainingConfig& training);
 SimulationOptions parse_simulation(const ObjectReader& root);
-std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root,
-                                                   const workload::TrainingConfig& training);
+// Also applies the section's power keys (gpu_idle_power, node_overhead_power,
+// pue: their place before "cluster.pue") to `cluster`, so that every energy uses them.
+std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, const workload::TrainingConfig& training,
+                                                   hw::ClusterSpec& cluster);
 
 // Resolves {"preset": NAME, ...} or "NAME" into the preset's JSON with the
 // object's other keys laid over it (RFC 7396 merge patch).

@@ -59,7 +59,7 @@ Scenario parse_root(const nlohmann::json& doc, const std::string& file, const Re
   if (with_parallelism) s.parallel = parse_parallelism(root, s.cluster, s.model, s.training);
   s.simulation = parse_simulation(root);
   // Sweeps and plans replay their best points under these failures (docs/sweep.md, "Failures").
-  s.failures = parse_failures(root, s.training);
+  s.failures = parse_failures(root, s.training, s.cluster);
   s.calibration = parse_calibration(root, s.cluster.gpu, options);
   return s;
 }

@@ -128,6 +128,8 @@ void time_point(const scenario::Scenario& s, PointResult& r) {
   r.iteration_time_s = m.iteration_time_s;
   set_rates(m, r);
   r.breakdown_s = m.breakdown_s;
+  r.compute_busy_s = m.compute_busy_s;
+  r.compute_ranks = m.compute_ranks;
   r.peak_bytes_per_gpu = m.memory.peak_bytes_per_gpu;
   attribute(out, r);
 }

@@ -56,6 +56,10 @@ struct PointResult {
   double tflops_per_gpu = 0;
   double mfu = 0;
   report::Breakdown breakdown_s;
+  // Compute-stream busy seconds per iteration over the simulated ranks that
+  // compute, for the GPUs' power draw (report::Metrics).
+  double compute_busy_s = 0;
+  int compute_ranks = 0;
   std::optional<double> time_to_train_s;
   std::optional<double> cost_usd;
   std::optional<double> energy_kwh;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/time.h"
+#include "execution/utilization.h"
 #include "report/metrics.h"
 #include "workload/iteration_builder.h"
 #include "workload/memory.h"
@@ -13,13 +14,14 @@ namespace trainsim::sweep {
 
 namespace {
 
-constexpr std::size_t kTimes = 10;
+constexpr std::size_t kTimes = 11;
 
-// The time-like keys: per-iteration seconds of whole nanoseconds of the timeline.
+// The time-like keys: per-iteration seconds of whole nanoseconds of the timeline
+// (compute_busy_s: summed over the simulated ranks).
 std::array<double*, kTimes> times_of(PointResult& r) {
   return {&r.iteration_time_s, &r.breakdown_s.compute, &r.breakdown_s.exposed_communication,
           &r.breakdown_s.pipeline_bubble, &r.breakdown_s.optimizer, &r.breakdown_s.other,
-          &r.exposed_tp_s, &r.exposed_dp_s, &r.exposed_pp_s, &r.recompute_s};
+          &r.exposed_tp_s, &r.exposed_dp_s, &r.exposed_pp_s, &r.recompute_s, &r.compute_busy_s};
 }
 
 // The nanoseconds behind a per-iteration time (to_seconds(t) / iterations, as
@@ -70,6 +72,7 @@ bool extrapolate_microbatches(const scenario::Scenario& s, const PointTimer& tim
       shorter.training.global_batch_size = (*counts)[i] * replicas_batch;
       time(shorter, runs[i]);
       if (runs[i].status != Status::kEvaluated) return false;
+      if (runs[i].compute_ranks != runs[0].compute_ranks) return false;
     }
   } catch (const std::invalid_argument&) {
     return false;  // the full simulation says why
@@ -95,8 +98,10 @@ bool extrapolate_microbatches(const scenario::Scenario& s, const PointTimer& tim
   r.status = Status::kEvaluated;
   const std::array<double*, kTimes> into = times_of(r);
   for (std::size_t j = 0; j < kTimes; ++j) *into[j] = extrapolated[j];
+  r.compute_ranks = runs[0].compute_ranks;
   const workload::IterationWork work = workload::iteration_work(s.model, s.training, s.parallel);
-  set_rates(report::rates(s, r.iteration_time_s, static_cast<double>(work.tokens), work.model_flops), r);
+  const double u = exec::gpu_utilization(r.compute_busy_s, r.compute_ranks, r.iteration_time_s);
+  set_rates(report::rates(s, r.iteration_time_s, static_cast<double>(work.tokens), work.model_flops, u), r);
   r.peak_bytes_per_gpu = workload::estimate_memory(s.model, s.training, s.parallel).total();
   return true;
 }

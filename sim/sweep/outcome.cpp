@@ -351,12 +351,21 @@ std::string plan_table(const SweepSpec& spec, const Outcome& o) {
                              spec.clusters.front().base.failures->trials)
                : fmt::format("trainsim plan: {} (best layout per cluster by {}; failures not modeled: p90 = p50)\n\n",
                              spec.name, to_string(spec.objective));
-  out += fmt::format("{:<30} {:<48} {:>10} {:>10} {:>10} {:>10} {:>6}  {}{}\n", "cluster", "best layout", "iteration",
-                     "p50", "p90", "cost", "MWh", "bottleneck", failures ? "  goodput" : "");
-  for (const PlanRow& row : plan(spec, o)) {
+  const std::vector<PlanRow> rows = plan(spec, o);
+  // Columns as wide as their longest entry.
+  std::size_t name_width = std::string_view("cluster").size();
+  std::size_t layout_width = std::string_view("best layout").size();
+  for (const PlanRow& row : rows) {
+    name_width = std::max(name_width, spec.clusters[row.cluster].name.size());
+    if (row.best) layout_width = std::max(layout_width, layout_label(o.points[*row.best]).size());
+  }
+  out += fmt::format("{:<{}}  {:<{}} {:>10} {:>10} {:>10} {:>10} {:>6}  {}{}\n", "cluster", name_width, "best layout",
+                     layout_width, "iteration", "p50", "p90", "cost", "MWh", "bottleneck", failures ? "  goodput" : "");
+  for (const PlanRow& row : rows) {
     const ClusterOption& c = spec.clusters[row.cluster];
     if (!row.best) {
-      out += fmt::format("{:<30} {:<48} (no layout fits: {} too large for memory)\n", c.name, "-", row.does_not_fit);
+      out += fmt::format("{:<{}}  {:<{}} (no layout fits: {} too large for memory)\n", c.name, name_width, "-",
+                         layout_width, row.does_not_fit);
       continue;
     }
     const PointResult& r = o.results[*row.best];
@@ -375,9 +384,10 @@ std::string plan_table(const SweepSpec& spec, const Outcome& o) {
     } else if (failures) {
       goodput = "  not replayed";
     }
-    out += fmt::format("{:<30} {:<48} {:>10} {:>10} {:>10} {:>10} {:>6} {} ({:.0f}%){}\n", c.name,
-                       layout_label(o.points[*row.best]), duration(r.iteration_time_s), p50, p90, money(cost),
-                       energy ? fmt::format("{:.0f}", *energy / 1e3) : "-", b.name, 100.0 * b.share, goodput);
+    out += fmt::format("{:<{}}  {:<{}} {:>10} {:>10} {:>10} {:>10} {:>6}  {} ({:.0f}%){}\n", c.name, name_width,
+                       layout_label(o.points[*row.best]), layout_width, duration(r.iteration_time_s), p50, p90,
+                       money(cost), energy ? fmt::format("{:.0f}", *energy / 1e3) : "-", b.name, 100.0 * b.share,
+                       goodput);
   }
   return out;
 }

@@ -74,6 +74,21 @@ TEST_F(SweepCli, PlanHasABestLayoutPerCluster) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("8 A100"));
   EXPECT_THAT(r.output, HasSubstr("16 H100"));
+  // The table's columns line up however long the layouts are: each row's
+  // iteration time ends where the header's "iteration" does.
+  std::istringstream lines(r.output);
+  std::string line;
+  std::size_t iteration_end = std::string::npos;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    if (line.starts_with("cluster ")) iteration_end = line.find("iteration") + std::string_view("iteration").size();
+    if (iteration_end == std::string::npos || !(line.starts_with("8 A100") || line.starts_with("16 H100"))) continue;
+    ++rows;
+    ASSERT_GT(line.size(), iteration_end) << line;
+    EXPECT_EQ(line[iteration_end - 1], 's') << line;  // "12.62 s", right-aligned
+    EXPECT_EQ(line[iteration_end], ' ') << line;
+  }
+  EXPECT_EQ(rows, 2) << r.output;
   const nlohmann::json j = nlohmann::json::parse(slurp(dir_ / "plan.json"));
   ASSERT_EQ(j["options"].size(), 2u);
   for (const auto& o : j["options"]) {

@@ -116,9 +116,7 @@ TEST(Replay, NoFailuresAsyncCheckpointStallsOnlyForTheCopy) {
 
 TEST(Replay, EnergyAndCostByHand) {
   ReplayConfig c = no_failures();
-  c.running_power_w = 1000.0;
-  c.idle_power_w = 100.0;
-  c.constant_power_w = 50.0;
+  c.power = {.running_w = 1000.0, .idle_w = 100.0, .constant_w = 50.0};
   c.pue = 1.2;
   c.allocated_gpus = 8;
   c.price_per_gpu_hour = 2.0;

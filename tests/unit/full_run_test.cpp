@@ -7,6 +7,8 @@
 
 #include "execution/full_run.h"
 #include "execution/simulate.h"
+#include "report/metrics.h"
+#include "scenario/errors.h"
 #include "scenario/reader.h"
 
 namespace trainsim::exec {
@@ -128,8 +130,9 @@ TEST(FullRun, DefaultEnergyTakesThePresetsIdleAndNodePowerAndPue1Point58) {
   const double run = core::to_seconds(t.running);
   const double wall = core::to_seconds(t.wall);
   ASSERT_GT(wall, run);  // checkpoints stop training
-  EXPECT_DOUBLE_EQ(r.gpu_idle_power_w, 140.0);
-  EXPECT_DOUBLE_EQ(r.node_overhead_power_w, 4600.0);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.idle_watts, 140.0);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.node_overhead_watts, 4600.0);
+  EXPECT_DOUBLE_EQ(s.cluster.pue, 1.58);
   const double u = r.gpu_utilization;
   const double expected = 1.58 * (8 * (140.0 + 560.0 * u) * run + 8 * 140.0 * (wall - run) + 4600.0 * wall) / 3.6e6;
   EXPECT_NEAR(r.monte_carlo.energy_kwh, expected, 1e-9 * expected);
@@ -139,6 +142,21 @@ TEST(FullRun, DefaultEnergyTakesThePresetsIdleAndNodePowerAndPue1Point58) {
                                           "gpu_idle_power": "0W", "node_overhead_power": "0W", "pue": 1})");
   const FullRunReport bare = simulate_full_run(own, simulate(own));
   EXPECT_NEAR(bare.monte_carlo.energy_kwh, 8 * 700.0 * u * run / 3.6e6, 1e-9 * expected);
+}
+
+TEST(FullRun, NothingFailingNorStoppingCostsTheEnergyOfTheRunWithoutFailures) {
+  // One power model (hardware/power.h): with no failures and no checkpoint
+  // inside the run, the replay's energy is the failure-free time to train's.
+  const scenario::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "1000d",
+                                        "trials": 1})");
+  const SimulationOutput out = simulate(s);
+  const report::Metrics plain = report::compute_metrics(s, out);
+  const FullRunReport r = simulate_full_run(s, out);
+  ASSERT_TRUE(plain.energy_kwh.has_value());
+  EXPECT_EQ(r.monte_carlo.per_trial.front().checkpoints, 0);
+  EXPECT_NEAR(r.monte_carlo.time_to_train_s.mean, *plain.time_to_train_s, 1e-9);
+  EXPECT_NEAR(r.gpu_utilization, plain.gpu_utilization, 1e-12);
+  EXPECT_NEAR(r.monte_carlo.energy_kwh, *plain.energy_kwh, 1e-9 * *plain.energy_kwh);
 }
 
 TEST(FullRun, AutoIntervalIsDalysFormula) {
@@ -223,9 +241,7 @@ TEST(FailuresSection, DefaultsFromThePublishedSources) {
   EXPECT_EQ(f.policy, faults::RecoveryPolicy::kHotSpare);
   EXPECT_EQ(f.trials, 100);
   // Energy: the preset's idle draw and node overhead, the Uptime Institute's 2023 average PUE.
-  EXPECT_FALSE(f.gpu_idle_power_w.has_value());
-  EXPECT_FALSE(f.node_overhead_power_w.has_value());
-  EXPECT_DOUBLE_EQ(f.pue, 1.58);
+  EXPECT_DOUBLE_EQ(s.cluster.pue, 1.58);
   EXPECT_DOUBLE_EQ(s.cluster.gpu.idle_watts, 140.0);              // nvidia-smi, gpu-burn issue #114
   EXPECT_DOUBLE_EQ(s.cluster.gpu.node_overhead_watts, 4600.0);    // DGX H100: 10.2 kW - 8 x 700 W
 }
@@ -251,10 +267,26 @@ TEST(FailuresSection, UnitsAndChoices) {
   EXPECT_DOUBLE_EQ(*f.repair_time_s, 2 * 86400.0);
   EXPECT_DOUBLE_EQ(*f.maintenance_interval_s, 7 * 86400.0);
   EXPECT_DOUBLE_EQ(f.maintenance_duration_s, 4 * 3600.0);
-  EXPECT_DOUBLE_EQ(*f.gpu_idle_power_w, 80.0);
-  EXPECT_DOUBLE_EQ(*f.node_overhead_power_w, 2000.0);
-  EXPECT_DOUBLE_EQ(f.pue, 1.2);
+  // The power keys' older place: they set the cluster's figures, which every energy uses.
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.idle_watts, 80.0);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.node_overhead_watts, 2000.0);
+  EXPECT_DOUBLE_EQ(s.cluster.pue, 1.2);
   EXPECT_EQ(f.seed, 9u);
+}
+
+TEST(FailuresSection, PueGivenTwiceIsAnErrorNamingBothPlaces) {
+  try {
+    (void)parse_scenario_text(
+        R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "pue": 1.1}, "model": "gpt2-124m",
+            "training": {"global_batch_size": 8, "train_tokens": "1B"}, "failures": {"pue": 1.2}})",
+        "twice.json");
+    FAIL() << "expected a ScenarioError";
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("twice.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("failures/pue"), std::string::npos) << what;
+    EXPECT_NE(what.find("cluster.pue"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -91,6 +91,19 @@ TEST(Iteration, MetricsFollowTheirDefinitions) {
   EXPECT_DOUBLE_EQ(m.mfu, m.model_flops_per_iteration / (T * 8 * 989e12));
   EXPECT_DOUBLE_EQ(*m.iterations_to_train, std::ceil(1e9 / (64.0 * 512)));
   EXPECT_DOUBLE_EQ(*m.time_to_train_s, *m.iterations_to_train * T);
+  // Energy (docs/model.md, "Energy"): the GPUs between the H100 preset's 140 W
+  // idle and 700 W TDP by their compute-stream busy fraction u, 4600 W for the
+  // node besides them, PUE 1.58, over the whole time to train.
+  core::Time busy = 0;
+  for (const exec::Span& span : out.timeline.spans)
+    if (out.iteration.graph[span.task].stream == workload::Stream::kCompute) busy += span.end - span.start;
+  ASSERT_EQ(out.iteration.simulated_ranks.size(), 1u);  // data parallel only: one representative
+  const double u = core::to_seconds(busy) / T;
+  EXPECT_GT(u, 0.5);
+  EXPECT_LT(u, 1.0);
+  EXPECT_DOUBLE_EQ(m.gpu_utilization, u);
+  const double watts = 8 * (140.0 + (700.0 - 140.0) * u) + 4600.0;
+  EXPECT_NEAR(*m.energy_kwh, 1.58 * watts * *m.time_to_train_s / 3.6e6, 1e-12 * *m.energy_kwh);
 }
 
 TEST(Iteration, NotFittingSaysWhy) {
