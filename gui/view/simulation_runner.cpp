@@ -34,19 +34,27 @@ bool SimulationRunner::start(const QString& scenario_path) {
       const scenario::Scenario s = scenario::read_scenario_file(scenario);
       const QString simulating = tr("simulating");
       emit progress(kSimulateBegin, simulating);
-      exec::SimulateOptions options;
+      // With failures the bar's second part is the full-run replay's trials.
+      const int simulate_end = s.failures ? kReplayBegin : kSimulateEnd;
       int last = kSimulateBegin;
-      options.progress = [this, &last, &simulating](double fraction) {
-        const int value = kSimulateBegin + static_cast<int>(std::lround(fraction * (kSimulateEnd - kSimulateBegin)));
-        if (value <= last) return;  // one signal per step of the bar
-        last = value;
-        emit progress(value, simulating);
+      // A phase's fraction onto [begin, end] of the bar; one signal per step of it.
+      auto reporter = [this, &last](int begin, int end, QString what) {
+        return [this, &last, begin, end, what](double fraction) {
+          const int value = begin + static_cast<int>(std::lround(fraction * (end - begin)));
+          if (value <= last) return;
+          last = value;
+          emit progress(value, what);
+        };
       };
+      exec::SimulateOptions options;
+      options.progress = reporter(kSimulateBegin, simulate_end, simulating);
       const exec::SimulationOutput out = exec::simulate(s, options);
       report::Metrics m = report::compute_metrics(s, out);
       if (s.failures) {
-        emit progress(kSimulateEnd, tr("replaying the full run with failures"));
-        report::add_reliability(m, exec::simulate_full_run(s, out));
+        const QString replaying = tr("replaying the full run with failures (%1 trials)").arg(s.failures->trials);
+        last = kReplayBegin;
+        emit progress(kReplayBegin, replaying);  // where the simulation ended, under the replay's name
+        report::add_reliability(m, exec::simulate_full_run(s, out, reporter(kReplayBegin, kSimulateEnd, replaying)));
       }
       emit progress(kWrite, tr("writing the result"));
       std::filesystem::path stem = result;

@@ -23,11 +23,13 @@ class SimulationRunner : public QObject {
 
   // progress() values, out of kScale: reading the scenario at 0; the iteration
   // simulation moves the value from kSimulateBegin to kSimulateEnd as its tasks
-  // finish (exec::SimulateOptions::progress); a failures section's full-run replay
-  // starts at kSimulateEnd; writing the files at kWrite; done at kScale.
+  // finish (exec::SimulateOptions::progress); with a failures section it stops at
+  // kReplayBegin and the full-run replay's trials move it on to kSimulateEnd;
+  // writing the files at kWrite; done at kScale.
   static constexpr int kScale = 1000;
   static constexpr int kSimulateBegin = 10;
   static constexpr int kSimulateEnd = 900;
+  static constexpr int kReplayBegin = 500;  // with failures: the replay's trials from here to kSimulateEnd
   static constexpr int kWrite = 950;
 
  signals:

@@ -30,7 +30,8 @@ faults::StatePerformance performance_of(const SimulationOutput& out) {
   return {out.timeline.makespan / out.iteration.iterations, out.iteration.tokens_per_iteration};
 }
 
-FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOutput& healthy) {
+FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOutput& healthy,
+                                const core::ProgressCallback& progress) {
   if (!s.failures) throw std::invalid_argument("simulate_full_run: the scenario has no failures section");
   if (!s.training.train_tokens) throw std::invalid_argument("simulate_full_run: needs training.train_tokens");
   const faults::FailureConfig& f = *s.failures;
@@ -181,7 +182,7 @@ FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOut
     }
     return answer.get();
   };
-  rep.monte_carlo = faults::monte_carlo(rc, oracle, f.seed, f.trials, f.threads);
+  rep.monte_carlo = faults::monte_carlo(rc, oracle, f.seed, f.trials, f.threads, progress);
   rep.states_simulated = simulated;
   return rep;
 }

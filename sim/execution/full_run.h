@@ -30,7 +30,9 @@ struct FullRunReport {
 
 // Needs s.failures and s.training.train_tokens. `healthy` is the scenario's own
 // simulation. Throws std::invalid_argument for a layout the policy cannot shrink.
-FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOutput& healthy);
+// `progress` gets the fraction of Monte Carlo trials done (faults::monte_carlo).
+FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOutput& healthy,
+                                const core::ProgressCallback& progress = {});
 
 // The iteration time (ns) and tokens of one simulated iteration.
 faults::StatePerformance performance_of(const SimulationOutput& out);

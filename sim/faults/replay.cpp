@@ -470,7 +470,7 @@ TrialResult replay_trial(const ReplayConfig& c, const IterationOracle& oracle, s
 }
 
 MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracle, std::uint64_t seed, int trials,
-                             int threads) {
+                             int threads, const std::function<void(double)>& progress) {
   if (trials < 1) throw std::invalid_argument("monte_carlo: trials must be at least 1");
   StateCache cache(oracle);
   const IterationOracle cached = [&cache](const ClusterState& s) { return cache.get(s); };
@@ -483,6 +483,8 @@ MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracl
   out.per_trial.resize(static_cast<std::size_t>(trials));
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(trials));
   std::atomic<int> next{0};
+  std::mutex report_mutex;
+  int done = 0;
   auto work = [&] {
     for (int i = next++; i < trials; i = next++) {
       const auto k = static_cast<std::size_t>(i);
@@ -490,6 +492,10 @@ MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracl
         out.per_trial[k] = replay_trial(c, cached, seed, static_cast<std::uint64_t>(i), i == 0);
       } catch (...) {
         errors[k] = std::current_exception();
+      }
+      if (progress) {
+        const std::lock_guard lock(report_mutex);
+        progress(static_cast<double>(++done) / trials);
       }
     }
   };

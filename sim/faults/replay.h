@@ -153,7 +153,10 @@ struct MonteCarloResult {
 // Runs `trials` trials on `threads` threads (0: std::thread::hardware_concurrency);
 // trial i uses core::Rng(seed).split(i), so the result does not depend on the
 // thread count. Throws std::runtime_error when a trial passes the horizon.
+// `progress`, when given, is called with the fraction of trials done (never
+// decreasing, the last call with 1), one call at a time, from the threads that
+// run the trials.
 MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracle, std::uint64_t seed, int trials,
-                             int threads);
+                             int threads, const std::function<void(double)>& progress = {});
 
 }  // namespace trainsim::faults

@@ -50,6 +50,24 @@ TEST(SimulationRunner, SimulatesOnAWorkerThreadAndWritesTheResult) {
   EXPECT_GT(run.timeline->span_count(), 100u);
 }
 
+TEST(SimulationRunner, WithFailuresTheReplaysTrialsMoveTheBar) {
+  // 8 trials: the simulation ends at kReplayBegin, then each finished trial
+  // moves the bar 400 / 8 = 50 on, to kSimulateEnd.
+  SimulationRunner runner;
+  QSignalSpy done(&runner, &SimulationRunner::finished);
+  QSignalSpy steps(&runner, &SimulationRunner::progress);
+  QSignalSpy failed(&runner, &SimulationRunner::failed);
+  ASSERT_TRUE(runner.start(QStringLiteral(TRAINSIM_SOURCE_DIR "/scenarios/gpt2-124m-64xh100-failures.json")));
+  ASSERT_TRUE(done.wait(60000)) << (failed.isEmpty() ? "" : failed.first().first().toString().toStdString());
+  std::vector<int> replay;
+  for (const QList<QVariant>& signal : steps)
+    if (signal.at(1).toString() == QStringLiteral("replaying the full run with failures (8 trials)"))
+      replay.push_back(signal.first().toInt());
+  ASSERT_EQ(replay.size(), 9u);
+  for (std::size_t i = 0; i < replay.size(); ++i)
+    EXPECT_EQ(replay[i], SimulationRunner::kReplayBegin + 50 * static_cast<int>(i)) << i;
+}
+
 TEST(SimulationRunner, ReportsAScenarioError) {
   SimulationRunner runner;
   QSignalSpy failed(&runner, &SimulationRunner::failed);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "faults/checkpoint.h"
 #include "faults/replay.h"
@@ -180,7 +181,10 @@ TEST(Replay, SameSeedSameResultOnAnyNumberOfThreads) {
     return StatePerformance{t, 1000};
   };
   const MonteCarloResult one = monte_carlo(c, oracle, 7, 24, 1);
-  const MonteCarloResult four = monte_carlo(c, oracle, 7, 24, 4);
+  std::vector<double> fractions;  // called one at a time: no lock needed here
+  const MonteCarloResult four = monte_carlo(c, oracle, 7, 24, 4, [&](double f) { fractions.push_back(f); });
+  ASSERT_EQ(fractions.size(), 24u);  // once per trial, in the order they finish
+  for (std::size_t i = 0; i < fractions.size(); ++i) EXPECT_DOUBLE_EQ(fractions[i], static_cast<double>(i + 1) / 24.0) << i;
   ASSERT_EQ(one.per_trial.size(), four.per_trial.size());
   for (std::size_t i = 0; i < one.per_trial.size(); ++i) {
     EXPECT_EQ(one.per_trial[i].wall, four.per_trial[i].wall) << i;
