@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "model/timeline_reader.h"
+#include "scenario/errors.h"
+#include "scenario/measured_run.h"
 
 namespace trainsim::gui {
 
@@ -59,6 +61,38 @@ ResultSummary parse_result_text(std::string_view text, std::string_view source) 
   return r;
 }
 
+ResultSummary parse_measured_run_text(std::string_view text, const std::string& source) {
+  scenario::MeasuredRun m;
+  try {
+    m = scenario::parse_measured_run(text, source);
+  } catch (const scenario::ScenarioError& e) {
+    throw ReadError(e.what());
+  }
+  ResultSummary r;
+  r.scenario = "measured: " + m.device_name;
+  r.num_gpus = m.data_parallel_size;
+  r.iteration_time_s = m.step_median_s;
+  const auto tokens = static_cast<double>(m.micro_batch_size * m.grad_accumulation_steps * m.seq_length) *
+                      m.data_parallel_size;
+  r.tokens_per_s = tokens / m.step_median_s;
+  for (std::size_t i = 0; i < scenario::kKernelClasses.size(); ++i)
+    r.breakdown_s.emplace_back(std::string(scenario::kKernelClasses[i]), m.kernel_class_s[i]);
+  r.peak_bytes_per_gpu = m.peak_memory_bytes.value_or(0.0);
+  r.timeline = m.timeline.string();  // resolved against the run file's folder
+  MeasuredFigures f;
+  f.device = m.device_name;
+  f.tool = m.tool;
+  f.step_min_s = m.step_min_s;
+  f.step_max_s = m.step_max_s;
+  f.steps_timed = m.steps_timed;
+  f.loss_initial = m.loss_initial;
+  f.loss_final = m.loss_final;
+  f.loss_held_out = m.loss_held_out;
+  f.peak_memory_source = m.peak_memory_source;
+  r.measured = std::move(f);
+  return r;
+}
+
 Run load_run(const std::filesystem::path& path) {
   const std::string text = read_text_file(path);
   Run run;
@@ -69,6 +103,14 @@ Run load_run(const std::filesystem::path& path) {
                            text.find("\"iteration_time_s\"") == std::string::npos;
   if (is_timeline) {
     run.timeline = std::make_shared<const TimelineData>(parse_timeline_text(text, path.string()));
+    return run;
+  }
+  if (text.find("\"trainsim-measured-run\"") != std::string::npos) {
+    run.result = parse_measured_run_text(text, path.string());
+    if (run.result->timeline.empty())
+      throw ReadError(path.string() + ": /timeline: expected the measured timeline's file name "
+                                      "(trainsim-train --timeline true writes it)");
+    run.timeline = std::make_shared<const TimelineData>(read_timeline_file(run.result->timeline));
     return run;
   }
   run.result = parse_result_text(text, path.string());

@@ -17,13 +17,15 @@ namespace {
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
-// Breakdown entries of the result file, coloured like the timeline's categories.
+// Breakdown entries of the result file (and a measured run's kernel classes),
+// coloured like the timeline's categories.
 QColor breakdown_color(const std::string& key) {
   if (key == "compute") return to_qcolor(category_color(Category::kForward));
-  if (key == "exposed_communication") return to_qcolor(category_color(Category::kAllReduce));
+  if (key == "exposed_communication" || key == "all_reduce") return to_qcolor(category_color(Category::kAllReduce));
   if (key == "pipeline_bubble") return to_qcolor(category_color(Category::kIdle)).darker(130);
   if (key == "optimizer") return to_qcolor(category_color(Category::kOptimizer));
-  return to_qcolor(category_color(Category::kOther));
+  if (key == "other") return to_qcolor(category_color(Category::kOther));
+  return to_qcolor(category_color(Category::kForward));  // the model's kernel classes (gemm, attention, ...)
 }
 
 }  // namespace
@@ -113,7 +115,8 @@ SummaryPanel::SummaryPanel(QWidget* parent) : QWidget(parent) {
   figures_->setTextFormat(Qt::RichText);
   figures_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(figures_);
-  layout->addWidget(new QLabel(tr("<b>Breakdown</b> (result file, rank 0)"), this));
+  breakdown_title_ = new QLabel(tr("<b>Breakdown</b> (result file, rank 0)"), this);
+  layout->addWidget(breakdown_title_);
   breakdown_ = new BreakdownBars(this);
   layout->addWidget(breakdown_);
   layout->addWidget(new QLabel(tr("<b>Busy time per category</b> (lowest rank's lanes)"), this));
@@ -130,10 +133,30 @@ SummaryPanel::SummaryPanel(QWidget* parent) : QWidget(parent) {
 
 void SummaryPanel::set_run(const Run& run, const CriticalPath& path) {
   QString html = QStringLiteral("<b>%1</b><br>").arg(qs(run.timeline->scenario.empty() ? run.label : run.timeline->scenario).toHtmlEscaped());
-  if (run.result) {
+  auto row = [&html](const QString& k, const QString& v) { html += QStringLiteral("<tr><td>%1&nbsp;</td><td>%2</td></tr>").arg(k, v); };
+  auto loss = [](const std::optional<double>& v) { return v ? QString::number(*v, 'f', 3) : QStringLiteral("-"); };
+  if (run.result && run.result->measured) {
+    // A measured run (RUN.json, trainsim-train): what it measured, nothing predicted.
+    const ResultSummary& r = *run.result;
+    const MeasuredFigures& m = *r.measured;
+    html += tr("measured by %1<br>").arg(qs(m.tool).toHtmlEscaped());
+    html += QStringLiteral("<table>");
+    row(tr("GPUs"), QStringLiteral("%1 x %2").arg(r.num_gpus).arg(qs(m.device).toHtmlEscaped()));
+    row(tr("step time"), tr("%1 median (%2 to %3 over %4 timed steps)")
+                             .arg(qs(format_duration(r.iteration_time_s)), qs(format_duration(m.step_min_s)),
+                                  qs(format_duration(m.step_max_s)))
+                             .arg(m.steps_timed));
+    row(tr("tokens/s"), si(r.tokens_per_s));
+    row(tr("loss"), tr("%1 to %2, held out %3").arg(loss(m.loss_initial), loss(m.loss_final), loss(m.loss_held_out)));
+    row(tr("peak memory"), r.peak_bytes_per_gpu > 0
+                               ? QStringLiteral("%1 GiB (%2)")
+                                     .arg(r.peak_bytes_per_gpu / (1024.0 * 1024.0 * 1024.0), 0, 'f', 2)
+                                     .arg(qs(m.peak_memory_source).toHtmlEscaped())
+                               : QStringLiteral("-"));
+    html += QStringLiteral("</table>");
+  } else if (run.result) {
     const ResultSummary& r = *run.result;
     html += QStringLiteral("<table>");
-    auto row = [&html](const QString& k, const QString& v) { html += QStringLiteral("<tr><td>%1&nbsp;</td><td>%2</td></tr>").arg(k, v); };
     row(tr("GPUs"), QString::number(r.num_gpus));
     row(tr("iteration time"), qs(format_duration(r.iteration_time_s)));
     row(tr("MFU"), QStringLiteral("%1% (%2 TFLOP/s per GPU)").arg(100.0 * r.mfu, 0, 'f', 1).arg(r.tflops_per_gpu, 0, 'f', 1));
@@ -153,6 +176,9 @@ void SummaryPanel::set_run(const Run& run, const CriticalPath& path) {
               .arg(path.from_deps ? tr("from deps") : tr("end==start adjacency"));
   figures_->setText(html);
 
+  breakdown_title_->setText(run.result && run.result->measured
+                                ? tr("<b>Time per kernel class</b> (measured, per step)")
+                                : tr("<b>Breakdown</b> (result file, rank 0)"));
   std::vector<BreakdownBars::Bar> bars;
   if (run.result)
     for (const auto& [k, v] : run.result->breakdown_s) bars.push_back({qs(k), v, breakdown_color(k)});
@@ -169,9 +195,13 @@ void SummaryPanel::set_run(const Run& run, const CriticalPath& path) {
     if (c.name.rfind("memory", 0) == 0) memory = &c;
   memory_->set_series(memory, run.result ? run.result->peak_bytes_per_gpu : 0.0,
                       run.result ? run.result->capacity_bytes_per_gpu : 0.0);
-  memory_note_->setText(memory ? QStringLiteral("%1 over time").arg(qs(memory->name))
-                               : tr("This timeline has no memory counter: peak against capacity from the "
-                                    "result file."));
+  if (memory)
+    memory_note_->setText(QStringLiteral("%1 over time").arg(qs(memory->name)));
+  else if (run.result && run.result->measured)
+    memory_note_->setText(tr("The measured timeline has no memory counter; the measured peak is in the "
+                             "figures above."));
+  else
+    memory_note_->setText(tr("This timeline has no memory counter: peak against capacity from the result file."));
 }
 
 }  // namespace trainsim::gui

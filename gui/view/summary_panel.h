@@ -56,6 +56,7 @@ class SummaryPanel : public QWidget {
 
  private:
   QLabel* figures_ = nullptr;
+  QLabel* breakdown_title_ = nullptr;
   BreakdownBars* breakdown_ = nullptr;
   BreakdownBars* categories_ = nullptr;
   MemoryChart* memory_ = nullptr;

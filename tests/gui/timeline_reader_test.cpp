@@ -115,6 +115,47 @@ TEST(LoadRun, ReadsTheResultAndTheTimelineBesideIt) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(LoadRun, ReadsAMeasuredRunAndItsTimeline) {
+  // tests/data/measured_run_fixture.json: hand-written numbers in the format
+  // trainsim-train writes (docs/validation.md, "Measured run file").
+  const gui::Run run = load_run(TRAINSIM_SOURCE_DIR "/tests/data/measured_run_fixture.json");
+  ASSERT_TRUE(run.result.has_value());
+  ASSERT_TRUE(run.result->measured.has_value());
+  EXPECT_EQ(run.result->scenario, "measured: NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(run.result->num_gpus, 1);
+  EXPECT_DOUBLE_EQ(run.result->iteration_time_s, 0.0125);  // step_time_s.median
+  // 8 sequences x 2 accumulation steps x 1024 tokens per step of 12.5 ms.
+  EXPECT_DOUBLE_EQ(run.result->tokens_per_s, 16384 / 0.0125);
+  ASSERT_EQ(run.result->breakdown_s.size(), 10u);  // the kernel classes, in their order
+  EXPECT_EQ(run.result->breakdown_s[0].first, "gemm");
+  EXPECT_DOUBLE_EQ(run.result->breakdown_s[0].second, 0.008);
+  EXPECT_DOUBLE_EQ(run.result->peak_bytes_per_gpu, 6e9);
+  const MeasuredFigures& m = *run.result->measured;
+  EXPECT_EQ(m.steps_timed, 3);
+  EXPECT_DOUBLE_EQ(m.step_min_s, 0.0124);
+  EXPECT_DOUBLE_EQ(*m.loss_held_out, 9.35);
+  EXPECT_EQ(run.timeline->span_count(), 2u);  // measured_run_fixture.timeline.json, beside it
+  EXPECT_EQ(run.timeline->scenario, "test fixture");
+}
+
+TEST(LoadRun, AMeasuredRunsErrorNamesTheFileAndField) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_load_measured_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "RUN.json") << R"({"format": "trainsim-measured-run", "version": 1, "tool": "x",
+    "device": {"name": "NVIDIA H100 80GB HBM3", "count": 1},
+    "model": {"num_layers": -2, "hidden_size": 768, "num_attention_heads": 12, "seq_length": 1024,
+              "vocab_size": 50304}})";
+  try {
+    (void)load_run(dir / "RUN.json");
+    FAIL() << "expected a ReadError";
+  } catch (const ReadError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("RUN.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("num_layers"), std::string::npos) << what;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 void write_text(const std::filesystem::path& path, const std::string& text) {
   report::write_atomically_gz(path, [&](std::ostream& os) { os << text; });  // gzip when the name ends in .gz
 }
