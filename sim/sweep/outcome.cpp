@@ -236,19 +236,29 @@ std::string sweep_table(const SweepSpec& spec, const Outcome& o, std::size_t sho
     return fmt::format(" {:>10} {:>10}", duration(r.reliability->time_to_train_p50_s),
                        duration(r.reliability->time_to_train_p90_s));
   };
+  // The cluster and layout columns as wide as their longest entry among the rows shown.
+  std::size_t name_width = 24;
+  std::size_t layout_width = std::string_view("layout").size();
+  const auto widen = [&](std::size_t i) {
+    const Point& p = o.points[i];
+    name_width = std::max(name_width, spec.clusters[static_cast<std::size_t>(p.cluster)].name.size());
+    layout_width = std::max(layout_width, layout_label(p).size());
+  };
+  for (std::size_t k = 0; k < o.ranking.size() && k < show; ++k) widen(o.ranking[k]);
+  for (std::size_t i : o.front) widen(i);
   const auto row = [&](std::size_t rank_no, std::size_t i) {
     const PointResult& r = o.results[i];
     const Point& p = o.points[i];
-    return fmt::format("{:>4} {:>8} {:<24} {:<52} {:>10} {:>10}{} {:>10} {:>6.1f}% {:>6.1f} GiB  {}\n", rank_no,
-                       p.id, spec.clusters[static_cast<std::size_t>(p.cluster)].name, layout_label(p),
-                       duration(r.iteration_time_s), r.time_to_train_s ? duration(*r.time_to_train_s) : "-",
-                       replay_columns(r), money(r.cost_usd), 100.0 * r.mfu, r.peak_bytes_per_gpu / kGiB,
-                       bottleneck(r).name);
+    return fmt::format("{:>4} {:>8} {:<{}} {:<{}} {:>10} {:>10}{} {:>10} {:>6.1f}% {:>6.1f} GiB  {}\n", rank_no,
+                       p.id, spec.clusters[static_cast<std::size_t>(p.cluster)].name, name_width, layout_label(p),
+                       layout_width, duration(r.iteration_time_s),
+                       r.time_to_train_s ? duration(*r.time_to_train_s) : "-", replay_columns(r), money(r.cost_usd),
+                       100.0 * r.mfu, r.peak_bytes_per_gpu / kGiB, bottleneck(r).name);
   };
   const std::string header = fmt::format(
-      "{:>4} {:>8} {:<24} {:<52} {:>10} {:>10}{} {:>10} {:>7} {:>10}  {}\n", "rank", "id", "cluster", "layout",
-      "iteration", "to train", failures ? fmt::format(" {:>10} {:>10}", "p50", "p90") : "", "cost", "MFU", "memory",
-      "bottleneck");
+      "{:>4} {:>8} {:<{}} {:<{}} {:>10} {:>10}{} {:>10} {:>7} {:>10}  {}\n", "rank", "id", "cluster", name_width,
+      "layout", layout_width, "iteration", "to train", failures ? fmt::format(" {:>10} {:>10}", "p50", "p90") : "",
+      "cost", "MFU", "memory", "bottleneck");
   if (failures)
     out += fmt::format(
         "\nunder failures: the best {} per cluster by failure-free {} replayed ({} trials each), ranked first by p50\n",
