@@ -100,6 +100,7 @@ Metrics rates(const scenario::Scenario& s, double iteration_time_s, double token
     if (s.cluster.gpu.tdp_watts > 0.0)
       m.energy_kwh = hw::energy_kwh(hw::power_draw(s.cluster, gpu_utilization), s.cluster.pue, *m.time_to_train_s,
                                     *m.time_to_train_s);
+    if (m.energy_kwh && *m.time_to_train_s > 0.0) m.average_power_w = *m.energy_kwh * 3.6e6 / *m.time_to_train_s;
   }
   return m;
 }
@@ -213,6 +214,10 @@ void add_reliability(Metrics& m, exec::FullRunReport full_run) {
   m.iterations_to_train = static_cast<double>(full_run.iterations);
   m.cost_usd = m.cost_usd ? std::optional<double>(mc.cost_usd) : std::nullopt;
   m.energy_kwh = mc.energy_kwh;
+  // Mean energy over mean wall time: the draw a power budget must cover on average.
+  m.average_power_w = mc.time_to_train_s.mean > 0.0
+                          ? std::optional<double>(mc.energy_kwh * 3.6e6 / mc.time_to_train_s.mean)
+                          : std::nullopt;
   m.reliability = std::move(full_run);
 }
 

@@ -111,6 +111,9 @@ struct Metrics {
   std::optional<double> time_to_train_s;
   std::optional<double> cost_usd;
   std::optional<double> energy_kwh;
+  // The facility's mean draw over the time to train, PUE included:
+  // energy_kwh x 3.6e6 / time_to_train_s (what a power budget must cover on average).
+  std::optional<double> average_power_w;
   // The GPUs' compute-stream busy fraction, which sets their power draw
   // (exec::gpu_utilization; docs/model.md, "Energy"), from the busy seconds per
   // iteration summed over the simulated ranks that compute.

@@ -90,6 +90,7 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
   j["time_to_train_s"] = optional_number(m.time_to_train_s);
   j["cost_usd"] = optional_number(m.cost_usd);
   j["energy_kwh"] = optional_number(m.energy_kwh);
+  j["average_power_w"] = optional_number(m.average_power_w);
   j["gpu_utilization"] = m.gpu_utilization;
   // Without a "failures" section: a failure-free run, nothing replayed.
   j["reliability"] = m.reliability ? reliability_json(*m.reliability, s, run_timeline_file)

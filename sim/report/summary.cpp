@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <fmt/format.h>
 
 namespace trainsim::report {
@@ -40,11 +41,12 @@ std::string share(double part, double whole) {
 }
 
 // The energy with what it rests on (docs/model.md, "Energy").
-std::string energy_text(double kwh, std::string_view mean, double utilization, const hw::ClusterSpec& c) {
-  return fmt::format("{} ({}GPUs at {:.0f}% utilization between {:.0f} W idle and {:.0f} W TDP, {:.0f} W per node "
+std::string energy_text(double kwh, std::optional<double> watts, std::string_view mean, double utilization,
+                        const hw::ClusterSpec& c) {
+  return fmt::format("{}{} ({}GPUs at {:.0f}% utilization between {:.0f} W idle and {:.0f} W TDP, {:.0f} W per node "
                      "besides them, PUE {:.2f})",
-                     si(kwh * 1e3, "Wh"), mean, 100.0 * utilization, c.gpu.idle_watts, c.gpu.tdp_watts,
-                     c.gpu.node_overhead_watts, c.pue);
+                     si(kwh * 1e3, "Wh"), watts ? ", " + si(*watts, "W") + " on average" : "", mean,
+                     100.0 * utilization, c.gpu.idle_watts, c.gpu.tdp_watts, c.gpu.node_overhead_watts, c.pue);
 }
 
 }  // namespace
@@ -144,13 +146,13 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                                     duration(mc.degraded_s), duration(mc.shrunk_s)));
     if (m.cost_usd)
       line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour (mean)", *m.cost_usd, *c.price_per_gpu_hour));
-    if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, "mean; ", r.gpu_utilization, c));
+    if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, m.average_power_w, "mean; ", r.gpu_utilization, c));
   } else if (m.time_to_train_s) {
     line("time to train", fmt::format("{} for {} tokens ({:.0f} iterations, no failures modeled)",
                                       duration(*m.time_to_train_s), count(*m.train_tokens), *m.iterations_to_train));
     if (m.cost_usd)
       line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour", *m.cost_usd, *c.price_per_gpu_hour));
-    if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, "", m.gpu_utilization, c));
+    if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, m.average_power_w, "", m.gpu_utilization, c));
   } else {
     line("time to train", "set training.train_tokens to get time to train, cost and energy");
   }

@@ -104,6 +104,7 @@ TEST(Iteration, MetricsFollowTheirDefinitions) {
   EXPECT_DOUBLE_EQ(m.gpu_utilization, u);
   const double watts = 8 * (140.0 + (700.0 - 140.0) * u) + 4600.0;
   EXPECT_NEAR(*m.energy_kwh, 1.58 * watts * *m.time_to_train_s / 3.6e6, 1e-12 * *m.energy_kwh);
+  EXPECT_NEAR(*m.average_power_w, 1.58 * watts, 1e-9 * watts);  // the facility's mean draw
 }
 
 TEST(Iteration, NotFittingSaysWhy) {
