@@ -12,6 +12,7 @@
 #include "hardware/compute_model.h"
 #include "hardware/profiled_compute_model.h"
 #include "network/collective_engine.h"
+#include "network/measured_collectives.h"
 #include "network/topology_builders.h"
 #include "workload/parameters.h"
 #include "workload/transformer_ops.h"
@@ -48,10 +49,14 @@ std::string_view op_kind(std::string_view name) {
 
 // Counts the compute kernels of the first iteration by where their cost came from.
 CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledComputeModel& model,
-                       hw::Precision precision) {
+                       hw::Precision precision, const net::MeasuredCollectives& collectives) {
   CalibrationUsage usage;
   for (const workload::Task& t : graph.tasks()) {
-    if (t.collective || t.iteration != 0) continue;
+    if (t.iteration != 0) continue;
+    if (t.collective) {
+      ++(collectives.seconds(*t.collective) ? usage.collectives_measured : usage.collectives_modeled);
+      continue;
+    }
     if (model.lookup(t.compute, precision).measured()) {
       ++usage.measured;
       continue;
@@ -148,11 +153,20 @@ SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& op
   } else {
     network = std::make_unique<net::ScheduleBackend>(planner);
   }
+  // Collectives the calibration profile measured take their measured times
+  // (network/measured_collectives.h); the rest go to the network model.
+  const net::MeasuredCollectives measured_collectives =
+      s.calibration ? net::MeasuredCollectives(s.calibration->profile->collectives) : net::MeasuredCollectives();
+  std::unique_ptr<net::MeasuredBackend> measured_backend;
+  if (!measured_collectives.empty())
+    measured_backend = std::make_unique<net::MeasuredBackend>(measured_collectives, *network);
+  net::CommunicationBackend& communication =
+      measured_backend ? static_cast<net::CommunicationBackend&>(*measured_backend) : *network;
   out.compute_model = std::string(compute.name());
   out.network_model = std::string(network->name());
   out.network.topology = topology.description;
 
-  Executor executor(compute, *network, s.training.precision);
+  Executor executor(compute, communication, s.training.precision);
   // async_ps: workers do not wait for each other, so a slow GPU slows only its own
   // worker; the replay takes it per worker and the simulated step stays nominal.
   const bool async_ps = s.parallel.mode == workload::TrainingMode::kAsyncPs;
@@ -194,7 +208,8 @@ SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& op
   if (options.memory_timeline)
     out.memory_over_time =
         track_memory(s, out, out.iteration.simulated_ranks.at(static_cast<std::size_t>(out.memory.stage)));
-  if (profiled != nullptr) out.calibration = tally(out.iteration.graph, *profiled, s.training.precision);
+  if (profiled != nullptr)
+    out.calibration = tally(out.iteration.graph, *profiled, s.training.precision, measured_collectives);
 
   if (flow != nullptr) {
     const net::LinkStatistics& st = flow->statistics();

@@ -43,6 +43,10 @@ struct NetworkReport {
 struct CalibrationUsage {
   long long measured = 0;  // from the profile: a measured time or interpolated between measurements
   long long fallback = 0;  // from the roofline
+  // Collectives of the first iteration (network/measured_collectives.h): priced by
+  // the profile's measured collectives, or by the network model.
+  long long collectives_measured = 0;
+  long long collectives_modeled = 0;
   // "op: why", distinct, the first kMaxReasons in task order (deterministic).
   std::vector<std::string> fallback_reasons;
   static constexpr std::size_t kMaxReasons = 20;

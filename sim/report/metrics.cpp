@@ -203,6 +203,8 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
     c.measured = out.calibration->measured;
     c.fallback = out.calibration->fallback;
     c.fallback_reasons = out.calibration->fallback_reasons;
+    c.collectives_measured = out.calibration->collectives_measured;
+    c.collectives_modeled = out.calibration->collectives_modeled;
     m.calibration = std::move(c);
   }
   return m;

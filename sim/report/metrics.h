@@ -66,6 +66,8 @@ struct CalibrationReport {
   long long measured = 0;  // kernels of one iteration priced by the profile
   long long fallback = 0;  // ... and by the roofline
   std::vector<std::string> fallback_reasons;
+  long long collectives_measured = 0;  // collectives of one iteration at their measured times
+  long long collectives_modeled = 0;   // ... and from the network model
 };
 
 // The asynchronous modes' own figures (docs/results.md, "async").

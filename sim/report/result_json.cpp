@@ -140,7 +140,9 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
     const CalibrationReport& c = *m.calibration;
     j["calibration"] = {{"profile", c.profile},   {"device", c.device},     {"date", c.date},
                         {"complete", c.complete}, {"measured", c.measured}, {"fallback", c.fallback},
-                        {"fallback_reasons", c.fallback_reasons}};
+                        {"fallback_reasons", c.fallback_reasons},
+                        {"collectives_measured", c.collectives_measured},
+                        {"collectives_modeled", c.collectives_modeled}};
   } else {
     j["calibration"] = nullptr;
   }

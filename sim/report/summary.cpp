@@ -89,6 +89,9 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
     line("costs", fmt::format("{} kernels from profile {} ({}, {}{}), {} from the roofline fallback", cal.measured,
                               std::filesystem::path(cal.profile).filename().string(), cal.device, day,
                               cal.complete ? "" : ", incomplete", cal.fallback));
+    if (cal.collectives_measured + cal.collectives_modeled > 0)
+      line("", fmt::format("{} collectives at their measured times, {} from the network model",
+                           cal.collectives_measured, cal.collectives_modeled));
   }
   out += '\n';
   line("iteration time", duration(m.iteration_time_s));

@@ -1,0 +1,54 @@
+#include "network/measured_collectives.h"
+
+#include "network/collective_engine.h"
+
+namespace trainsim::net {
+
+namespace {
+
+// The profile's operation names (nccl-tests' "all_reduce_perf" and so on,
+// docs/calibration.md) for the kinds a measurement stands for. send_recv is not
+// one: nccl-tests' sendrecv shifts a ring both ways, the simulator's sends are
+// one transfer between two stages.
+std::optional<CollectiveKind> kind_of(const std::string& op) {
+  for (const CollectiveKind k : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
+                                 CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
+                                 CollectiveKind::kBroadcast, CollectiveKind::kReduce})
+    if (op == to_string(k)) return k;
+  return std::nullopt;
+}
+
+}  // namespace
+
+MeasuredCollectives::MeasuredCollectives(const std::vector<hw::CollectiveRow>& rows) {
+  std::map<std::pair<CollectiveKind, long long>, std::vector<hw::LogCurve::Point>> points;
+  for (const hw::CollectiveRow& r : rows) {
+    if (r.scope != hw::CollectiveScope::kIntraNode || r.ranks < 2 || r.wrong > 0) continue;
+    if (!(r.bytes > 0.0) || !(r.seconds > 0.0)) continue;
+    const std::optional<CollectiveKind> kind = kind_of(r.op);
+    if (!kind) continue;
+    points[{*kind, r.ranks}].push_back({r.bytes, r.bytes / r.seconds});
+  }
+  for (auto& [key, p] : points) curves_.emplace(key, hw::LogCurve(std::move(p)));
+}
+
+std::optional<double> MeasuredCollectives::seconds(const Collective& c) const {
+  if (c.group.nodes != 1 || c.group.size < 2 || !(c.bytes > 0.0)) return std::nullopt;
+  const auto it = curves_.find({c.kind, c.group.size});
+  if (it == curves_.end()) return std::nullopt;
+  const std::optional<double> algbw = it->second.at(c.bytes);
+  if (!algbw || !(*algbw > 0.0)) return std::nullopt;
+  return c.bytes / *algbw;
+}
+
+void MeasuredBackend::start(const Collective& c, core::Simulator& sim, std::function<void()> on_done) {
+  if (const std::optional<double> t = table_.seconds(c)) {
+    ++measured_;
+    sim.schedule_after(ceil_to_time(*t), std::move(on_done));
+    return;
+  }
+  ++modeled_;
+  inner_.start(c, sim, std::move(on_done));
+}
+
+}  // namespace trainsim::net
