@@ -282,7 +282,9 @@ std::optional<Algorithm> algorithm_from_string(std::string_view name) {
 
 std::optional<std::string> unavailable(CollectiveKind kind, Algorithm a, std::span<const long long> members,
                                        const Topology& t) {
-  const std::string what = fmt::format("{} {}", to_string(a), to_string(kind));
+  // The message's start, made only when one is returned (candidates() asks for
+  // every algorithm of every collective a simulation plans).
+  const auto what = [&] { return fmt::format("{} {}", to_string(a), to_string(kind)); };
   if (members.size() < 2) return std::nullopt;
   const bool reduction_family = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ||
                                 kind == CollectiveKind::kAllGather;
@@ -291,36 +293,36 @@ std::optional<std::string> unavailable(CollectiveKind kind, Algorithm a, std::sp
     case Algorithm::kAuto: return std::nullopt;
     case Algorithm::kRing:
       if (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kSendRecv)
-        return what + ": a ring runs all_reduce, all_gather, reduce_scatter, broadcast and reduce";
+        return what() + ": a ring runs all_reduce, all_gather, reduce_scatter, broadcast and reduce";
       return std::nullopt;
     case Algorithm::kTree:
-      if (kind != CollectiveKind::kAllReduce) return what + ": the double binary tree runs all_reduce only";
+      if (kind != CollectiveKind::kAllReduce) return what() + ": the double binary tree runs all_reduce only";
       return std::nullopt;
     case Algorithm::kHalvingDoubling:
-      if (!reduction_family) return what + ": halving-doubling runs all_reduce, all_gather and reduce_scatter";
+      if (!reduction_family) return what() + ": halving-doubling runs all_reduce, all_gather and reduce_scatter";
       if (!std::has_single_bit(members.size()))
-        return fmt::format("{}: halving-doubling needs a power-of-two group, not {}", what, members.size());
+        return fmt::format("{}: halving-doubling needs a power-of-two group, not {}", what(), members.size());
       return std::nullopt;
     case Algorithm::kHierarchical:
-      if (!reduction_family) return what + ": hierarchical runs all_reduce, all_gather and reduce_scatter";
-      if (blocks.size() < 2) return what + ": hierarchical needs a group that spans nodes";
-      if (!uniform_blocks(blocks)) return what + ": hierarchical needs the same number of ranks on every node";
+      if (!reduction_family) return what() + ": hierarchical runs all_reduce, all_gather and reduce_scatter";
+      if (blocks.size() < 2) return what() + ": hierarchical needs a group that spans nodes";
+      if (!uniform_blocks(blocks)) return what() + ": hierarchical needs the same number of ranks on every node";
       return std::nullopt;
     case Algorithm::kNvls:
-      if (kind != CollectiveKind::kAllReduce) return what + ": in-switch reduction (NVLS) runs all_reduce only";
-      if (!t.in_switch_reduction) return what + ": the node switch has no in-switch reduction (NVLS needs NVSwitch 3 or later)";
-      if (blocks.size() != 1) return what + ": NVLS is modeled inside one node";
+      if (kind != CollectiveKind::kAllReduce) return what() + ": in-switch reduction (NVLS) runs all_reduce only";
+      if (!t.in_switch_reduction) return what() + ": the node switch has no in-switch reduction (NVLS needs NVSwitch 3 or later)";
+      if (blocks.size() != 1) return what() + ": NVLS is modeled inside one node";
       return std::nullopt;
     case Algorithm::kDirect:
     case Algorithm::kPairwise:
       if (kind == CollectiveKind::kSendRecv && a == Algorithm::kDirect) return std::nullopt;
-      if (kind != CollectiveKind::kAllToAll) return what + ": direct and pairwise run all_to_all (direct also send_recv)";
+      if (kind != CollectiveKind::kAllToAll) return what() + ": direct and pairwise run all_to_all (direct also send_recv)";
       if (members.size() > 4096)
-        return fmt::format("{}: all_to_all is modeled up to 4096 ranks ({} transfers); the group has {}", what,
+        return fmt::format("{}: all_to_all is modeled up to 4096 ranks ({} transfers); the group has {}", what(),
                            4096 * 4095, members.size());
       return std::nullopt;
   }
-  return what + ": unknown algorithm";
+  return what() + ": unknown algorithm";
 }
 
 std::vector<Algorithm> candidates(CollectiveKind kind, std::span<const long long> members, const Topology& t) {
