@@ -12,8 +12,9 @@ namespace {
 // "a comes after b" puts the earliest (time, id) at the front. Comparing the id
 // second makes the order total, which is what makes ties run in push order
 // (the heap itself is not stable).
+template <typename E>
 struct RunsLater {
-  bool operator()(const EventQueue::Event& a, const EventQueue::Event& b) const noexcept {
+  bool operator()(const E& a, const E& b) const noexcept {
     if (a.time != b.time) return a.time > b.time;
     return a.id > b.id;
   }
@@ -36,8 +37,15 @@ EventId EventQueue::push(Time time, Action action) {
   // enough (and cheaper than resize, which showed up in profiles).
   if (cancelled_.size() == index) cancelled_.push_back(false);
   if (done_.size() == index) done_.push_back(false);
-  heap_.push_back(Event{time, id, std::move(action)});
-  std::push_heap(heap_.begin(), heap_.end(), RunsLater{});
+  if (free_slots_.empty()) {
+    actions_.emplace_back();
+    free_slots_.reserve(actions_.size());
+    free_slots_.push_back(static_cast<std::uint32_t>(actions_.size() - 1));
+  }
+  heap_.push_back(Entry{time, id, free_slots_.back()});
+  free_slots_.pop_back();
+  actions_[heap_.back().slot] = std::move(action);
+  std::push_heap(heap_.begin(), heap_.end(), RunsLater<Entry>{});
   ++next_id_;
   ++live_;
   return id;
@@ -71,9 +79,11 @@ Time EventQueue::next_time() const {
 
 EventQueue::Event EventQueue::pop() {
   if (empty()) throw std::logic_error("EventQueue::pop: queue is empty");
-  std::pop_heap(heap_.begin(), heap_.end(), RunsLater{});
-  Event event = std::move(heap_.back());
+  std::pop_heap(heap_.begin(), heap_.end(), RunsLater<Entry>{});
+  const Entry top = heap_.back();
   heap_.pop_back();
+  Event event{top.time, top.id, std::move(actions_[top.slot])};
+  release(top.slot);
   done_[static_cast<std::size_t>(event.id)] = true;
   --live_;
   drop_cancelled_top();
@@ -82,9 +92,16 @@ EventQueue::Event EventQueue::pop() {
 
 void EventQueue::drop_cancelled_top() {
   while (!heap_.empty() && cancelled_[static_cast<std::size_t>(heap_.front().id)]) {
-    std::pop_heap(heap_.begin(), heap_.end(), RunsLater{});
-    heap_.pop_back();  // destroys the cancelled action (and what it captured) now
+    std::pop_heap(heap_.begin(), heap_.end(), RunsLater<Entry>{});
+    const std::uint32_t slot = heap_.back().slot;
+    heap_.pop_back();
+    release(slot);  // destroys the cancelled action (and what it captured) now
   }
+}
+
+void EventQueue::release(std::uint32_t slot) {
+  actions_[slot] = nullptr;
+  free_slots_.push_back(slot);  // within its capacity
 }
 
 }  // namespace trainsim::core

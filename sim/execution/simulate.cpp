@@ -147,7 +147,8 @@ SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& op
   std::unique_ptr<net::CommunicationBackend> network;
   net::FlowBackend* flow = nullptr;
   if (s.simulation.network_model == scenario::NetworkModel::kFlow) {
-    auto backend = std::make_unique<net::FlowBackend>(planner, watched_links(topology));
+    auto backend = std::make_unique<net::FlowBackend>(
+        planner, options.link_counters ? watched_links(topology) : std::vector<std::uint32_t>{});
     flow = backend.get();
     network = std::move(backend);
   } else {

@@ -90,6 +90,11 @@ struct SimulateOptions {
   // False: memory_over_time is left empty (the sweep, which reports the memory
   // estimate and not the timeline; 6% of its CPU time). Does not change the rest.
   bool memory_timeline = true;
+  // False: network.counters is left empty (the flow model's utilization over
+  // time of rank 0's links, for the trace; the sweep does not write one, and
+  // reading the utilizations after every solve cost 4% of its CPU time in the
+  // flow model). Does not change the rest.
+  bool link_counters = true;
 };
 
 // The compute cost model a scenario selects: its calibration profile (measured

@@ -47,9 +47,32 @@ std::vector<std::vector<long long>> node_blocks(std::span<const long long> membe
   return blocks;
 }
 
-bool uniform_blocks(const std::vector<std::vector<long long>>& blocks) {
-  return std::all_of(blocks.begin(), blocks.end(), [&](const auto& b) { return b.size() == blocks.front().size(); });
+// How many runs node_blocks() would make and whether they are all as long,
+// without building them (unavailable() and candidates() need only that).
+struct BlockShape {
+  std::size_t count = 0;
+  bool uniform = true;
+};
+BlockShape block_shape(std::span<const long long> members, const Topology& t) {
+  BlockShape shape;
+  std::size_t first = 0;
+  std::size_t length = 0;
+  int node = -1;
+  for (long long m : members) {
+    const int n = t.vertex(t.gpu(m)).node;
+    if (shape.count == 0 || n != node) {
+      if (shape.count == 1) first = length;
+      else if (shape.count > 1 && length != first) shape.uniform = false;
+      ++shape.count;
+      length = 0;
+    }
+    ++length;
+    node = n;
+  }
+  if (shape.count > 1 && length != first) shape.uniform = false;
+  return shape;
 }
+
 
 int ring_channels(const std::vector<std::vector<long long>>& blocks, const Topology& t) {
   if (blocks.size() < 2 || t.nics_per_node() == 0) return 1;
@@ -282,45 +305,47 @@ std::optional<Algorithm> algorithm_from_string(std::string_view name) {
 
 std::optional<std::string> unavailable(CollectiveKind kind, Algorithm a, std::span<const long long> members,
                                        const Topology& t) {
-  const std::string what = fmt::format("{} {}", to_string(a), to_string(kind));
+  // The message's start, made only when one is returned (candidates() asks for
+  // every algorithm of every collective a simulation plans).
+  const auto what = [&] { return fmt::format("{} {}", to_string(a), to_string(kind)); };
   if (members.size() < 2) return std::nullopt;
   const bool reduction_family = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ||
                                 kind == CollectiveKind::kAllGather;
-  const auto blocks = node_blocks(members, t);
+  const BlockShape blocks = block_shape(members, t);
   switch (a) {
     case Algorithm::kAuto: return std::nullopt;
     case Algorithm::kRing:
       if (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kSendRecv)
-        return what + ": a ring runs all_reduce, all_gather, reduce_scatter, broadcast and reduce";
+        return what() + ": a ring runs all_reduce, all_gather, reduce_scatter, broadcast and reduce";
       return std::nullopt;
     case Algorithm::kTree:
-      if (kind != CollectiveKind::kAllReduce) return what + ": the double binary tree runs all_reduce only";
+      if (kind != CollectiveKind::kAllReduce) return what() + ": the double binary tree runs all_reduce only";
       return std::nullopt;
     case Algorithm::kHalvingDoubling:
-      if (!reduction_family) return what + ": halving-doubling runs all_reduce, all_gather and reduce_scatter";
+      if (!reduction_family) return what() + ": halving-doubling runs all_reduce, all_gather and reduce_scatter";
       if (!std::has_single_bit(members.size()))
-        return fmt::format("{}: halving-doubling needs a power-of-two group, not {}", what, members.size());
+        return fmt::format("{}: halving-doubling needs a power-of-two group, not {}", what(), members.size());
       return std::nullopt;
     case Algorithm::kHierarchical:
-      if (!reduction_family) return what + ": hierarchical runs all_reduce, all_gather and reduce_scatter";
-      if (blocks.size() < 2) return what + ": hierarchical needs a group that spans nodes";
-      if (!uniform_blocks(blocks)) return what + ": hierarchical needs the same number of ranks on every node";
+      if (!reduction_family) return what() + ": hierarchical runs all_reduce, all_gather and reduce_scatter";
+      if (blocks.count < 2) return what() + ": hierarchical needs a group that spans nodes";
+      if (!blocks.uniform) return what() + ": hierarchical needs the same number of ranks on every node";
       return std::nullopt;
     case Algorithm::kNvls:
-      if (kind != CollectiveKind::kAllReduce) return what + ": in-switch reduction (NVLS) runs all_reduce only";
-      if (!t.in_switch_reduction) return what + ": the node switch has no in-switch reduction (NVLS needs NVSwitch 3 or later)";
-      if (blocks.size() != 1) return what + ": NVLS is modeled inside one node";
+      if (kind != CollectiveKind::kAllReduce) return what() + ": in-switch reduction (NVLS) runs all_reduce only";
+      if (!t.in_switch_reduction) return what() + ": the node switch has no in-switch reduction (NVLS needs NVSwitch 3 or later)";
+      if (blocks.count != 1) return what() + ": NVLS is modeled inside one node";
       return std::nullopt;
     case Algorithm::kDirect:
     case Algorithm::kPairwise:
       if (kind == CollectiveKind::kSendRecv && a == Algorithm::kDirect) return std::nullopt;
-      if (kind != CollectiveKind::kAllToAll) return what + ": direct and pairwise run all_to_all (direct also send_recv)";
+      if (kind != CollectiveKind::kAllToAll) return what() + ": direct and pairwise run all_to_all (direct also send_recv)";
       if (members.size() > 4096)
-        return fmt::format("{}: all_to_all is modeled up to 4096 ranks ({} transfers); the group has {}", what,
+        return fmt::format("{}: all_to_all is modeled up to 4096 ranks ({} transfers); the group has {}", what(),
                            4096 * 4095, members.size());
       return std::nullopt;
   }
-  return what + ": unknown algorithm";
+  return what() + ": unknown algorithm";
 }
 
 std::vector<Algorithm> candidates(CollectiveKind kind, std::span<const long long> members, const Topology& t) {
@@ -329,7 +354,7 @@ std::vector<Algorithm> candidates(CollectiveKind kind, std::span<const long long
   // point-to-point transfers. Halving-doubling, hierarchical and pairwise run
   // when forced.
   std::vector<Algorithm> out;
-  const bool one_node = node_blocks(members, t).size() == 1;
+  const bool one_node = block_shape(members, t).count == 1;
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kNvls, Algorithm::kDirect}) {
     if (a == Algorithm::kTree && one_node) continue;
     if (!unavailable(kind, a, members, t)) out.push_back(a);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -139,7 +140,30 @@ const RoutedSchedule& CollectivePlanner::plan(const Collective& c, Algorithm a) 
   return cache_.emplace(key, route(c, a, *members)).first->second;
 }
 
+std::size_t CollectivePlanner::PlanKeyHash::operator()(const PlanKey& k) const noexcept {
+  std::size_t h = std::hash<const void*>{}(k.members);
+  const auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  mix(static_cast<std::size_t>(k.size));
+  mix(static_cast<std::size_t>(k.nodes));
+  mix(static_cast<std::size_t>(k.ranks_per_node));
+  mix(static_cast<std::size_t>(k.kind));
+  mix(std::hash<double>{}(k.bytes));
+  return h;
+}
+
 const RoutedSchedule& CollectivePlanner::plan(const Collective& c) {
+  // A group's member lists are pinned by the first plan of it (pinned_), so
+  // their address names them for the planner's life; without lists, the shape
+  // does.
+  const CommGroup& g = c.group;
+  const PlanKey key{g.members.get(), g.size, g.nodes, g.ranks_per_node, c.kind, c.bytes};
+  if (const auto it = planned_.find(key); it != planned_.end()) return *it->second;
+  const RoutedSchedule& s = choose(c);
+  planned_.emplace(key, &s);
+  return s;
+}
+
+const RoutedSchedule& CollectivePlanner::choose(const Collective& c) {
   auto members = members_of(c);
   const std::vector<long long>& group = members->front();
   if (forced_ != Algorithm::kAuto && !unavailable(c.kind, forced_, group, topology_)) return plan(c, forced_);
@@ -187,7 +211,7 @@ void FlowBackend::start(const Collective& c, core::Simulator& sim, std::function
     run = runs_.size();
     runs_.emplace_back();
   }
-  runs_[run] = Running{&s, c.bytes, 0, 0, std::move(on_done)};
+  runs_[run] = Running{&s, c.bytes, 0, 0, std::move(on_done), &sim};
   begin_phase(run, sim);
 }
 
@@ -201,7 +225,7 @@ void FlowBackend::begin_phase(std::size_t run, core::Simulator& sim) {
     return;
   }
   const double latency = r.schedule->phases[r.phase].latency_at(r.bytes);
-  sim.schedule_after(core::from_seconds(latency), [this, run, &sim] { add_flows(run, sim); });
+  sim.schedule_after(core::from_seconds(latency), [this, run] { add_flows(run, *runs_[run].sim); });
 }
 
 void FlowBackend::add_flows(std::size_t run, core::Simulator& sim) {
@@ -266,6 +290,8 @@ void FlowBackend::wake(core::Simulator& sim) {
   // The clock is rounded up to whole nanoseconds: flows due within half of one are done.
   const std::vector<FlowId> done = solver_.completed(0.5e-9);
   std::vector<std::size_t> finished_phases;
+  finished_phases.swap(finished_phases_);  // its capacity, without reentrancy concerns
+  finished_phases.clear();
   for (FlowId id : done) {
     const auto it = live_.find(static_cast<std::uint64_t>(id));
     const Live l = it->second;
@@ -279,6 +305,7 @@ void FlowBackend::wake(core::Simulator& sim) {
   }
   request_solve(sim);
   for (std::size_t run : finished_phases) phase_done(run, sim);
+  finished_phases.swap(finished_phases_);
 }
 
 }  // namespace trainsim::net

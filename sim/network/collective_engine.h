@@ -56,8 +56,10 @@ class CollectivePlanner {
   CollectivePlanner(const Topology& topology, Algorithm forced = Algorithm::kAuto, int multipath = 1);
 
   // The routed schedule of `c` (for 1 byte; durations scale). Cached per group,
-  // kind and algorithm. Throws std::invalid_argument when the forced algorithm
-  // cannot run `c` and no other can either.
+  // kind and algorithm, and the choice per group, kind and size: the executor
+  // asks again at every launch, so a collective planned before costs one hash
+  // lookup. Throws std::invalid_argument when the forced algorithm cannot run
+  // `c` and no other can either.
   const RoutedSchedule& plan(const Collective& c);
   const RoutedSchedule& plan(const Collective& c, Algorithm algorithm);
   [[nodiscard]] const Topology& topology() const { return topology_; }
@@ -65,6 +67,21 @@ class CollectivePlanner {
   [[nodiscard]] Algorithm forced() const { return forced_; }
 
  private:
+  // What plan(c) returned for a collective of this group (its member lists,
+  // pinned, or its default shape), kind and size.
+  struct PlanKey {
+    const void* members = nullptr;
+    int size = 0;
+    int nodes = 0;
+    int ranks_per_node = 0;
+    CollectiveKind kind = CollectiveKind::kAllReduce;
+    double bytes = 0.0;
+    bool operator==(const PlanKey&) const = default;
+  };
+  struct PlanKeyHash {
+    std::size_t operator()(const PlanKey& k) const noexcept;
+  };
+  const RoutedSchedule& choose(const Collective& c);
   std::shared_ptr<const std::vector<std::vector<long long>>> members_of(const Collective& c);
   RoutedSchedule route(const Collective& c, Algorithm a, const std::vector<std::vector<long long>>& groups);
 
@@ -78,6 +95,7 @@ class CollectivePlanner {
   std::map<const void*, std::shared_ptr<const std::vector<std::vector<long long>>>> pinned_;
   std::vector<double> load_;  // scratch: bytes per link of the phase being routed
   std::map<std::tuple<const void*, CollectiveKind, double>, Algorithm> choice_;
+  std::unordered_map<PlanKey, const RoutedSchedule*, PlanKeyHash> planned_;  // into cache_ (stable)
 };
 
 class ScheduleBackend final : public CommunicationBackend {
@@ -114,6 +132,9 @@ class FlowBackend final : public CommunicationBackend {
     std::size_t phase = 0;
     std::size_t pending = 0;
     std::function<void()> done;
+    // The simulator it runs on: the phase-start event captures (this, run) only,
+    // which std::function keeps without allocating.
+    core::Simulator* sim = nullptr;
   };
   struct Live {
     std::size_t run;
@@ -137,6 +158,7 @@ class FlowBackend final : public CommunicationBackend {
   core::EventId wake_event_{};
   std::vector<std::uint32_t> watched_;
   std::vector<double> last_utilization_;
+  std::vector<std::size_t> finished_phases_;  // scratch of wake()
   LinkStatistics stats_;
 };
 

@@ -122,6 +122,7 @@ void set_rates(const report::Metrics& m, PointResult& r) {
 void time_point(const scenario::Scenario& s, PointResult& r) {
   exec::SimulateOptions options;
   options.memory_timeline = false;  // the sweep reports the estimate (docs/sweep.md, "Pruning and evaluation")
+  options.link_counters = false;    // and writes no trace
   const exec::SimulationOutput out = exec::simulate(s, options);
   const report::Metrics m = report::compute_metrics(s, out);
   r.status = Status::kEvaluated;

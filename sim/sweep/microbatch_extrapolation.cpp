@@ -65,40 +65,61 @@ bool extrapolate_microbatches(const scenario::Scenario& s, const PointTimer& tim
   if (!counts) return false;
   const long long replicas_batch = s.training.micro_batch_size * s.parallel.data;
   const long long m = s.training.global_batch_size / replicas_batch;
-  std::array<PointResult, 3> runs;
+  const long long step = (*counts)[1] - (*counts)[0];
+  const int iterations = s.simulation.iterations;
+  // The nanoseconds of every time-like key of the run with `count` micro-batches
+  // (and the same simulated ranks computing in every run).
+  int compute_ranks = -1;
+  const auto run = [&](long long count, std::array<core::Time, kTimes>& out) {
+    scenario::Scenario shorter = s;
+    shorter.training.global_batch_size = count * replicas_batch;
+    PointResult pr;
+    time(shorter, pr);
+    if (pr.status != Status::kEvaluated) return false;
+    if (compute_ranks < 0) compute_ranks = pr.compute_ranks;
+    if (pr.compute_ranks != compute_ranks) return false;
+    const std::array<double*, kTimes> t = times_of(pr);
+    for (std::size_t j = 0; j < kTimes; ++j) {
+      const std::optional<core::Time> ns = nanoseconds(*t[j], iterations);
+      if (!ns) return false;
+      out[j] = *ns;
+    }
+    return true;
+  };
+  const auto linear = [](const std::array<core::Time, kTimes>& a, const std::array<core::Time, kTimes>& b,
+                         const std::array<core::Time, kTimes>& c) {
+    for (std::size_t j = 0; j < kTimes; ++j)
+      if (c[j] - b[j] != b[j] - a[j]) return false;
+    return true;
+  };
+  // runs[i]: the run with counts[0] + i x step micro-batches.
+  std::array<std::array<core::Time, kTimes>, 4> runs{};
+  std::size_t c = 2;  // the last run of the three on a line
   try {
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      scenario::Scenario shorter = s;
-      shorter.training.global_batch_size = (*counts)[i] * replicas_batch;
-      time(shorter, runs[i]);
-      if (runs[i].status != Status::kEvaluated) return false;
-      if (runs[i].compute_ranks != runs[0].compute_ranks) return false;
+    for (std::size_t i = 0; i < 3; ++i)
+      if (!run((*counts)[i], runs[i])) return false;
+    if (!linear(runs[0], runs[1], runs[2])) {
+      // A warm-up transient one step longer (with m_a = pp, 1F1B never reaches
+      // its steady state; the flow model's rates can differ over the first
+      // step): one more run, m_d = m_c + pp, and the same check on the last
+      // three. m >= 2 m_c >= m_d, so the line still ends at or below m.
+      c = 3;
+      if (!run((*counts)[2] + step, runs[3]) || !linear(runs[1], runs[2], runs[3])) return false;
     }
   } catch (const std::invalid_argument&) {
     return false;  // the full simulation says why
   }
-  const int iterations = s.simulation.iterations;
-  const long long step = (*counts)[1] - (*counts)[0];
-  const long long further = (m - (*counts)[2]) / step;  // exact: m = m_c modulo step
-  const std::array<double*, kTimes> a = times_of(runs[0]);
-  const std::array<double*, kTimes> b = times_of(runs[1]);
-  const std::array<double*, kTimes> c = times_of(runs[2]);
+  const long long further = (m - ((*counts)[0] + static_cast<long long>(c) * step)) / step;  // exact: same class mod step
   std::array<double, kTimes> extrapolated{};
   for (std::size_t j = 0; j < kTimes; ++j) {
-    const std::optional<core::Time> ta = nanoseconds(*a[j], iterations);
-    const std::optional<core::Time> tb = nanoseconds(*b[j], iterations);
-    const std::optional<core::Time> tc = nanoseconds(*c[j], iterations);
-    if (!ta || !tb || !tc) return false;
-    // The steady state: the same growth, to the nanosecond, over both steps.
-    if (*tc - *tb != *tb - *ta) return false;
-    const core::Time t = *tc + further * (*tc - *tb);
+    const core::Time t = runs[c][j] + further * (runs[c][j] - runs[c - 1][j]);
     if (t < 0) return false;
     extrapolated[j] = core::to_seconds(t) / iterations;
   }
   r.status = Status::kEvaluated;
   const std::array<double*, kTimes> into = times_of(r);
   for (std::size_t j = 0; j < kTimes; ++j) *into[j] = extrapolated[j];
-  r.compute_ranks = runs[0].compute_ranks;
+  r.compute_ranks = compute_ranks;
   const workload::IterationWork work = workload::iteration_work(s.model, s.training, s.parallel);
   const double u = exec::gpu_utilization(r.compute_busy_s, r.compute_ranks, r.iteration_time_s);
   set_rates(report::rates(s, r.iteration_time_s, static_cast<double>(work.tokens), work.model_flops, u), r);

@@ -38,7 +38,10 @@ using PointTimer = std::function<void(const scenario::Scenario&, PointResult&)>;
 // Fills the fields time_point() fills (status, times, rates, memory, exposed
 // communication) from the three short runs and returns true; returns false,
 // leaving `r` as it was, when it does not apply, a short run is refused, or a
-// time does not grow linearly over them (then simulate in full).
+// time does not grow linearly over them (then simulate in full). When the
+// growth differs only over the first step (a warm-up transient), a fourth run
+// with m_c + pp micro-batches is tried and the line taken through the last
+// three when they are on one.
 bool extrapolate_microbatches(const scenario::Scenario& s, const PointTimer& time, PointResult& r);
 
 }  // namespace trainsim::sweep

@@ -241,6 +241,34 @@ TEST(CollectiveEngine, SymmetricCopiesShareTheLinksTheyUse) {
   EXPECT_EQ(flow_time(p, two), ns(20e-6 + 40e-3));
 }
 
+TEST(CollectiveEngine, APlanIsAnsweredAgainPerGroupKindAndSize) {
+  // plan(c) remembers its answer per (member lists or shape, kind, bytes): the
+  // same collective gets the same schedule object back, and another group,
+  // kind or size its own.
+  const Topology t = build_topology(round_cluster(2, 8, 1));
+  CollectivePlanner p(t, Algorithm::kRing);
+  using Groups = std::vector<std::vector<long long>>;
+  const auto first = std::make_shared<const Groups>(Groups{{0, 8}});
+  const auto second = std::make_shared<const Groups>(Groups{{1, 9}});
+  const Collective a{CollectiveKind::kAllReduce, kS, {2, 2, 1, first}};
+  const Collective b{CollectiveKind::kAllReduce, kS, {2, 2, 1, second}};
+  const RoutedSchedule& sa = p.plan(a);
+  EXPECT_EQ(&p.plan(Collective{a}), &sa);
+  // GPU 1's links, not GPU 0's: the same shape with other members is routed anew.
+  const RoutedSchedule& sb = p.plan(b);
+  ASSERT_FALSE(sa.phases.empty());
+  ASSERT_FALSE(sb.phases.empty());
+  EXPECT_NE(sa.phases[0].hops, sb.phases[0].hops);
+  EXPECT_EQ(&p.plan(a), &sa);
+  // Without member lists: the first ranks of each node, by shape.
+  const Topology node = build_topology(round_cluster(1, 8, 8));
+  CollectivePlanner automatic(node);
+  const RoutedSchedule& small = automatic.plan(all_reduce(1, 8, 1e3));
+  const RoutedSchedule& large = automatic.plan(all_reduce(1, 8, 1e9));
+  EXPECT_EQ(&automatic.plan(all_reduce(1, 8, 1e3)), &small);
+  EXPECT_EQ(&automatic.plan(all_reduce(1, 8, 1e9)), &large);
+}
+
 TEST(CollectiveEngine, BadGroupsAreRefused) {
   const Topology t = build_topology(round_cluster(2, 8, 8));
   CollectivePlanner p(t);

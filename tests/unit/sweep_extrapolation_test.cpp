@@ -3,11 +3,13 @@
 // 1F1B on 4 stages, interleaved, overlapped gradient reduction, ZeRO-1,
 // recomputation, the flow model) the extrapolated times, rates and memory equal
 // the full simulation's; a point with too few micro-batches, or whose times do
-// not grow linearly, is simulated in full.
+// not grow linearly, is simulated in full; one whose growth differs over the
+// first step only takes a fourth run.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/time.h"
 #include "scenario/errors.h"
@@ -151,6 +153,52 @@ TEST(SweepExtrapolation, TimesThatDoNotGrowLinearlyAreSimulatedInFull) {
   PointResult full;
   time_point(s, full);
   EXPECT_EQ(core::from_seconds(x.iteration_time_s) - core::from_seconds(full.iteration_time_s), 7 * 32);
+}
+
+TEST(SweepExtrapolation, ATransientOverTheFirstStepTakesAFourthRun) {
+  // 4 stages, 32 micro-batches: short runs of 4, 8, 12 and, when the first step
+  // differs, 16. A stand-in timer adding 5 ns to the iteration at m = 4 only: the
+  // growth from 4 to 8 is 5 ns less than from 8 to 12, the growth from 12 to 16
+  // equals that from 8 to 12, and the line through 8, 12, 16 gives the plain
+  // full simulation's time at 32 (the stand-in adds nothing there).
+  const scenario::Scenario s = only_point(R"({"tp": 1, "pp": 4})", 64);
+  const auto microbatches = [](const scenario::Scenario& shorter) {
+    return shorter.training.global_batch_size / (shorter.training.micro_batch_size * shorter.parallel.data);
+  };
+  std::vector<long long> seen;
+  const PointTimer first_step = [&](const scenario::Scenario& shorter, PointResult& r) {
+    time_point(shorter, r);
+    const long long m = microbatches(shorter);
+    seen.push_back(m);
+    if (m == 4) r.iteration_time_s = core::to_seconds(core::from_seconds(r.iteration_time_s) + 5);
+  };
+  PointResult x;
+  ASSERT_TRUE(extrapolate_microbatches(s, first_step, x));
+  EXPECT_EQ(seen, (std::vector<long long>{4, 8, 12, 16}));
+  PointResult full;
+  time_point(s, full);
+  EXPECT_EQ(x.iteration_time_s, full.iteration_time_s);
+  // A transient over two steps (5 ns more at m = 4 and 3 ns more at m = 8): the
+  // last three are not on a line either, and the point is simulated in full.
+  const PointTimer two_steps = [&](const scenario::Scenario& shorter, PointResult& r) {
+    time_point(shorter, r);
+    const long long m = microbatches(shorter);
+    const long long extra = m == 4 ? 5 : m == 8 ? 3 : 0;
+    r.iteration_time_s = core::to_seconds(core::from_seconds(r.iteration_time_s) + extra);
+  };
+  PointResult y;
+  EXPECT_FALSE(extrapolate_microbatches(s, two_steps, y));
+  EXPECT_EQ(y.status, Status::kRejected);  // untouched
+  // Points already on a line take three runs, not four.
+  seen.clear();
+  const PointTimer plain = [&](const scenario::Scenario& shorter, PointResult& r) {
+    time_point(shorter, r);
+    seen.push_back(microbatches(shorter));
+  };
+  PointResult z;
+  ASSERT_TRUE(extrapolate_microbatches(s, plain, z));
+  EXPECT_EQ(seen, (std::vector<long long>{4, 8, 12}));
+  EXPECT_EQ(z.iteration_time_s, full.iteration_time_s);
 }
 
 TEST(SweepExtrapolation, TheSpecKeyTurnsItOffAndResultsAreTheSame) {
