@@ -299,6 +299,11 @@ struct Trainer {
     trainer::MeasuredRun run;
     run.date = report::utc_now();
     run.options = o;
+    // Warm-up counts from the first step this process runs: a resumed run's first steps
+    // (cuBLASLt heuristics, event pool, caches) are as cold as a fresh run's. RUN.json's
+    // warmup_steps is the first timed step index.
+    const int first_timed = first_step + o.warmup_steps;
+    run.options.warmup_steps = first_timed;
     run.device = device_info(world);
     run.device.nodes = world / gpus_per_node;
     run.data_parallel = world;
@@ -329,7 +334,7 @@ struct Trainer {
       const double t = ranks[0]->recorder().step_seconds();
       run.steps.push_back(
           {s, t, loss, static_cast<long long>(tokens_per_micro() * static_cast<std::size_t>(o.grad_accum * world))});
-      if (s >= o.warmup_steps) {
+      if (s >= first_timed) {
         ranks[0]->recorder().add_class_seconds(run.kernel_class_s);
         ++timed;
       }
