@@ -1,8 +1,10 @@
 #include "gpt_layout.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
+#include <thread>
 
 namespace trainsim::kernels::ref {
 
@@ -95,15 +97,38 @@ std::uint64_t SplitMix64::next() {
 
 double SplitMix64::uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
 
+namespace {
+constexpr std::uint64_t kSplitMixGamma = 0x9E3779B97F4A7C15ULL;
+}  // namespace
+
 std::vector<float> gpt_init(const GptConfig& c, std::uint64_t seed) {
   const GptLayout l = gpt_layout(c);
   std::vector<float> p(l.total, 0.0f);
-  SplitMix64 rng{seed};
+  // One splitmix64 stream from `seed`, two draws per deviate, tensors in flat order. The
+  // stream's state only advances by a constant, so the k-th draw is SplitMix64{seed + (k-1)
+  // gamma}.next() and large tensors are filled by several threads with the same values as
+  // one sequential pass (a GPT-2 774M init took minutes on one core).
+  std::uint64_t draws = 0;  // draws taken so far
   const auto normal = [&](std::size_t off, std::size_t n, double sd) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const double u1 = rng.uniform(), u2 = rng.uniform();
-      p[off + i] = static_cast<float>(sd * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+    const std::uint64_t first = draws;
+    const auto fill = [&p, off, sd, seed, first](std::size_t begin, std::size_t end) {
+      SplitMix64 rng{seed + (first + 2 * static_cast<std::uint64_t>(begin)) * kSplitMixGamma};
+      for (std::size_t i = begin; i < end; ++i) {
+        const double u1 = rng.uniform(), u2 = rng.uniform();
+        p[off + i] = static_cast<float>(sd * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+      }
+    };
+    constexpr std::size_t kPerThread = std::size_t{1} << 20;
+    const std::size_t threads =
+        std::min<std::size_t>({n / kPerThread, std::max(1u, std::thread::hardware_concurrency()), 64});
+    if (threads <= 1) {
+      fill(0, n);
+    } else {
+      std::vector<std::thread> pool;
+      for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(fill, n * t / threads, n * (t + 1) / threads);
+      for (std::thread& th : pool) th.join();
     }
+    draws += 2 * static_cast<std::uint64_t>(n);
   };
   const auto ones = [&](std::size_t off, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) p[off + i] = 1.0f;

@@ -273,21 +273,37 @@ struct Trainer {
     buckets = trainer::plan_buckets(layout, static_cast<std::size_t>(o.bucket_mb * 1048576.0 / sizeof(float)));
 
     int first_step = 0;
-    std::vector<float> master = kernels::ref::gpt_init(cfg, o.seed), m(layout.total, 0.0f), v(layout.total, 0.0f);
-    if (o.resume) {
+    std::vector<float> master, m, v;
+    if (!o.resume) {
+      master = kernels::ref::gpt_init(cfg, o.seed);
+      m.assign(layout.total, 0.0f);
+      v.assign(layout.total, 0.0f);
+    } else {
       trainer::CheckpointState st = trainer::load_checkpoint(o.checkpoint, cfg);
       master = std::move(st.params);
       m = std::move(st.m);
       v = std::move(st.v);
       first_step = st.next_step;
+      // Batches are a function of the seed: another seed would silently train the resumed
+      // steps on other data than the uninterrupted run.
+      if (st.seed != o.seed)
+        throw std::runtime_error(o.checkpoint + ": written with --seed " + std::to_string(st.seed) +
+                                 ", this run has --seed " + std::to_string(o.seed));
       std::printf("resumed from %s at step %d\n", o.checkpoint.c_str(), first_step);
     }
     for (auto& g : ranks) g->load_state(master, m, v);
-    master.clear();
+    master = {};  // the host copies (3 x 4 bytes per parameter) are not needed any more
+    m = {};
+    v = {};
 
     trainer::MeasuredRun run;
     run.date = report::utc_now();
     run.options = o;
+    // Warm-up counts from the first step this process runs: a resumed run's first steps
+    // (cuBLASLt heuristics, event pool, caches) are as cold as a fresh run's. RUN.json's
+    // warmup_steps is the first timed step index.
+    const int first_timed = first_step + o.warmup_steps;
+    run.options.warmup_steps = first_timed;
     run.device = device_info(world);
     run.device.nodes = world / gpus_per_node;
     run.data_parallel = world;
@@ -302,18 +318,31 @@ struct Trainer {
     double peak = 0.0;
     int timed = 0;
     const int end = o.stop_at > 0 ? o.stop_at : o.steps;
+    // Up front, not after the last step: a run with nothing to do or no held-out batch would
+    // otherwise train to the end and then fail without writing RUN.json.
+    if (first_step >= end)
+      throw std::invalid_argument("--resume: the checkpoint is at step " + std::to_string(first_step) +
+                                  ", nothing is left before step " + std::to_string(end) + " (--steps/--stop-at)");
+    if (root && corpus.held_out_windows() < static_cast<std::size_t>(o.micro_batch))
+      throw std::invalid_argument(o.data + ": the held-out split has " + std::to_string(corpus.held_out_windows()) +
+                                  " windows of seq + 1 bytes, fewer than one micro-batch of " +
+                                  std::to_string(o.micro_batch) + " (--held-out, --seq, --micro-batch)");
     for (int s = first_step; s < end; ++s) {
       const bool is_last = s == end - 1;
       const double loss = step(s, true);
+      ranks[0]->make_current();  // step() leaves the last rank's device current
       const double t = ranks[0]->recorder().step_seconds();
       run.steps.push_back(
           {s, t, loss, static_cast<long long>(tokens_per_micro() * static_cast<std::size_t>(o.grad_accum * world))});
-      if (s >= o.warmup_steps) {
+      if (s >= first_timed) {
         ranks[0]->recorder().add_class_seconds(run.kernel_class_s);
         ++timed;
       }
       if (is_last && o.timeline)
-        for (auto& g : ranks) g->recorder().append_spans(run.spans, s);
+        for (auto& g : ranks) {
+          g->make_current();
+          g->recorder().append_spans(run.spans, s);
+        }
       ranks[0]->make_current();
       peak = std::max(peak, used_device_bytes());
       if (root)

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstddef>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,12 @@ class OpScope {
       : rec_(rec), stream_(stream), id_(rec.enabled() ? rec.begin(stream, kclass, lane, category, std::move(name),
                                                                    microbatch, layer)
                                                       : -1) {}
-  ~OpScope() {
-    if (id_ >= 0) rec_.end(id_, stream_);
+  // Closes the op, throwing CudaError if that fails. Not while an exception from inside the
+  // scope unwinds (a failed launch): after a sticky CUDA error the event record fails too,
+  // and a second exception would terminate the program with the event's message instead of
+  // the launch's, which names the kernel (CUDA_LAUNCH_BLOCKING=1 runs rely on it).
+  ~OpScope() noexcept(false) {
+    if (id_ >= 0 && std::uncaught_exceptions() == exceptions_) rec_.end(id_, stream_);
   }
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
@@ -81,6 +86,7 @@ class OpScope {
   StepRecorder& rec_;
   cudaStream_t stream_;
   int id_;
+  int exceptions_ = std::uncaught_exceptions();
 };
 
 }  // namespace trainsim::trainer

@@ -3,8 +3,12 @@
 // against the closed-form parameter count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <numbers>
 #include <vector>
 
 #include "gpt_layout.h"
@@ -45,6 +49,46 @@ TEST(GptLayout, RejectsBadShapes) {
   EXPECT_THROW((void)gpt_layout(GptConfig{2, 16, 3, 8, 32, 64}), std::invalid_argument);  // 16 % 3
   EXPECT_THROW((void)gpt_layout(GptConfig{2, 16, 2, 8, 65, 64}), std::invalid_argument);  // Vp < V
   EXPECT_THROW((void)gpt_layout(GptConfig{0, 16, 2, 8, 32, 64}), std::invalid_argument);
+}
+
+// gpt_init as one sequential pass over one splitmix64 stream (the definition; gpt_init
+// fills large tensors on several threads and must give these exact values).
+std::vector<float> sequential_init(const GptConfig& c, std::uint64_t seed) {
+  const GptLayout l = gpt_layout(c);
+  std::vector<float> p(l.total, 0.0f);
+  SplitMix64 rng{seed};
+  const auto normal = [&](std::size_t off, std::size_t n, double sd) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double u1 = rng.uniform(), u2 = rng.uniform();
+      p[off + i] = static_cast<float>(sd * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+    }
+  };
+  const auto C = static_cast<std::size_t>(c.hidden), F = static_cast<std::size_t>(c.ffn());
+  const double residual_sd = 0.02 / std::sqrt(2.0 * c.layers);
+  normal(l.wte, static_cast<std::size_t>(c.vocab) * C, 0.02);
+  normal(l.wpe, static_cast<std::size_t>(c.seq) * C, 0.02);
+  for (const LayerOffsets& o : l.layer) {
+    std::fill_n(p.begin() + static_cast<std::ptrdiff_t>(o.ln1_w), C, 1.0f);
+    normal(o.qkv_w, 3 * C * C, 0.02);
+    normal(o.proj_w, C * C, residual_sd);
+    std::fill_n(p.begin() + static_cast<std::ptrdiff_t>(o.ln2_w), C, 1.0f);
+    normal(o.fc_w, F * C, 0.02);
+    normal(o.fcproj_w, C * F, residual_sd);
+  }
+  std::fill_n(p.begin() + static_cast<std::ptrdiff_t>(l.lnf_w), C, 1.0f);
+  return p;
+}
+
+TEST(GptReference, InitIsOneSequentialStreamWhateverTheThreads) {
+  // wte of 16400 x 128 = 2,099,200 deviates >= 2 x 2^20: split over two threads (2^20 or
+  // more each) when the machine has two cores or more; padding rows 16400..16511 stay 0.
+  const GptConfig c{2, 128, 2, 16, 16400, 16512};
+  const std::vector<float> got = gpt_init(c, 99), want = sequential_init(c, 99);
+  ASSERT_EQ(got.size(), want.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
+  EXPECT_EQ(differ, 0u);
+  EXPECT_EQ(got[gpt_layout(c).wte + 16400 * 128], 0.0f);
 }
 
 TEST(GptReference, LossAtInitIsCloseToLnV) {
