@@ -51,6 +51,7 @@ std::string_view op_kind(std::string_view name) {
 CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledComputeModel& model,
                        hw::Precision precision, const net::MeasuredCollectives& collectives) {
   CalibrationUsage usage;
+  usage.fallback_efficiency = model.fallback_efficiency(precision);
   for (const workload::Task& t : graph.tasks()) {
     if (t.iteration != 0) continue;
     if (t.collective) {

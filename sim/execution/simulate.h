@@ -11,6 +11,7 @@
 #include "execution/async_modes.h"
 #include "execution/timeline.h"
 #include "hardware/compute_model.h"
+#include "hardware/profiled_compute_model.h"
 #include "scenario/scenario.h"
 #include "workload/iteration_builder.h"
 #include "workload/memory.h"
@@ -50,6 +51,9 @@ struct CalibrationUsage {
   // "op: why", distinct, the first kMaxReasons in task order (deterministic).
   std::vector<std::string> fallback_reasons;
   static constexpr std::size_t kMaxReasons = 20;
+  // What the fallback ran on at the training precision: the profile's copy
+  // bandwidth, GEMM efficiency curve and launch overhead where it has them.
+  hw::FallbackEfficiency fallback_efficiency;
 };
 
 // One GPU's memory over time (execution/memory_timeline.h, track_memory).

@@ -1,10 +1,13 @@
 #include "hardware/profiled_compute_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "hardware/profile_efficiency.h"
 
 namespace trainsim::hw {
 
@@ -39,8 +42,25 @@ CostSource gemm_miss(GemmTable::Miss miss) {
 
 }  // namespace
 
-ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, GpuSpec gpu)
-    : roofline_(std::move(gpu)) {
+ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, const GpuSpec& gpu)
+    : copy_bandwidth_(measured_copy_bandwidth(profile.copies, CopyKind::kDeviceToDevice)),
+      launch_overhead_s_(profile.launch_overhead_s.value_or(0.0)) {
+  // The fallback: the spec's roofline with the profile's measured efficiencies
+  // (docs/model.md, "Calibrated costs", "Fallback").
+  GpuSpec measured = gpu;
+  if (copy_bandwidth_ && gpu.memory_bandwidth > 0.0)
+    measured.memory_bandwidth_efficiency = *copy_bandwidth_ / gpu.memory_bandwidth;
+  fallback_.reserve(kPrecisions.size());
+  for (std::size_t i = 0; i < kPrecisions.size(); ++i) {
+    const auto p = static_cast<Precision>(i);
+    GpuSpec spec = measured;
+    if (gpu.supports(p)) {
+      std::vector<EfficiencyPoint> curve = measured_matmul_efficiency(profile.gemm, p, gpu.peak(p));
+      matmul_points_[i] = curve.size();
+      if (!curve.empty()) spec.matmul_efficiency = std::move(curve);
+    }
+    fallback_.emplace_back(std::move(spec));
+  }
   for (Precision p : kPrecisions) {
     std::vector<GemmRow> rows;
     for (const GemmRow& r : profile.gemm)
@@ -66,14 +86,16 @@ ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, Gp
 }
 
 CostLookup ProfiledComputeModel::lookup(const KernelWork& work, Precision precision) const {
-  const double fallback = roofline_.seconds(work, precision);  // also rejects negative work
+  const double fallback_s = fallback(precision).seconds(work, precision);  // also rejects negative work
   CostLookup found;
   switch (work.kind) {
     case KernelClass::kMatmul: found = gemm(work, precision); break;
     case KernelClass::kAttention: found = attention(work, precision); break;
     case KernelClass::kMemoryBound: found = memory_bound(work); break;
   }
-  if (!found.measured()) found.seconds = fallback;
+  if (!found.measured()) found.seconds = fallback_s;
+  // Kernels launched back to back from one host thread start no faster than this.
+  found.seconds = std::max(found.seconds, launch_overhead_s_);
   return found;
 }
 
@@ -112,6 +134,14 @@ CostLookup ProfiledComputeModel::memory_bound(const KernelWork& work) const {
   const std::optional<double> bandwidth = curve.at(work.bytes);
   if (!bandwidth) return {0.0, CostSource::kOutsideKernelRange};
   return {work.bytes / *bandwidth, CostSource::kProfile};
+}
+
+FallbackEfficiency ProfiledComputeModel::fallback_efficiency(Precision precision) const {
+  FallbackEfficiency e;
+  e.memory_bandwidth = copy_bandwidth_;
+  e.matmul_points = matmul_points_[static_cast<std::size_t>(precision)];
+  if (launch_overhead_s_ > 0.0) e.launch_overhead_s = launch_overhead_s_;
+  return e;
 }
 
 std::string ProfiledComputeModel::fallback_reason(const KernelWork& work, Precision precision) const {

@@ -3,10 +3,13 @@
 // GEMMs by shape from the GEMM table, our memory-bound kernels by achieved
 // bandwidth, flash attention by achieved FLOP/s, each read between measured
 // points only. Anything the profile does not cover is priced by the GPU spec's
-// roofline, and lookup() says which happened.
+// roofline with the efficiencies the profile measured (its GEMMs' efficiency
+// curve, its device copy bandwidth), and lookup() says which happened. No kernel
+// takes less than the profile's launch overhead.
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +35,17 @@ enum class CostSource : std::uint8_t {
   kAttentionPrecision,  // attention was measured in 16-bit, training runs in fp32/tf32/fp8
 };
 
+// What the roofline fallback of a profile runs on, for the report.
+struct FallbackEfficiency {
+  // B/s of the profile's largest device-to-device copy; nothing: the GPU spec's
+  // memory_bandwidth x memory_bandwidth_efficiency.
+  std::optional<double> memory_bandwidth;
+  // Points of the measured matmul efficiency curve of the dtype; 0: the GPU
+  // spec's curve (the profile has no GEMMs of that dtype).
+  std::size_t matmul_points = 0;
+  std::optional<double> launch_overhead_s;  // the floor of every kernel's time
+};
+
 struct CostLookup {
   double seconds = 0.0;
   CostSource source = CostSource::kProfile;
@@ -40,8 +54,9 @@ struct CostLookup {
 
 class ProfiledComputeModel final : public ComputeModel {
  public:
-  // `gpu` gives the roofline fallback (its datasheet peaks and efficiency curve).
-  ProfiledComputeModel(const CalibrationProfile& profile, GpuSpec gpu);
+  // `gpu` gives the roofline fallback's datasheet peaks and bandwidth; the
+  // profile's measurements replace its efficiencies where it has them.
+  ProfiledComputeModel(const CalibrationProfile& profile, const GpuSpec& gpu);
 
   [[nodiscard]] double seconds(const KernelWork& work, Precision precision) const override {
     return lookup(work, precision).seconds;
@@ -54,6 +69,7 @@ class ProfiledComputeModel final : public ComputeModel {
   // n=50304 k=768: outside the measured grid (m 256..16384, ...)"; empty when the
   // profile prices it.
   [[nodiscard]] std::string fallback_reason(const KernelWork& work, Precision precision) const;
+  [[nodiscard]] FallbackEfficiency fallback_efficiency(Precision precision) const;
 
  private:
   [[nodiscard]] CostLookup gemm(const KernelWork& work, Precision precision) const;
@@ -64,7 +80,12 @@ class ProfiledComputeModel final : public ComputeModel {
     return attention_[k == KernelId::kAttentionBackward ? 1 : 0];
   }
 
-  RooflineComputeModel roofline_;
+  [[nodiscard]] const RooflineComputeModel& fallback(Precision p) const { return fallback_[static_cast<std::size_t>(p)]; }
+
+  std::vector<RooflineComputeModel> fallback_;          // by Precision: the spec with the profile's efficiencies
+  std::array<std::size_t, 5> matmul_points_{};          // by Precision: points of the measured curve (0: spec's)
+  std::optional<double> copy_bandwidth_;                // B/s, the largest device-to-device copy
+  double launch_overhead_s_ = 0.0;
   std::array<GemmTable, 5> gemm_;                       // by Precision
   std::array<LogCurve, kNumKernelIds> bandwidth_;       // memory-bound kernels: B/s over bytes
   std::array<std::map<int, LogCurve>, 2> attention_;    // forward, backward: FLOP/s over FLOPs, by head_dim

@@ -205,6 +205,10 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
     c.fallback_reasons = out.calibration->fallback_reasons;
     c.collectives_measured = out.calibration->collectives_measured;
     c.collectives_modeled = out.calibration->collectives_modeled;
+    const hw::FallbackEfficiency& e = out.calibration->fallback_efficiency;
+    c.fallback_memory_bandwidth = e.memory_bandwidth;
+    c.fallback_matmul_points = e.matmul_points;
+    c.launch_overhead_s = e.launch_overhead_s;
     m.calibration = std::move(c);
   }
   return m;

@@ -68,6 +68,11 @@ struct CalibrationReport {
   std::vector<std::string> fallback_reasons;
   long long collectives_measured = 0;  // collectives of one iteration at their measured times
   long long collectives_modeled = 0;   // ... and from the network model
+  // The roofline fallback's efficiencies (docs/model.md, "Calibrated costs"):
+  // nothing / 0 where the GPU spec's are used.
+  std::optional<double> fallback_memory_bandwidth;  // B/s, the profile's largest device copy
+  std::size_t fallback_matmul_points = 0;           // points of the measured GEMM efficiency curve
+  std::optional<double> launch_overhead_s;          // no kernel takes less
 };
 
 // The asynchronous modes' own figures (docs/results.md, "async").

@@ -37,7 +37,11 @@ nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const scen
                      {"mode", f.checkpoint_mode == faults::CheckpointMode::kAsync ? "async" : "blocking"},
                      {"blocking_s", r.checkpoint_cost.blocking_s},
                      {"background_write_s", r.checkpoint_cost.background_write_s},
-                     {"reload_s", r.checkpoint_cost.reload_s}};
+                     {"reload_s", r.checkpoint_cost.reload_s},
+                     {"host_copy_bandwidth", f.host_copy_bandwidth},
+                     {"host_copy_source", f.host_copy_source == faults::FailureConfig::Source::kProfile    ? "profile"
+                                          : f.host_copy_source == faults::FailureConfig::Source::kScenario ? "scenario"
+                                                                                                           : "default"}};
   j["mean_time_s"] = {{"lost_work", mc.lost_work_s},   {"checkpointing", mc.checkpointing_s}, {"down", mc.down_s},
                       {"degraded_link", mc.degraded_s}, {"shrunk", mc.shrunk_s}};
   j["stragglers"] = mc.stragglers;
@@ -143,6 +147,9 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
                         {"fallback_reasons", c.fallback_reasons},
                         {"collectives_measured", c.collectives_measured},
                         {"collectives_modeled", c.collectives_modeled}};
+    j["calibration"]["fallback_memory_bandwidth"] = optional_number(c.fallback_memory_bandwidth);
+    j["calibration"]["fallback_matmul_points"] = c.fallback_matmul_points;
+    j["calibration"]["launch_overhead_s"] = optional_number(c.launch_overhead_s);
   } else {
     j["calibration"] = nullptr;
   }

@@ -89,6 +89,19 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
     line("costs", fmt::format("{} kernels from profile {} ({}, {}{}), {} from the roofline fallback", cal.measured,
                               std::filesystem::path(cal.profile).filename().string(), cal.device, day,
                               cal.complete ? "" : ", incomplete", cal.fallback));
+    if (cal.fallback > 0) {
+      const std::string memory = cal.fallback_memory_bandwidth
+                                     ? fmt::format("the profile's device-copy bandwidth ({:.0f} GB/s)", *cal.fallback_memory_bandwidth / 1e9)
+                                     : std::string("the GPU spec's memory bandwidth");
+      const std::string matmul =
+          cal.fallback_matmul_points > 0
+              ? fmt::format("its {} GEMM efficiency curve ({} points)", hw::to_string(s.training.precision),
+                            cal.fallback_matmul_points)
+              : std::string("the GPU spec's GEMM efficiency curve");
+      line("", fmt::format("fallback at {} and {}", memory, matmul));
+    }
+    if (cal.launch_overhead_s)
+      line("", fmt::format("no kernel shorter than the profile's launch overhead, {:.2f} us", *cal.launch_overhead_s * 1e6));
     if (cal.collectives_measured + cal.collectives_modeled > 0)
       line("", fmt::format("{} collectives at their measured times, {} from the network model",
                            cal.collectives_measured, cal.collectives_modeled));
@@ -136,14 +149,23 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                                 "maintenance); {:.0f} GPU-hours lost",
                                 100.0 * mc.goodput, duration(mc.lost_work_s), duration(mc.checkpointing_s),
                                 duration(mc.down_s), mc.lost_gpu_hours));
+    std::string host_copy;
+    if (r.checkpoint_cost.background_write_s > 0 && s.failures) {
+      using Source = faults::FailureConfig::Source;
+      const Source from = s.failures->host_copy_source;
+      host_copy = fmt::format(" (to host at {:.1f} GB/s, {})", s.failures->host_copy_bandwidth / 1e9,
+                              from == Source::kProfile    ? "measured by the profile"
+                              : from == Source::kScenario ? "the scenario's"
+                                                          : "PCIe 4.0 x16 default");
+    }
     line("checkpoints",
-         fmt::format("{} every {} ({}), {:.0f} per run; {} {}, stall {}, reload {}", si(r.checkpoint_size.total_bytes, "B"),
+         fmt::format("{} every {} ({}), {:.0f} per run; {} {}, stall {}{}, reload {}", si(r.checkpoint_size.total_bytes, "B"),
                      duration(r.checkpoint_interval_s), r.checkpoint_interval_auto ? "auto: Daly" : "fixed",
                      mc.expected_checkpoints,
                      r.checkpoint_cost.background_write_s > 0 ? "async, storage write" : "blocking write",
                      duration(r.checkpoint_cost.background_write_s > 0 ? r.checkpoint_cost.background_write_s
                                                                        : r.checkpoint_cost.blocking_s),
-                     duration(r.checkpoint_cost.blocking_s), duration(r.checkpoint_cost.reload_s)));
+                     duration(r.checkpoint_cost.blocking_s), host_copy, duration(r.checkpoint_cost.reload_s)));
     if (mc.stragglers > 0 || mc.degraded_s > 0 || mc.shrunk_s > 0)
       line("slowdowns", fmt::format("{:.1f} straggler GPUs; {} on a degraded link; {} shrunk", mc.stragglers,
                                     duration(mc.degraded_s), duration(mc.shrunk_s)));

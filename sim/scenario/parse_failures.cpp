@@ -89,7 +89,10 @@ std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, co
   f.checkpoint_mode = o.choice("checkpoint_mode", {"blocking", "async"}, "blocking") == "async"
                           ? faults::CheckpointMode::kAsync
                           : faults::CheckpointMode::kBlocking;
-  f.host_copy_bandwidth = o.quantity("host_copy_bandwidth", Dimension::kBandwidth, 1.0, 1e18, f.host_copy_bandwidth);
+  if (o.has_non_null("host_copy_bandwidth")) {
+    f.host_copy_bandwidth = o.quantity("host_copy_bandwidth", Dimension::kBandwidth, 1.0, 1e18);
+    f.host_copy_source = faults::FailureConfig::Source::kScenario;
+  }
   if (o.has_non_null("checkpoint_size"))
     f.checkpoint_size_bytes = o.quantity("checkpoint_size", Dimension::kBytes, 1.0, 1e18);
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hardware/profile_efficiency.h"
 #include "scenario/calibration_reader.h"
 #include "scenario/errors.h"
 #include "scenario/json_document.h"
@@ -61,6 +62,14 @@ Scenario parse_root(const nlohmann::json& doc, const std::string& file, const Re
   // Sweeps and plans replay their best points under these failures (docs/sweep.md, "Failures").
   s.failures = parse_failures(root, s.training, s.cluster);
   s.calibration = parse_calibration(root, s.cluster.gpu, options);
+  // An async checkpoint's copy to host memory runs at the profile's measured
+  // device-to-host bandwidth unless the scenario gives one (docs/reliability.md).
+  if (s.failures && s.calibration && s.failures->host_copy_source != faults::FailureConfig::Source::kScenario) {
+    if (const auto measured = hw::measured_copy_bandwidth(s.calibration->profile->copies, hw::CopyKind::kDeviceToHost)) {
+      s.failures->host_copy_bandwidth = *measured;
+      s.failures->host_copy_source = faults::FailureConfig::Source::kProfile;
+    }
+  }
   return s;
 }
 

@@ -4,6 +4,9 @@
 // GEMMs are all exact hits (they were measured with --shapes for it).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "hardware/profiled_compute_model.h"
@@ -42,6 +45,32 @@ TEST(CommittedProfile, MeasuredShapeCostsItsMeasuredMedian) {
   const hw::CostLookup c = model.lookup(qkv, hw::Precision::kBf16);
   EXPECT_TRUE(c.measured());
   EXPECT_DOUBLE_EQ(c.seconds, measured);
+}
+
+// The validation scenario with async checkpoints, `host_copy` in its failures
+// section when given, read with the committed profile.
+scenario::Scenario with_async_checkpoints(const char* host_copy) {
+  std::ifstream in(kRoot + "/scenarios/validation/gpt2-124m-1xh200.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str());
+  doc["failures"] = {{"checkpoint_mode", "async"}};
+  if (host_copy != nullptr) doc["failures"]["host_copy_bandwidth"] = host_copy;
+  return scenario::parse_scenario_text(
+      doc.dump(), "gpt2-124m-async.json",
+      scenario::ReadOptions{.calibration = kRoot + "/scenarios/calibration/h200-sxm-141gb.json"});
+}
+
+TEST(CommittedProfile, AsyncCheckpointsCopyToHostAtTheMeasuredBandwidth) {
+  // The profile's largest device-to-host copy: 1 GiB in 19.417408 ms, 55.3 GB/s.
+  const scenario::Scenario measured = with_async_checkpoints(nullptr);
+  ASSERT_TRUE(measured.failures.has_value());
+  EXPECT_DOUBLE_EQ(measured.failures->host_copy_bandwidth, 1073741824.0 / 0.019417407989501954);
+  EXPECT_EQ(measured.failures->host_copy_source, faults::FailureConfig::Source::kProfile);
+  // The scenario's own figure wins.
+  const scenario::Scenario given = with_async_checkpoints("20GB/s");
+  EXPECT_DOUBLE_EQ(given.failures->host_copy_bandwidth, 20e9);
+  EXPECT_EQ(given.failures->host_copy_source, faults::FailureConfig::Source::kScenario);
 }
 
 }  // namespace

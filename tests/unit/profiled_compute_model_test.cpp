@@ -86,20 +86,38 @@ TEST(ProfiledGemm, TrilinearInsideTheGrid) {
               1e-12);
 }
 
-TEST(ProfiledGemm, OutsideTheGridOrAnotherDtypeIsTheRoofline) {
+// The grid's rows by octave of F = 2 m n k: 2^31 (all 1024) at 100 TFLOP/s;
+// 2^33 (one axis 4096) at 140, 120, 180 -> median 140; 2^35 (two) at 160, 220,
+// 200 -> median 200; 2^37 at 240. Efficiency = rate / 989 TFLOP/s (H100 bf16).
+TEST(ProfiledGemm, OutsideTheGridIsTheRooflineWithTheProfilesEfficiencyCurve) {
+  const ProfiledComputeModel model(grid_profile(), h100());
+  // F = 2^34, halfway between the 2^33 and 2^35 points in ln F: 170 TFLOP/s.
+  const KernelWork wide = gemm(8192, 1024, 1024);
+  const CostLookup c = model.lookup(wide, Precision::kBf16);
+  EXPECT_EQ(c.source, CostSource::kOutsideGemmGrid);
+  EXPECT_NEAR(c.seconds * 170.0 * kT / wide.flops, 1.0, 1e-12);
+  // F = 2^30, below the first point: its log-log slope p = ln 1.4 / ln 4 goes on,
+  // eta = (100/989) (1/2)^p = (100/989) / sqrt(1.4).
+  const KernelWork narrow = gemm(1024, 512, 1024);
+  EXPECT_EQ(model.lookup(narrow, Precision::kBf16).source, CostSource::kOutsideGemmGrid);
+  EXPECT_NEAR(model.seconds(narrow, Precision::kBf16) * (100.0 / std::sqrt(1.4)) * kT / narrow.flops, 1.0, 1e-12);
+  // F = 2^40, above the last point: flat at 240 TFLOP/s.
+  const KernelWork big = gemm(16384, 8192, 4096);
+  EXPECT_NEAR(model.seconds(big, Precision::kBf16) * 240.0 * kT / big.flops, 1.0, 1e-12);
+  EXPECT_EQ(model.fallback_reason(wide, Precision::kBf16),
+            "gemm bf16 m=8192 n=1024 k=1024: outside the measured grid (m 1024..4096, n 1024..4096, k 1024..4096)");
+  EXPECT_EQ(model.fallback_efficiency(Precision::kBf16).matmul_points, 4U);
+}
+
+TEST(ProfiledGemm, ADtypeWithoutGemmsIsTheSpecsRoofline) {
   const ProfiledComputeModel model(grid_profile(), h100());
   const RooflineComputeModel roofline(h100());
-  for (const KernelWork& w : {gemm(8192, 1024, 1024), gemm(1024, 512, 1024), gemm(1024, 1024, 4097)}) {
-    const CostLookup c = model.lookup(w, Precision::kBf16);
-    EXPECT_EQ(c.source, CostSource::kOutsideGemmGrid);
-    EXPECT_EQ(c.seconds, roofline.seconds(w, Precision::kBf16));
-  }
-  EXPECT_EQ(model.fallback_reason(gemm(8192, 1024, 1024), Precision::kBf16),
-            "gemm bf16 m=8192 n=1024 k=1024: outside the measured grid (m 1024..4096, n 1024..4096, k 1024..4096)");
   const CostLookup fp16 = model.lookup(gemm(1024, 1024, 1024), Precision::kFp16);
   EXPECT_EQ(fp16.source, CostSource::kNoGemmRows);
   EXPECT_EQ(fp16.seconds, roofline.seconds(gemm(1024, 1024, 1024), Precision::kFp16));
   EXPECT_EQ(model.fallback_reason(gemm(1024, 1024, 1024), Precision::kFp16), "gemm fp16: the profile has no fp16 GEMMs");
+  EXPECT_EQ(model.fallback_efficiency(Precision::kFp16).matmul_points, 0U);
+  EXPECT_FALSE(model.fallback_efficiency(Precision::kFp16).memory_bandwidth.has_value());
 }
 
 TEST(ProfiledGemm, AMissingCornerFallsBackOnlyWhereItIsNeeded) {
@@ -156,6 +174,38 @@ TEST(ProfiledKernels, BandwidthIsInterpolatedInLogBytes) {
             "layernorm_forward at 1000000000 B: outside the measured 1000000..100000000 B");
   EXPECT_EQ(model.fallback_reason(memory(KernelId::kLayernormBackward, 1e7), Precision::kBf16),
             "layernorm_backward: not in the profile");
+}
+
+TEST(ProfiledKernels, WithoutTheKernelTheRooflineRunsAtTheLargestDeviceCopysBandwidth) {
+  CalibrationProfile p;
+  p.copies.push_back({CopyKind::kDeviceToDevice, 1e8, 1e8 / 2e12, 2000.0});
+  p.copies.push_back({CopyKind::kDeviceToDevice, 1e9, 1e9 / 2.9e12, 2900.0});
+  p.copies.push_back({CopyKind::kDeviceToDevice, 1e9, 1e9 / 3.1e12, 3100.0});  // the same size again: the mean, 3 TB/s
+  p.copies.push_back({CopyKind::kHostToDevice, 4e9, 4e9 / 50e9, 50.0});
+  const ProfiledComputeModel model(p, h100());
+  // A residual add's backward (no kernel of ours), 1e7 B: 1e7 / 3e12 s.
+  const CostLookup c = model.lookup(memory(KernelId::kNone, 1e7), Precision::kBf16);
+  EXPECT_EQ(c.source, CostSource::kNoKernel);
+  EXPECT_NEAR(c.seconds, 1e7 / 3e12, 1e-20);
+  ASSERT_TRUE(model.fallback_efficiency(Precision::kBf16).memory_bandwidth.has_value());
+  EXPECT_NEAR(*model.fallback_efficiency(Precision::kBf16).memory_bandwidth, 3e12, 1e-3);
+}
+
+TEST(ProfiledKernels, NoKernelIsFasterThanTheLaunchOverhead) {
+  CalibrationProfile p;
+  p.launch_overhead_s = 4e-6;
+  p.copies.push_back({CopyKind::kDeviceToDevice, 1e9, 1e9 / 3e12, 3000.0});
+  p.kernels.push_back({"gelu_forward", KernelId::kGeluForward, {}, 1e6, 0.0, 2e-6});
+  p.kernels.push_back({"gelu_forward", KernelId::kGeluForward, {}, 1e8, 0.0, 1e8 / 2.5e12});
+  const ProfiledComputeModel model(p, h100());
+  // Measured at 2 us, launched no faster than every 4 us.
+  const CostLookup small = model.lookup(memory(KernelId::kGeluForward, 1e6), Precision::kBf16);
+  EXPECT_TRUE(small.measured());
+  EXPECT_DOUBLE_EQ(small.seconds, 4e-6);
+  // A fallback of 1e6 B at 3 TB/s (0.33 us) as well; large kernels keep their time.
+  EXPECT_DOUBLE_EQ(model.seconds(memory(KernelId::kNone, 1e6), Precision::kBf16), 4e-6);
+  EXPECT_DOUBLE_EQ(model.seconds(memory(KernelId::kGeluForward, 1e8), Precision::kBf16), 1e8 / 2.5e12);
+  EXPECT_EQ(model.fallback_efficiency(Precision::kBf16).launch_overhead_s, 4e-6);
 }
 
 TEST(ProfiledKernels, RowsOfEqualSizeAverageTheirBandwidth) {
