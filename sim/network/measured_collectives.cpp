@@ -42,7 +42,10 @@ MeasuredCollectives::MeasuredCollectives(const std::vector<hw::CollectiveRow>& r
 }
 
 std::optional<double> MeasuredCollectives::seconds(const Collective& c) const {
-  // The group's spread: `nodes` nodes with ranks_per_node ranks on each.
+  // The group's spread: `nodes` nodes with ranks_per_node ranks on each. A group
+  // of named members spread unevenly has the largest count per node as
+  // ranks_per_node (workload/layout.cpp, members_shape), so size == nodes x
+  // ranks_per_node holds exactly when every node holds as many: only those match.
   const CommGroup& g = c.group;
   if (g.size < 2 || g.nodes < 1 || g.size != g.nodes * g.ranks_per_node || !(c.bytes > 0.0)) return std::nullopt;
   const auto it = curves_.find({c.kind, g.size, g.nodes});

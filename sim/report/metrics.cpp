@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "execution/utilization.h"
+#include "hardware/calibration_profile.h"
 #include "hardware/power.h"
 #include "workload/parameters.h"
 
@@ -205,6 +206,8 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
     c.fallback_reasons = out.calibration->fallback_reasons;
     c.collectives_measured = out.calibration->collectives_measured;
     c.collectives_modeled = out.calibration->collectives_modeled;
+    for (const hw::CollectiveRow& row : s.calibration->profile->collectives)
+      if (row.scope == hw::CollectiveScope::kInterNode && row.nodes == 0) ++c.collective_rows_without_nodes;
     m.calibration = std::move(c);
   }
   return m;

@@ -68,6 +68,9 @@ struct CalibrationReport {
   std::vector<std::string> fallback_reasons;
   long long collectives_measured = 0;  // collectives of one iteration at their measured times
   long long collectives_modeled = 0;   // ... and from the network model
+  // The profile's inter_node "collectives" rows without "nodes": they price nothing
+  // (docs/calibration.md, "nodes"); the summary says so. Not in the result file.
+  long long collective_rows_without_nodes = 0;
 };
 
 // The asynchronous modes' own figures (docs/results.md, "async").

@@ -90,8 +90,12 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                               std::filesystem::path(cal.profile).filename().string(), cal.device, day,
                               cal.complete ? "" : ", incomplete", cal.fallback));
     if (cal.collectives_measured + cal.collectives_modeled > 0)
-      line("", fmt::format("{} collectives at their measured times, {} from the network model",
-                           cal.collectives_measured, cal.collectives_modeled));
+      line("", fmt::format("{} collectives at their measured times, {} from the network model{}",
+                           cal.collectives_measured, cal.collectives_modeled,
+                           cal.collective_rows_without_nodes > 0
+                               ? fmt::format(" ({} inter_node profile rows without \"nodes\" price none)",
+                                             cal.collective_rows_without_nodes)
+                               : std::string()));
   }
   out += '\n';
   line("iteration time", duration(m.iteration_time_s));

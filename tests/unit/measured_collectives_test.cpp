@@ -6,11 +6,14 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "execution/simulate.h"
 #include "network/collective_engine.h"
 #include "network/measured_collectives.h"
+#include "report/metrics.h"
+#include "report/summary.h"
 #include "test_scenarios.h"
 
 namespace trainsim {
@@ -114,6 +117,16 @@ TEST(MeasuredCollectives, RowsOfOneRankCountOnDifferentSpreadsStayApart) {
   EXPECT_FALSE(table.seconds(all_reduce(16 * kMiB, 16, 8)));  // 8 x 2: not measured
 }
 
+TEST(MeasuredCollectives, AnUnevenGroupMatchesNoEvenRows) {
+  // 12 ranks measured on 2 nodes x 6. A group of named members with 8 on one node
+  // and 4 on the other has shape {12, 2 nodes, 8 (its largest count per node)}:
+  // 12 != 2 x 8, so it is not read as 2 x 6 and falls back; 2 x 6 itself is
+  // priced: 12 MiB at a flat 30 GB/s, 12582912 / 30e9 = 419.4304 us.
+  const net::MeasuredCollectives table({across(12, 2, kMiB, kMiB / 30e9), across(12, 2, 64 * kMiB, 64 * kMiB / 30e9)});
+  EXPECT_NEAR(*table.seconds(all_reduce(12 * kMiB, 12, 2)), 419.4304e-6, 1e-15);
+  EXPECT_FALSE(table.seconds({CollectiveKind::kAllReduce, 12 * kMiB, {12, 2, 8, nullptr}}));
+}
+
 TEST(MeasuredCollectives, InterNodeRowsWithoutTheirNodeCountNeverPrice) {
   // Older profiles: "scope": "inter_node" without "nodes". 16 ranks could be 2 x 8,
   // 4 x 4, ...: no group is priced by them.
@@ -154,12 +167,18 @@ TEST(MeasuredCollectives, DataParallelAllReducesAcrossNodesTakeTheirMeasuredTime
   ASSERT_TRUE(out.calibration.has_value());
   EXPECT_GT(out.calibration->collectives_measured, 0);
   EXPECT_GT(out.calibration->collectives_modeled, 0);  // the tensor-parallel all-reduces
+  EXPECT_EQ(report::compute_metrics(s, out).calibration->collective_rows_without_nodes, 0);
   // The same rows without "nodes" price nothing: every collective is modeled.
   for (CollectiveRow& r : profile->collectives) r.nodes = 0;
   const exec::SimulationOutput unplaced = exec::simulate(s);
   EXPECT_EQ(unplaced.calibration->collectives_measured, 0);
   EXPECT_EQ(unplaced.calibration->collectives_modeled,
             out.calibration->collectives_measured + out.calibration->collectives_modeled);
+  // The summary says why: the 30 rows (8 B, 16 B, ..., 4 GiB = 2^3 .. 2^32) lack "nodes".
+  const report::Metrics m = report::compute_metrics(s, unplaced);
+  EXPECT_EQ(m.calibration->collective_rows_without_nodes, 30);
+  EXPECT_NE(report::summary_text(s, m).find("(30 inter_node profile rows without \"nodes\" price none)"),
+            std::string::npos);
 }
 
 TEST(MeasuredCollectives, TensorParallelAllReducesTakeTheirMeasuredTimes) {
