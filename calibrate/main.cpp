@@ -73,17 +73,20 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// Adds the alpha-beta fits of every (op, scope, ranks) series in the profile.
+// Adds the alpha-beta fits of every (op, scope, ranks, nodes) series in the profile.
 void refit(json& profile) {
-  // One fit per (op, scope, ranks) series, in order of first appearance. A series
+  // One fit per (op, scope, ranks, nodes) series, in order of first appearance. A series
   // that cannot be fitted (one rank moves no data; one size; flat times) is left
   // out with a note, not allowed to lose the rest of the profile.
   std::vector<std::vector<CollectiveRow>> series;
   for (const json& r : profile.value("collectives", json::array())) {
-    const CollectiveRow row{r.at("op"), r.at("scope"), r.at("ranks"), r.at("bytes"), r.at("seconds"),
-                            r.at("algbw_gbps"), r.at("busbw_gbps"), r.value("wrong", 0LL)};
+    // "nodes" absent (0): an older profile's row, or a spread the harness could not tell.
+    const CollectiveRow row{r.at("op"),      r.at("scope"),      r.at("ranks"),      r.value("nodes", 0),
+                            r.at("bytes"),   r.at("seconds"),    r.at("algbw_gbps"), r.at("busbw_gbps"),
+                            r.value("wrong", 0LL)};
     auto same = [&](const std::vector<CollectiveRow>& s) {
-      return s.front().op == row.op && s.front().scope == row.scope && s.front().ranks == row.ranks;
+      return s.front().op == row.op && s.front().scope == row.scope && s.front().ranks == row.ranks &&
+             s.front().nodes == row.nodes;
     };
     const auto it = std::find_if(series.begin(), series.end(), same);
     if (it == series.end()) series.push_back({row});
@@ -118,8 +121,11 @@ int import_nccl_tests(const Options& o) {
   for (const CollectiveRow& r : rows) profile["collectives"].push_back(to_json(r));
   refit(profile);
   trainsim::report::write_atomically(o.out, [&](std::ostream& os) { os << profile.dump(1) << '\n'; });
-  std::printf("imported %zu rows of %s (%s, %d ranks) from %s into %s\n", rows.size(), rows.front().op.c_str(),
-              rows.front().scope.c_str(), rows.front().ranks, o.import_file.c_str(), o.out.c_str());
+  const CollectiveRow& first = rows.front();
+  const std::string spread = first.nodes > 0 ? std::to_string(first.nodes) + (first.nodes == 1 ? " node" : " nodes")
+                                             : "nodes not known: the rows price nothing";
+  std::printf("imported %zu rows of %s (%s, %d ranks, %s) from %s into %s\n", rows.size(), first.op.c_str(),
+              first.scope.c_str(), first.ranks, spread.c_str(), o.import_file.c_str(), o.out.c_str());
   return 0;
 }
 

@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "device_fill.h"
 #include "nccl_tests_import.h"
@@ -189,9 +192,9 @@ void bench_nccl_local(BenchContext& ctx, const NcclOptions& o) {
       const double busbw = algbw * bus_factor(op, n);
       std::fprintf(ctx.log, "%12.0f %13zu %11.2f %12.2f %12.2f %7lld\n", bytes, elements, seconds * 1e6, algbw,
                    busbw, wrong);
-      ctx.profile->add("collectives", {{"op", op}, {"scope", "intra_node"}, {"ranks", n}, {"bytes", bytes},
-                                       {"seconds", seconds}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
-                                       {"wrong", wrong}});
+      ctx.profile->add("collectives", {{"op", op}, {"scope", "intra_node"}, {"ranks", n}, {"nodes", 1},
+                                       {"bytes", bytes}, {"seconds", seconds}, {"algbw_gbps", algbw},
+                                       {"busbw_gbps", busbw}, {"wrong", wrong}});
     }
     ctx.profile->flush();
   }
@@ -219,12 +222,19 @@ void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
                 MPI_COMM_WORLD);
   int local_rank = 0;
-  bool several_hosts = false;
+  std::map<std::string, int> per_host;  // host -> ranks on it
   for (int r = 0; r < n; ++r) {
     const std::string other(&names[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
-    if (other != name) several_hosts = true;
+    ++per_host[other];
     if (r < rank && other == name) ++local_rank;
   }
+  const bool several_hosts = per_host.size() > 1;
+  // "nodes": the distinct hosts, when each runs as many ranks (the profile's rows
+  // say ranks / nodes on each); an uneven spread (e.g. -np 12 over 8 + 4) is
+  // written without it and prices nothing (docs/calibration.md).
+  const bool even = std::all_of(per_host.begin(), per_host.end(),
+                                [&](const auto& h) { return h.second == per_host.begin()->second; });
+  const int nodes = even ? static_cast<int>(per_host.size()) : 0;
   int gpus = 0;
   TRAINSIM_CUDA_CHECK(cudaGetDeviceCount(&gpus));
   Rank me;
@@ -248,8 +258,11 @@ void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
 
   for (const std::string& op : o.ops) {
     if (rank == 0) {
-      std::fprintf(ctx.log, "# %s: %d ranks, one GPU per MPI process (%s), float, out-of-place, %d warm-up + %d timed\n",
-                   op.c_str(), n, scope, o.warmup, o.iters);
+      std::fprintf(ctx.log,
+                   "# %s: %d ranks on %zu hosts%s, one GPU per MPI process (%s), float, out-of-place, %d warm-up + "
+                   "%d timed\n",
+                   op.c_str(), n, per_host.size(), even ? "" : " (uneven: rows without \"nodes\")", scope, o.warmup,
+                   o.iters);
       std::fprintf(ctx.log, "#       size         count    time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n");
     }
     for (double b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
@@ -284,9 +297,11 @@ void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
       const double busbw = algbw * bus_factor(op, n);
       std::fprintf(ctx.log, "%12.0f %13zu %11.2f %12.2f %12.2f %7lld\n", bytes, elements, seconds * 1e6, algbw,
                    busbw, wrong);
-      ctx.profile->add("collectives", {{"op", op}, {"scope", scope}, {"ranks", n}, {"bytes", bytes},
-                                       {"seconds", seconds}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
-                                       {"wrong", wrong}});
+      nlohmann::json row = {{"op", op},           {"scope", scope},   {"ranks", n},
+                            {"bytes", bytes},     {"seconds", seconds}, {"algbw_gbps", algbw},
+                            {"busbw_gbps", busbw}, {"wrong", wrong}};
+      if (nodes > 0) row["nodes"] = nodes;
+      ctx.profile->add("collectives", std::move(row));
     }
     if (rank == 0) ctx.profile->flush();
   }

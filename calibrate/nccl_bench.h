@@ -27,7 +27,9 @@ void bench_nccl_local(BenchContext& ctx, const NcclOptions& options);
 // makes the NCCL id and broadcasts it over MPI; each rank takes GPU
 // (local rank mod GPUs per node). Only rank 0 prints and writes rows; the time of
 // an iteration is the slowest rank's; #wrong sums over ranks. Scope is inter_node
-// when the ranks run on more than one host. Built only with MPI (TRAINSIM_WITH_MPI).
+// when the ranks run on more than one host (MPI_Get_processor_name), and "nodes"
+// counts the distinct hosts when each runs as many ranks (left out otherwise).
+// Built only with MPI (TRAINSIM_WITH_MPI).
 void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& options);
 
 // NCCL's version as "2.28.3".

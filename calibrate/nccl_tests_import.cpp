@@ -16,7 +16,7 @@
 //  - "#  Rank %2d Group %2d Pid %6d on %10s device ..." lines (older: "#   Rank %2d
 //    Pid %6d on %10s device ...");
 //  - -J: {"config": {"nthreads", "ngpus", "devices": [{"hostname", "group"...}, one
-//    per process]}, "args": [program, ...], "results": [{"size", "out_of_place":
+//    per process: util.cu parses the first rank line of each process]}, "args": [program, ...], "results": [{"size", "out_of_place":
 //    {"time" | "cpu_time", "alg_bw", "bus_bw", "nwrong" (null without validation)},
 //    "in_place": {...}}, ...]}.
 #include "nccl_tests_import.h"
@@ -306,8 +306,33 @@ void parse_row(const std::vector<std::string_view>& toks, const Layout& layout, 
   section.rows.push_back(row);
 }
 
-// ranks and scope of a section from its Rank lines (or nThread x nGpus).
-std::pair<int, std::string> section_ranks(const Section& s, const std::string& source) {
+// How a collective's ranks were spread: how many, on how many hosts, the scope.
+struct Spread {
+  int ranks = 0;
+  int nodes = 0;  // 0: not known
+  std::string scope;
+};
+
+// The spread of ranks over hosts, given the ranks each host ran (host -> ranks):
+// `nodes` only when they add up to `ranks` and every host ran as many.
+Spread spread_over_hosts(long long ranks, const std::map<std::string, long long>& per_host, bool all_named) {
+  Spread out{static_cast<int>(ranks), 0, per_host.size() > 1 ? "inter_node" : "intra_node"};
+  if (per_host.size() <= 1) {
+    out.nodes = 1;
+    return out;
+  }
+  long long total = 0;
+  bool even = true;
+  for (const auto& [host, n] : per_host) {
+    total += n;
+    even = even && n == per_host.begin()->second;
+  }
+  if (all_named && even && total == ranks) out.nodes = static_cast<int>(per_host.size());
+  return out;
+}
+
+// ranks, nodes and scope of a section from its Rank lines (or nThread x nGpus).
+Spread section_ranks(const Section& s, const std::string& source) {
   if (!s.ranks.empty()) {
     // With NCCL_TESTS_SPLIT_MASK the processes form several communicators (the
     // Group column); each collective spans one group.
@@ -315,21 +340,23 @@ std::pair<int, std::string> section_ranks(const Section& s, const std::string& s
     std::size_t lines = 0;
     long long max_rank = -1;
     std::set<long long> groups;
-    std::set<std::string> hosts;
+    std::map<std::string, long long> per_host;
+    bool all_named = true;
     for (const auto& r : s.ranks) {
       if (r.group) groups.insert(*r.group);
       if (r.group != group) continue;
       ++lines;
       if (r.rank) max_rank = std::max(max_rank, *r.rank);
-      if (!r.host.empty()) hosts.insert(r.host);
+      if (r.host.empty()) all_named = false;
+      else ++per_host[r.host];
     }
     // Ranks are numbered across all groups; one group alone counts its lines.
     const long long count =
         groups.size() > 1 ? static_cast<long long>(lines) : std::max(static_cast<long long>(lines), max_rank + 1);
-    return {static_cast<int>(count), hosts.size() > 1 ? "inter_node" : "intra_node"};
+    return spread_over_hosts(count, per_host, all_named);
   }
   if (s.nthread && s.ngpus && *s.nthread > 0 && *s.ngpus > 0) {
-    return {static_cast<int>(*s.nthread * *s.ngpus), "intra_node"};
+    return {static_cast<int>(*s.nthread * *s.ngpus), 1, "intra_node"};
   }
   fail(where_line(source, s.first_row_line),
        "cannot tell the number of ranks: no '#  Rank' lines (nor a '# nThread .. nGpus ..' line) before the "
@@ -401,11 +428,12 @@ std::vector<CollectiveRow> parse_text(const std::string& text, const std::string
                std::string(s.program_op ? " (nor does the 'Collective test starting' line)" : "") +
                "; pass --op (one of " + std::string(kKnownOps) + ")");
     }
-    const auto [ranks, scope] = section_ranks(s, source);
+    const Spread spread = section_ranks(s, source);
     for (auto& r : s.rows) {
       r.op = *op;
-      r.scope = scope;
-      r.ranks = ranks;
+      r.scope = spread.scope;
+      r.ranks = spread.ranks;
+      r.nodes = spread.nodes;
       out.push_back(std::move(r));
     }
   }
@@ -469,26 +497,28 @@ std::vector<CollectiveRow> parse_json(const std::string& text, const std::string
   } else if (doc.contains("devices") && doc["devices"].is_array()) {
     devices = &doc["devices"];
   }
-  long long processes = 1;
-  std::string scope = "intra_node";
+  // One process, one host, when the file names none.
+  Spread spread{static_cast<int>(per_process), 1, "intra_node"};
   if (devices != nullptr && !devices->empty()) {
     auto group_of = [](const nlohmann::json& d) {
       return d.is_object() && d.contains("group") && d["group"].is_number_integer() ? d["group"].get<long long>()
                                                                                     : 0LL;
     };
     const long long group = group_of(devices->front());
-    std::set<std::string> hosts;
-    processes = 0;
+    std::map<std::string, long long> per_host;  // host -> ranks (its processes x per_process)
+    bool all_named = true;
+    long long processes = 0;
     for (const auto& d : *devices) {
       if (group_of(d) != group) continue;
       ++processes;
       if (d.is_object() && d.contains("hostname") && d["hostname"].is_string()) {
-        hosts.insert(d["hostname"].get<std::string>());
+        per_host[d["hostname"].get<std::string>()] += per_process;
+      } else {
+        all_named = false;
       }
     }
-    if (hosts.size() > 1) scope = "inter_node";
+    spread = spread_over_hosts(per_process * processes, per_host, all_named);
   }
-  const int ranks = static_cast<int>(per_process * processes);
 
   std::vector<CollectiveRow> out;
   const auto& results = doc["results"];
@@ -511,8 +541,9 @@ std::vector<CollectiveRow> parse_json(const std::string& text, const std::string
     if (bytes == 0.0) continue;
     CollectiveRow row;
     row.op = *op;
-    row.scope = scope;
-    row.ranks = ranks;
+    row.scope = spread.scope;
+    row.ranks = spread.ranks;
+    row.nodes = spread.nodes;
     row.bytes = bytes;
     row.seconds = json_number(g, "time", gwhere) * 1e-6;
     row.algbw_gbps = json_number(g, "alg_bw", gwhere);
@@ -572,11 +603,11 @@ double bus_factor(const std::string& op, int ranks) {
 }
 
 std::vector<CollectiveFit> fit_alpha_beta(const std::vector<CollectiveRow>& rows) {
-  using Key = std::tuple<std::string, std::string, int>;
+  using Key = std::tuple<std::string, std::string, int, int>;
   std::vector<Key> order;
   std::map<Key, std::vector<const CollectiveRow*>> series;
   for (const auto& r : rows) {
-    Key key{r.op, r.scope, r.ranks};
+    Key key{r.op, r.scope, r.ranks, r.nodes};
     auto [it, inserted] = series.try_emplace(key);
     if (inserted) order.push_back(key);
     it->second.push_back(&r);
@@ -584,8 +615,9 @@ std::vector<CollectiveFit> fit_alpha_beta(const std::vector<CollectiveRow>& rows
 
   std::vector<CollectiveFit> fits;
   for (const auto& key : order) {
-    const auto& [op, scope, ranks] = key;
-    const std::string name = op + " " + scope + " " + std::to_string(ranks) + " ranks";
+    const auto& [op, scope, ranks, nodes] = key;
+    const std::string name = op + " " + scope + " " + std::to_string(ranks) + " ranks" +
+                             (nodes > 1 ? " on " + std::to_string(nodes) + " nodes" : "");
     // Relative error: minimize sum (alpha u_i + beta v_i - 1)^2, u = 1/t, v = bytes/t.
     std::vector<double> u;
     std::vector<double> v;
@@ -648,7 +680,7 @@ std::vector<CollectiveFit> fit_alpha_beta(const std::vector<CollectiveRow>& rows
     if (!(beta > 0.0) || !std::isfinite(beta)) {
       throw std::runtime_error(name + ": the time does not grow with the message size; no bandwidth to fit");
     }
-    fits.push_back(CollectiveFit{op, scope, ranks, alpha, f / beta / 1e9});
+    fits.push_back(CollectiveFit{op, scope, ranks, nodes, alpha, f / beta / 1e9});
   }
   return fits;
 }
@@ -658,6 +690,7 @@ nlohmann::json to_json(const CollectiveRow& row) {
   j["op"] = row.op;
   j["scope"] = row.scope;
   j["ranks"] = row.ranks;
+  if (row.nodes > 0) j["nodes"] = row.nodes;
   if (row.bytes >= 0.0 && row.bytes < 9007199254740992.0 && row.bytes == std::floor(row.bytes)) {
     j["bytes"] = static_cast<std::int64_t>(row.bytes);
   } else {
@@ -675,6 +708,7 @@ nlohmann::json to_json(const CollectiveFit& fit) {
   j["op"] = fit.op;
   j["scope"] = fit.scope;
   j["ranks"] = fit.ranks;
+  if (fit.nodes > 0) j["nodes"] = fit.nodes;
   j["alpha_s"] = fit.alpha_s;
   j["busbw_gbps"] = fit.busbw_gbps;
   return j;

@@ -29,6 +29,9 @@ struct CollectiveRow {
   std::string op;     // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv, reduce
   std::string scope;  // intra_node or inter_node
   int ranks = 0;
+  // Distinct hosts the ranks ran on, ranks / nodes on each; 0: not known (an
+  // uneven spread, or host names missing), written without "nodes".
+  int nodes = 0;
   double bytes = 0.0;  // nccl-tests' "size" column
   double seconds = 0.0;
   double algbw_gbps = 0.0;
@@ -36,11 +39,12 @@ struct CollectiveRow {
   long long wrong = 0;  // wrong elements; -1: not checked ("N/A", -c 0) or not a count (old "error" column)
 };
 
-// t = alpha + bytes x bus_factor(op, ranks) / busbw, fitted per (op, scope, ranks).
+// t = alpha + bytes x bus_factor(op, ranks) / busbw, fitted per (op, scope, ranks, nodes).
 struct CollectiveFit {
   std::string op;
   std::string scope;
   int ranks = 0;
+  int nodes = 0;  // as CollectiveRow::nodes
   double alpha_s = 0.0;
   double busbw_gbps = 0.0;
 };
@@ -54,8 +58,12 @@ std::optional<std::string> normalize_collective_op(std::string_view name);
 // file name such as "logs/all_reduce_perf.8gpu.txt"), else from the output
 // itself ("# Collective test starting: all_reduce_perf" in newer text output, the
 // program in "args" of the JSON). ranks: the "#  Rank" lines (the JSON's
-// devices x nthreads x ngpus); scope: inter_node when those name more than one
-// host. Several runs concatenated into one text are read one after another.
+// devices x nthreads x ngpus); nodes: the distinct host names those lines give
+// ("... on HOST device ..."; the JSON's devices[].hostname), when every host runs
+// the same number of ranks (else 0, not known); scope: inter_node when they name
+// more than one host. Output without host names (no Rank lines, no devices) is
+// taken as one process on one host. Several runs concatenated into one text are
+// read one after another.
 // Throws std::runtime_error naming the source and the line (the JSON: the result
 // index) and what was expected; a file without result rows is an error.
 std::vector<CollectiveRow> parse_nccl_tests(const std::string& text, const std::string& source_name,
@@ -66,7 +74,7 @@ std::vector<CollectiveRow> parse_nccl_tests(const std::string& text, const std::
 // std::runtime_error for an unknown op or ranks < 1.
 double bus_factor(const std::string& op, int ranks);
 
-// Fits t = alpha + beta x bytes to each (op, scope, ranks) series (in order of first
+// Fits t = alpha + beta x bytes to each (op, scope, ranks, nodes) series (in order of first
 // appearance) by least squares on the relative error, sum(((alpha + beta b_i - t_i)
 // / t_i)^2), so small and large messages weigh alike; alpha is clamped to >= 0
 // (refitting beta alone); busbw_gbps = bus_factor / beta / 1e9. Rows with a
@@ -75,7 +83,7 @@ double bus_factor(const std::string& op, int ranks);
 // does not grow with size, or a bus factor of 0 (one rank).
 std::vector<CollectiveFit> fit_alpha_beta(const std::vector<CollectiveRow>& rows);
 
-// The profile's objects (docs/calibration.md field names).
+// The profile's objects (docs/calibration.md field names); "nodes" only when known (> 0).
 nlohmann::json to_json(const CollectiveRow& row);
 nlohmann::json to_json(const CollectiveFit& fit);
 

@@ -66,6 +66,9 @@ struct CollectiveRow {
   std::string op;  // all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv
   CollectiveScope scope = CollectiveScope::kIntraNode;
   long long ranks = 0;
+  // Distinct nodes (hosts) the ranks ran on, ranks / nodes on each; 0: not
+  // recorded (inter_node rows of older profiles: they price nothing).
+  long long nodes = 0;
   double bytes = 0.0;
   double seconds = 0.0;
   double algbw_gbps = 0.0;
@@ -73,11 +76,12 @@ struct CollectiveRow {
   long long wrong = 0;
 };
 
-// t = alpha + bytes x factor / busbw, fitted per (op, scope, ranks).
+// t = alpha + bytes x factor / busbw, fitted per (op, scope, ranks, nodes).
 struct CollectiveFit {
   std::string op;
   CollectiveScope scope = CollectiveScope::kIntraNode;
   long long ranks = 0;
+  long long nodes = 0;  // as CollectiveRow::nodes
   double alpha_s = 0.0;
   double busbw_gbps = 0.0;
 };

@@ -1,19 +1,21 @@
 #pragma once
 // Collectives priced by what a calibration profile measured (its "collectives":
 // trainsim-calibrate --nccl, or nccl-tests output brought in with
-// --import-nccl-tests; docs/calibration.md). docs/model.md, "Calibrated costs":
-// a collective of a group within one node, of an operation the profile measured
-// on that many ranks in one node, with a buffer inside the measured sizes, takes
-// S / algbw(S), algbw read between the two neighbouring measured sizes linearly
-// in ln S (hw::LogCurve, as the compute kernels' bandwidths are read). Anything
-// else goes to the network model: groups spanning nodes (the profile's rows do
-// not say how the ranks were spread over the nodes), point-to-point sends,
-// sizes outside the measured range.
+// --import-nccl-tests; docs/calibration.md). docs/model.md, "Measured
+// collectives": a collective whose group spans n nodes with r ranks on each, of
+// an operation the profile measured on n x r ranks spread over n nodes (n = 1:
+// an intra_node row; n > 1: an inter_node row with "nodes": n), with a buffer
+// inside the measured sizes, takes S / algbw(S), algbw read between the two
+// neighbouring measured sizes linearly in ln S (hw::LogCurve, as the compute
+// kernels' bandwidths are read). Anything else goes to the network model:
+// groups spread in a way the profile did not measure, inter_node rows that do
+// not say over how many nodes they ran, point-to-point sends, sizes outside the
+// measured range.
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "hardware/calibration_profile.h"
@@ -25,7 +27,9 @@ namespace trainsim::net {
 class MeasuredCollectives {
  public:
   MeasuredCollectives() = default;
-  // Rows with a wrong result (#wrong > 0) or no time are left out.
+  // Rows with a wrong result (#wrong > 0) or no time are left out, and so are
+  // inter_node rows without their node count (CollectiveRow::nodes == 0) or
+  // with one that does not divide their ranks.
   explicit MeasuredCollectives(const std::vector<hw::CollectiveRow>& rows);
 
   [[nodiscard]] bool empty() const { return curves_.empty(); }
@@ -33,8 +37,14 @@ class MeasuredCollectives {
   [[nodiscard]] std::optional<double> seconds(const Collective& c) const;
 
  private:
-  // (operation, ranks) within one node -> algbw (B/s) over the buffer size S.
-  std::map<std::pair<CollectiveKind, long long>, hw::LogCurve> curves_;
+  struct Shape {
+    CollectiveKind kind = CollectiveKind::kAllReduce;
+    long long ranks = 0;
+    long long nodes = 0;
+    auto operator<=>(const Shape&) const = default;
+  };
+  // (operation, ranks, nodes) -> algbw (B/s) over the buffer size S.
+  std::map<Shape, hw::LogCurve> curves_;
 };
 
 // Runs each collective the table prices as a measured duration on the

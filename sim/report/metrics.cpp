@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "execution/utilization.h"
+#include "hardware/calibration_profile.h"
 #include "hardware/power.h"
 #include "workload/parameters.h"
 
@@ -209,6 +210,8 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
     c.fallback_memory_bandwidth = e.memory_bandwidth;
     c.fallback_matmul_points = e.matmul_points;
     c.launch_overhead_s = e.launch_overhead_s;
+    for (const hw::CollectiveRow& row : s.calibration->profile->collectives)
+      if (row.scope == hw::CollectiveScope::kInterNode && row.nodes == 0) ++c.collective_rows_without_nodes;
     m.calibration = std::move(c);
   }
   return m;

@@ -103,8 +103,12 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
     if (cal.launch_overhead_s)
       line("", fmt::format("no kernel shorter than the profile's launch overhead, {:.2f} us", *cal.launch_overhead_s * 1e6));
     if (cal.collectives_measured + cal.collectives_modeled > 0)
-      line("", fmt::format("{} collectives at their measured times, {} from the network model",
-                           cal.collectives_measured, cal.collectives_modeled));
+      line("", fmt::format("{} collectives at their measured times, {} from the network model{}",
+                           cal.collectives_measured, cal.collectives_modeled,
+                           cal.collective_rows_without_nodes > 0
+                               ? fmt::format(" ({} inter_node profile rows without \"nodes\" price none)",
+                                             cal.collective_rows_without_nodes)
+                               : std::string()));
   }
   out += '\n';
   line("iteration time", duration(m.iteration_time_s));

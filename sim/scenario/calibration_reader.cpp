@@ -91,6 +91,25 @@ hw::CollectiveScope scope(const ObjectReader& r) {
                                                                          : hw::CollectiveScope::kInterNode;
 }
 
+// "nodes": the distinct nodes the ranks ran on, ranks / nodes on each. Optional:
+// an intra_node row without it ran on one node; an inter_node row without it
+// (older harnesses, nccl-tests output without host names) gives 0, not recorded.
+long long collective_nodes(const ObjectReader& r, hw::CollectiveScope scope, long long ranks) {
+  const bool intra = scope == hw::CollectiveScope::kIntraNode;
+  if (!r.has_non_null("nodes")) return intra ? 1 : 0;
+  const long long nodes = r.integer("nodes", 1, kMaxRanks);
+  if (nodes > ranks)
+    r.fail("nodes", fmt::format("at most \"ranks\" ({}) nodes: every node runs at least one rank", ranks),
+           r.raw("nodes"));
+  if (ranks % nodes != 0)
+    r.fail("nodes",
+           fmt::format("a divisor of \"ranks\" ({}): the same number of ranks on every node", ranks),
+           r.raw("nodes"));
+  if (intra && nodes != 1) r.fail("nodes", "1 (an intra_node row ran on one node)", r.raw("nodes"));
+  if (!intra && nodes < 2) r.fail("nodes", "at least 2 (an inter_node row ran on several nodes)", r.raw("nodes"));
+  return nodes;
+}
+
 std::string collective_op(const ObjectReader& r) {
   return r.choice("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce", "send_recv"});
 }
@@ -199,11 +218,13 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
   if (root.has_non_null("launch_overhead_s")) p.launch_overhead_s = measured(root, "launch_overhead_s", false);
   each_row(root, "collectives", [&](const nlohmann::json& row, const std::string& path) {
     const ObjectReader r =
-        fields(row, file, path, {"op", "scope", "ranks", "bytes", "seconds", "algbw_gbps", "busbw_gbps", "wrong"});
+        fields(row, file, path,
+               {"op", "scope", "ranks", "nodes", "bytes", "seconds", "algbw_gbps", "busbw_gbps", "wrong"});
     hw::CollectiveRow c;
     c.op = collective_op(r);
     c.scope = scope(r);
     c.ranks = r.integer("ranks", 1, kMaxRanks);
+    c.nodes = collective_nodes(r, c.scope, c.ranks);
     c.bytes = measured(r, "bytes", true);
     c.seconds = measured(r, "seconds", false);
     c.algbw_gbps = measured(r, "algbw_gbps", true, 0.0);
@@ -212,16 +233,24 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
     p.collectives.push_back(c);
   });
   each_row(root, "collective_fits", [&](const nlohmann::json& row, const std::string& path) {
-    const ObjectReader r = fields(row, file, path, {"op", "scope", "ranks", "alpha_s", "busbw_gbps"});
+    const ObjectReader r = fields(row, file, path, {"op", "scope", "ranks", "nodes", "alpha_s", "busbw_gbps"});
     hw::CollectiveFit f;
     f.op = collective_op(r);
     f.scope = scope(r);
     f.ranks = r.integer("ranks", 1, kMaxRanks);
+    f.nodes = collective_nodes(r, f.scope, f.ranks);
     f.alpha_s = measured(r, "alpha_s", true);
     f.busbw_gbps = measured(r, "busbw_gbps", false);
     p.collective_fits.push_back(f);
   });
 
+  const auto unplaced = std::count_if(p.collectives.begin(), p.collectives.end(), [](const hw::CollectiveRow& c) {
+    return c.scope == hw::CollectiveScope::kInterNode && c.nodes == 0;
+  });
+  if (unplaced > 0)
+    out.warnings.push_back(fmt::format("{}: {} inter_node \"collectives\" rows have no \"nodes\" (how many nodes "
+                                       "the ranks ran on); they price no collective, the network model does",
+                                       file, unplaced));
   if (!p.complete)
     out.warnings.insert(out.warnings.begin(),
                         fmt::format("{}: the profile is incomplete (\"complete\": false): trainsim-calibrate was "

@@ -350,6 +350,7 @@ TEST(NcclTestsImport, ModernAlltoallOverTwoNodesTakesTheOpFromTheOutput) {
     EXPECT_EQ(r.op, "all_to_all");
     EXPECT_EQ(r.scope, "inter_node");  // node-001 and node-002
     EXPECT_EQ(r.ranks, 16);
+    EXPECT_EQ(r.nodes, 2);  // 8 Rank lines on each
   }
   // "    16777216        262144     float    none      -1   412.60   40.66   38.12       0 ..."
   EXPECT_DOUBLE_EQ(rows[1].bytes, 16777216.0);
@@ -370,6 +371,7 @@ TEST(NcclTestsImport, TwoNodeAllReduceWithTimestampColumn) {
     EXPECT_EQ(r.op, "all_reduce");
     EXPECT_EQ(r.scope, "inter_node");
     EXPECT_EQ(r.ranks, 16);
+    EXPECT_EQ(r.nodes, 2);  // a3-0001 and a3-0002, two processes of 8 GPUs
     EXPECT_EQ(r.wrong, 0);
   }
   // "   134217728      67108864  bfloat16     sum      -1   812.30  165.23  309.81       0 ..."
@@ -422,6 +424,7 @@ TEST(NcclTestsImport, RanksFromNThreadLineWithoutRankLines) {
   const auto rows = parse_nccl_tests(join(lines), "all_reduce_perf.txt", std::nullopt);
   EXPECT_EQ(rows[0].ranks, 8);  // nThread 1 x nGpus 8
   EXPECT_EQ(rows[0].scope, "intra_node");
+  EXPECT_EQ(rows[0].nodes, 1);  // one process: one host
 }
 
 TEST(NcclTestsImport, SplitGroupsCountOneCommunicator) {
@@ -494,6 +497,95 @@ TEST(NcclTestsImport, RowsWithoutHeaderAreReadByColumnCount) {
   EXPECT_EQ(rows[0].ranks, 4);
 }
 
+// all_reduce_perf -b 8M -e 128M -f 4 -g 1 under mpirun -np 16 -npernode 4 (nccl-tests
+// 2.17: one "#  Rank" line per rank, "on %10s" the process's host name, host
+// names shorter than 10 characters right-aligned): 16 ranks on 4 hosts x 4.
+std::string all_reduce_16_ranks(const std::vector<std::string>& host_of_rank) {
+  std::vector<std::string> lines = {
+      "# nccl-tests version 2.17.1 nccl-headers=22703 nccl-library=22703",
+      "# Collective test starting: all_reduce_perf",
+      "# nThread 1 nGpus 1 minBytes 8388608 maxBytes 134217728 step: 4(factor) warmup iters: 5 iters: 20 agg "
+      "iters: 1 validation: 1 graph: 0 unalign: 0",
+      "#",
+      "# Using devices",
+  };
+  for (std::size_t r = 0; r < host_of_rank.size(); ++r) {
+    const std::string rank = (r < 10 ? " " : "") + std::to_string(r);
+    const std::string host = std::string(host_of_rank[r].size() < 10 ? 10 - host_of_rank[r].size() : 0, ' ') +
+                             host_of_rank[r];
+    lines.push_back("#  Rank " + rank + " Group  0 Pid  " + std::to_string(31000 + r) + " on " + host +
+                    " device  " + std::to_string(r % 4) + " [0000:" + std::to_string(18 + r % 4) +
+                    ":00] NVIDIA H100 80GB HBM3");
+  }
+  for (const char* l : {
+           "#",
+           "#                                                              out-of-place                       "
+           "in-place          ",
+           "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw "
+           "  busbw  #wrong ",
+           "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)"
+           "  (GB/s)         ",
+           "     8388608       2097152     float     sum      -1   301.50   27.82   52.16       0   300.20   27.94 "
+           "  52.39       0",
+           "    33554432       8388608     float     sum      -1   912.80   36.76   68.92       0   910.40   36.86 "
+           "  69.10       0",
+           "   134217728      33554432     float     sum      -1   3304.1   40.62   76.17       0   3299.8   40.67 "
+           "  76.26       0",
+           "# Out of bounds values : 0 OK",
+           "# Avg bus bandwidth    : 65.75 ",
+           "#",
+           "# Collective test concluded: all_reduce_perf",
+       }) {
+    lines.emplace_back(l);
+  }
+  return join(lines);
+}
+
+TEST(NcclTestsImport, NodesAreTheDistinctHostsOfTheRankLines) {
+  // Ranks 0-3 on gpu-a01, 4-7 on gpu-a02, ...: 4 hosts of 4 ranks each.
+  std::vector<std::string> hosts;
+  for (int r = 0; r < 16; ++r) hosts.push_back("gpu-a0" + std::to_string(r / 4 + 1));
+  const auto rows = parse_nccl_tests(all_reduce_16_ranks(hosts), "mpi-run.log", std::nullopt);
+  ASSERT_EQ(rows.size(), 3U);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.op, "all_reduce");
+    EXPECT_EQ(r.scope, "inter_node");
+    EXPECT_EQ(r.ranks, 16);
+    EXPECT_EQ(r.nodes, 4);
+  }
+  // "    33554432       8388608     float     sum      -1   912.80   36.76   68.92       0 ..."
+  EXPECT_DOUBLE_EQ(rows[1].bytes, 33554432.0);
+  EXPECT_DOUBLE_EQ(rows[1].seconds, 912.80e-6);
+  EXPECT_DOUBLE_EQ(rows[1].algbw_gbps, 36.76);
+  EXPECT_EQ(to_json(rows[1]).at("nodes"), 4);
+
+  // A host name of 10 characters or more fills the "%10s" field: the same count.
+  std::vector<std::string> long_names;
+  for (int r = 0; r < 16; ++r) long_names.push_back("compute-node-" + std::to_string(r % 2) + ".cluster.local");
+  const auto two = parse_nccl_tests(all_reduce_16_ranks(long_names), "all_reduce_perf.txt", std::nullopt);
+  EXPECT_EQ(two[0].nodes, 2);  // ranks alternate between two hosts: 8 on each
+  EXPECT_EQ(two[0].scope, "inter_node");
+
+  // All 16 on one host: intra_node, one node.
+  const auto one = parse_nccl_tests(all_reduce_16_ranks(std::vector<std::string>(16, "dgx-b200")),
+                                    "all_reduce_perf.txt", std::nullopt);
+  EXPECT_EQ(one[0].scope, "intra_node");
+  EXPECT_EQ(one[0].nodes, 1);
+  EXPECT_EQ(to_json(one[0]).at("nodes"), 1);
+}
+
+TEST(NcclTestsImport, AnUnevenSpreadLeavesNodesOut) {
+  // -np 12 over a host of 8 and one of 4: no "ranks per node"; the rows say
+  // inter_node without "nodes" (kept, priced by nothing).
+  std::vector<std::string> hosts;
+  for (int r = 0; r < 12; ++r) hosts.push_back(r < 8 ? "node-001" : "node-002");
+  const auto rows = parse_nccl_tests(all_reduce_16_ranks(hosts), "all_reduce_perf.txt", std::nullopt);
+  EXPECT_EQ(rows[0].ranks, 12);
+  EXPECT_EQ(rows[0].scope, "inter_node");
+  EXPECT_EQ(rows[0].nodes, 0);
+  EXPECT_FALSE(to_json(rows[0]).contains("nodes"));
+}
+
 // ---------------------------------------------------------------------------
 // JSON (-J)
 
@@ -505,6 +597,7 @@ TEST(NcclTestsImport, JsonTwoProcessesOnTwoHosts) {
     EXPECT_EQ(r.op, "all_gather");
     EXPECT_EQ(r.scope, "inter_node");
     EXPECT_EQ(r.ranks, 16);
+    EXPECT_EQ(r.nodes, 2);  // one "devices" entry (process of 8 GPUs) on each host
   }
   EXPECT_DOUBLE_EQ(rows[0].bytes, 1048576.0);
   EXPECT_DOUBLE_EQ(rows[0].seconds, 31.42e-6);
@@ -514,6 +607,32 @@ TEST(NcclTestsImport, JsonTwoProcessesOnTwoHosts) {
   EXPECT_EQ(rows[1].wrong, -1);  // "nwrong": null
   EXPECT_DOUBLE_EQ(rows[2].seconds, 11236.0e-6);
   EXPECT_EQ(rows[2].wrong, 3);
+}
+
+TEST(NcclTestsImport, JsonNodesCountProcessesPerHost) {
+  // -g 2 (2 GPUs per process), 4 processes: two on host-x, two on host-y: 8 ranks,
+  // 2 nodes x 4. With a third process on host-x instead, 6 + 2: no "nodes".
+  auto file = [](const std::vector<std::string>& hosts) {
+    std::string devices;
+    for (std::size_t p = 0; p < hosts.size(); ++p) {
+      devices += std::string(p == 0 ? "" : ",") + R"({"rank":)" + std::to_string(2 * p) +
+                 R"(,"group":0,"pid":)" + std::to_string(500 + p) + R"(,"hostname":")" + hosts[p] +
+                 R"(","device":0,"device_hex":"0000:18:00","device_info":"NVIDIA H200"})";
+    }
+    return R"({"version":2,"args":["./reduce_scatter_perf"],"config":{"nthreads":1,"ngpus":2,"devices":[)" + devices +
+           R"(]},"results":[{"size":65536,"count":2048,"type":"float","redop":"sum","root":"    -1",)"
+           R"("out_of_place":{"time":40.0,"alg_bw":1.64,"bus_bw":1.43,"nwrong":0.0},"in_place":null}]})";
+  };
+  const auto even = parse_nccl_tests(file({"host-x", "host-x", "host-y", "host-y"}), "out.json", std::nullopt);
+  ASSERT_EQ(even.size(), 1U);
+  EXPECT_EQ(even[0].op, "reduce_scatter");
+  EXPECT_EQ(even[0].ranks, 8);
+  EXPECT_EQ(even[0].nodes, 2);
+  EXPECT_EQ(even[0].scope, "inter_node");
+  const auto uneven = parse_nccl_tests(file({"host-x", "host-x", "host-x", "host-y"}), "out.json", std::nullopt);
+  EXPECT_EQ(uneven[0].ranks, 8);
+  EXPECT_EQ(uneven[0].nodes, 0);
+  EXPECT_EQ(uneven[0].scope, "inter_node");
 }
 
 TEST(NcclTestsImport, JsonSingleProcessIsIntraNodeAndInPlaceOnlyRowsFallBack) {
@@ -529,6 +648,7 @@ TEST(NcclTestsImport, JsonSingleProcessIsIntraNodeAndInPlaceOnlyRowsFallBack) {
   EXPECT_EQ(rows[0].op, "all_reduce");
   EXPECT_EQ(rows[0].scope, "intra_node");
   EXPECT_EQ(rows[0].ranks, 8);
+  EXPECT_EQ(rows[0].nodes, 1);
   EXPECT_DOUBLE_EQ(rows[0].seconds, 20.5e-6);
   EXPECT_DOUBLE_EQ(rows[0].busbw_gbps, 0.35);
 }
@@ -757,6 +877,31 @@ TEST(NcclTestsImport, FitSeparatesScopesAndSkipsWrongAndEmptyRows) {
   EXPECT_NEAR(fits[1].busbw_gbps, 40.0, 40.0 * 1e-9);
 }
 
+TEST(NcclTestsImport, FitSeparatesSpreadsOfOneRankCount) {
+  // 16 ranks on 2 nodes x 8 at t = 20 us + b x 1.875 / (50 GB/s), on 4 x 4 at
+  // 30 us + b x 1.875 / (25 GB/s) (all_reduce: f = 2 x 15 / 16 = 1.875).
+  std::vector<CollectiveRow> rows;
+  for (double bytes = 1024.0; bytes <= 1073741824.0; bytes *= 8.0) {
+    auto two = synthetic("all_reduce", 16, bytes, 20e-6 + bytes * 1.875 / 50e9);
+    two.scope = "inter_node";
+    two.nodes = 2;
+    auto four = synthetic("all_reduce", 16, bytes, 30e-6 + bytes * 1.875 / 25e9);
+    four.scope = "inter_node";
+    four.nodes = 4;
+    rows.push_back(two);
+    rows.push_back(four);
+  }
+  const auto fits = fit_alpha_beta(rows);
+  ASSERT_EQ(fits.size(), 2U);
+  EXPECT_EQ(fits[0].nodes, 2);
+  EXPECT_NEAR(fits[0].alpha_s, 20e-6, 20e-6 * 1e-9);
+  EXPECT_NEAR(fits[0].busbw_gbps, 50.0, 50.0 * 1e-9);
+  EXPECT_EQ(fits[1].nodes, 4);
+  EXPECT_NEAR(fits[1].alpha_s, 30e-6, 30e-6 * 1e-9);
+  EXPECT_NEAR(fits[1].busbw_gbps, 25.0, 25.0 * 1e-9);
+  EXPECT_EQ(to_json(fits[1]).at("nodes"), 4);
+}
+
 TEST(NcclTestsImport, FitClampsAlphaAtZero) {
   // t = -5 us + bytes / (100 GB/s) at 1 MB (5 us) and 10 MB (95 us): the free line
   // has alpha = -5 us, so alpha = 0 and beta minimizes sum (beta v_i - 1)^2 with
@@ -803,27 +948,31 @@ TEST(NcclTestsImport, FitErrors) {
 // JSON rows of the profile
 
 TEST(NcclTestsImport, ProfileJsonFields) {
-  CollectiveRow row{"all_reduce", "intra_node", 8, 1048576.0, 3.1e-5, 33.8, 59.2, 0};
+  CollectiveRow row{"all_reduce", "intra_node", 8, 1, 1048576.0, 3.1e-5, 33.8, 59.2, 0};
   const auto j = to_json(row);
   EXPECT_EQ(j.at("op"), "all_reduce");
   EXPECT_EQ(j.at("scope"), "intra_node");
   EXPECT_EQ(j.at("ranks"), 8);
+  EXPECT_EQ(j.at("nodes"), 1);
   EXPECT_TRUE(j.at("bytes").is_number_integer());
   EXPECT_EQ(j.at("bytes"), 1048576);
   EXPECT_DOUBLE_EQ(j.at("seconds").get<double>(), 3.1e-5);
   EXPECT_DOUBLE_EQ(j.at("algbw_gbps").get<double>(), 33.8);
   EXPECT_DOUBLE_EQ(j.at("busbw_gbps").get<double>(), 59.2);
   EXPECT_EQ(j.at("wrong"), 0);
-  EXPECT_EQ(j.size(), 8U);
+  EXPECT_EQ(j.size(), 9U);
+  row.nodes = 0;  // not known: left out
+  EXPECT_FALSE(to_json(row).contains("nodes"));
 
-  CollectiveFit fit{"all_reduce", "intra_node", 8, 1.9e-5, 470.1};
+  CollectiveFit fit{"all_reduce", "intra_node", 8, 1, 1.9e-5, 470.1};
   const auto f = to_json(fit);
   EXPECT_EQ(f.at("op"), "all_reduce");
   EXPECT_EQ(f.at("scope"), "intra_node");
   EXPECT_EQ(f.at("ranks"), 8);
   EXPECT_DOUBLE_EQ(f.at("alpha_s").get<double>(), 1.9e-5);
   EXPECT_DOUBLE_EQ(f.at("busbw_gbps").get<double>(), 470.1);
-  EXPECT_EQ(f.size(), 5U);
+  EXPECT_EQ(f.at("nodes"), 1);
+  EXPECT_EQ(f.size(), 6U);
 }
 
 }  // namespace

@@ -200,6 +200,64 @@ TEST(CalibrationReaderErrors, BadCollectiveRows) {
               HasSubstr(R"(expected one of "intra_node", "inter_node")"));
 }
 
+// kExample with one collectives row of 16 ranks across nodes, `fields` added to it.
+std::string inter_node_row(std::string_view fields) {
+  return patched(R"({"collectives": [{"op": "all_reduce", "scope": "inter_node", "ranks": 16, "bytes": 1048576,
+                     "seconds": 1e-4)" +
+                 std::string(fields) + "}]}");
+}
+
+TEST(CalibrationReader, NodesSayHowTheRanksWereSpread) {
+  // 16 ranks on 2 nodes: 8 on each.
+  const ProfileReading r = parse_calibration_text(inter_node_row(R"(, "nodes": 2)"), "p.json");
+  ASSERT_EQ(r.profile.collectives.size(), 1u);
+  EXPECT_EQ(r.profile.collectives[0].scope, hw::CollectiveScope::kInterNode);
+  EXPECT_EQ(r.profile.collectives[0].ranks, 16);
+  EXPECT_EQ(r.profile.collectives[0].nodes, 2);
+  EXPECT_TRUE(r.warnings.empty());
+  // An intra_node row without "nodes" ran on one node (profiles before the field).
+  const ProfileReading example = parse_calibration_text(kExample, "p.json");
+  EXPECT_EQ(example.profile.collectives[0].nodes, 1);
+  EXPECT_EQ(example.profile.collective_fits[0].nodes, 1);
+  // A fit carries the spread of its series.
+  const ProfileReading fit = parse_calibration_text(
+      patched(R"({"collective_fits": [{"op": "all_reduce", "scope": "inter_node", "ranks": 16, "nodes": 4,
+                    "alpha_s": 3e-5, "busbw_gbps": 45}]})"),
+      "p.json");
+  EXPECT_EQ(fit.profile.collective_fits[0].nodes, 4);
+}
+
+TEST(CalibrationReader, InterNodeRowsWithoutNodesAreReadWithAWarning) {
+  // Older profiles: read, kept (nodes 0: not recorded), said to price nothing.
+  const ProfileReading r = parse_calibration_text(inter_node_row(""), "p.json");
+  ASSERT_EQ(r.profile.collectives.size(), 1u);
+  EXPECT_EQ(r.profile.collectives[0].nodes, 0);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0],
+            "p.json: 1 inter_node \"collectives\" rows have no \"nodes\" (how many nodes the ranks ran on); they "
+            "price no collective, the network model does");
+}
+
+TEST(CalibrationReaderErrors, BadNodes) {
+  EXPECT_THAT(error_of(inter_node_row(R"(, "nodes": 0)"), "/collectives/0/nodes"),
+              HasSubstr("expected an integer from 1"));
+  EXPECT_THAT(error_of(inter_node_row(R"(, "nodes": 32)"), "/collectives/0/nodes"),
+              HasSubstr("expected at most \"ranks\" (16) nodes: every node runs at least one rank, found 32"));
+  EXPECT_THAT(error_of(inter_node_row(R"(, "nodes": 3)"), "/collectives/0/nodes"),
+              HasSubstr("expected a divisor of \"ranks\" (16): the same number of ranks on every node, found 3"));
+  EXPECT_THAT(error_of(inter_node_row(R"(, "nodes": 1)"), "/collectives/0/nodes"),
+              HasSubstr("expected at least 2 (an inter_node row ran on several nodes), found 1"));
+  EXPECT_THAT(error_of(inter_node_row(R"(, "nodes": 2.5)"), "/collectives/0/nodes"), HasSubstr("found 2.5"));
+  EXPECT_THAT(error_of(patched(R"({"collectives": [{"op": "all_reduce", "scope": "intra_node", "ranks": 8,
+                                    "nodes": 2, "bytes": 8, "seconds": 1e-5}]})"),
+                       "/collectives/0/nodes"),
+              HasSubstr("expected 1 (an intra_node row ran on one node), found 2"));
+  EXPECT_THAT(error_of(patched(R"({"collective_fits": [{"op": "all_gather", "scope": "inter_node", "ranks": 8,
+                                    "nodes": 3, "alpha_s": 1e-5, "busbw_gbps": 100}]})"),
+                       "/collective_fits/0/nodes"),
+              HasSubstr("expected a divisor of \"ranks\" (8)"));
+}
+
 // --- Files and scenarios.
 
 class CalibrationFiles : public ::testing::Test {
