@@ -222,7 +222,7 @@ void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
                 MPI_COMM_WORLD);
   int local_rank = 0;
-  std::map<std::string, int> per_host;  // host -> ranks on it
+  std::map<std::string, long long> per_host;  // host -> ranks on it
   for (int r = 0; r < n; ++r) {
     const std::string other(&names[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
     ++per_host[other];
@@ -232,9 +232,8 @@ void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
   // "nodes": the distinct hosts, when each runs as many ranks (the profile's rows
   // say ranks / nodes on each); an uneven spread (e.g. -np 12 over 8 + 4) is
   // written without it and prices nothing (docs/calibration.md).
-  const bool even = std::all_of(per_host.begin(), per_host.end(),
-                                [&](const auto& h) { return h.second == per_host.begin()->second; });
-  const int nodes = even ? static_cast<int>(per_host.size()) : 0;
+  const int nodes = even_spread_nodes(n, per_host);
+  const bool even = nodes > 0;
   int gpus = 0;
   TRAINSIM_CUDA_CHECK(cudaGetDeviceCount(&gpus));
   Rank me;

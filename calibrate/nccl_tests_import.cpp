@@ -317,17 +317,10 @@ struct Spread {
 // `nodes` only when they add up to `ranks` and every host ran as many.
 Spread spread_over_hosts(long long ranks, const std::map<std::string, long long>& per_host, bool all_named) {
   Spread out{static_cast<int>(ranks), 0, per_host.size() > 1 ? "inter_node" : "intra_node"};
-  if (per_host.size() <= 1) {
+  if (per_host.size() <= 1)
     out.nodes = 1;
-    return out;
-  }
-  long long total = 0;
-  bool even = true;
-  for (const auto& [host, n] : per_host) {
-    total += n;
-    even = even && n == per_host.begin()->second;
-  }
-  if (all_named && even && total == ranks) out.nodes = static_cast<int>(per_host.size());
+  else if (all_named)
+    out.nodes = even_spread_nodes(ranks, per_host);
   return out;
 }
 
@@ -561,6 +554,16 @@ std::vector<CollectiveRow> parse_json(const std::string& text, const std::string
 }
 
 }  // namespace
+
+int even_spread_nodes(long long ranks, const std::map<std::string, long long>& per_host) {
+  if (per_host.empty()) return 0;
+  long long total = 0;
+  for (const auto& [host, n] : per_host) {
+    if (n != per_host.begin()->second) return 0;
+    total += n;
+  }
+  return total == ranks ? static_cast<int>(per_host.size()) : 0;
+}
 
 std::optional<std::string> normalize_collective_op(std::string_view name) {
   std::string s = lower(trim(name));

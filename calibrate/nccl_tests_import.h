@@ -15,6 +15,7 @@
 // Only the out-of-place group is imported (its time in microseconds becomes
 // seconds). Rows of 0 bytes (sizes too small to give each rank an element; the
 // collective does nothing) are dropped.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,6 +74,11 @@ std::vector<CollectiveRow> parse_nccl_tests(const std::string& text, const std::
 // reduce_scatter, all_to_all; 1 broadcast, reduce, send_recv. Throws
 // std::runtime_error for an unknown op or ranks < 1.
 double bus_factor(const std::string& op, int ranks);
+
+// The nodes ranks ran on, given how many each host ran (host -> ranks): the
+// distinct hosts when every host ran as many and they add up to `ranks`; 0 (not
+// known) otherwise. Both the nccl-tests import and the MPI harness count so.
+int even_spread_nodes(long long ranks, const std::map<std::string, long long>& per_host);
 
 // Fits t = alpha + beta x bytes to each (op, scope, ranks, nodes) series (in order of first
 // appearance) by least squares on the relative error, sum(((alpha + beta b_i - t_i)

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
+
+#include "hardware/log_curve.h"
 
 namespace trainsim::hw {
 
@@ -34,23 +37,12 @@ std::vector<EfficiencyPoint> measured_matmul_efficiency(const std::vector<GemmRo
 }
 
 std::optional<double> measured_copy_bandwidth(const std::vector<CopyRow>& copies, CopyKind kind) {
-  double largest = 0.0;
-  double sum = 0.0;
-  int rows = 0;
-  for (const CopyRow& c : copies) {
-    if (c.kind != kind || !(c.bytes > 0.0) || !(c.seconds > 0.0)) continue;
-    if (c.bytes > largest) {
-      largest = c.bytes;
-      sum = 0.0;
-      rows = 0;
-    }
-    if (c.bytes == largest) {
-      sum += c.bytes / c.seconds;
-      ++rows;
-    }
-  }
-  if (rows == 0) return std::nullopt;
-  return sum / rows;
+  std::vector<LogCurve::Point> points;  // bytes -> B/s; the curve averages rows of one size
+  for (const CopyRow& c : copies)
+    if (c.kind == kind && c.bytes > 0.0 && c.seconds > 0.0) points.push_back({c.bytes, c.bytes / c.seconds});
+  if (points.empty()) return std::nullopt;
+  const LogCurve curve(std::move(points));
+  return curve.at(curve.max_x());
 }
 
 }  // namespace trainsim::hw

@@ -51,21 +51,19 @@ ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, co
   if (copy_bandwidth_ && gpu.memory_bandwidth > 0.0)
     measured.memory_bandwidth_efficiency = *copy_bandwidth_ / gpu.memory_bandwidth;
   fallback_.reserve(kPrecisions.size());
-  for (std::size_t i = 0; i < kPrecisions.size(); ++i) {
-    const auto p = static_cast<Precision>(i);
+  for (Precision p : kPrecisions) {  // in enum order: fallback_[i] is Precision i
+    const auto i = static_cast<std::size_t>(p);
+    std::vector<GemmRow> rows;
+    for (const GemmRow& r : profile.gemm)
+      if (r.dtype == p) rows.push_back(r);
+    gemm_[i] = GemmTable(rows);
     GpuSpec spec = measured;
     if (gpu.supports(p)) {
-      std::vector<EfficiencyPoint> curve = measured_matmul_efficiency(profile.gemm, p, gpu.peak(p));
+      std::vector<EfficiencyPoint> curve = measured_matmul_efficiency(rows, p, gpu.peak(p));
       matmul_points_[i] = curve.size();
       if (!curve.empty()) spec.matmul_efficiency = std::move(curve);
     }
     fallback_.emplace_back(std::move(spec));
-  }
-  for (Precision p : kPrecisions) {
-    std::vector<GemmRow> rows;
-    for (const GemmRow& r : profile.gemm)
-      if (r.dtype == p) rows.push_back(r);
-    gemm_[static_cast<std::size_t>(p)] = GemmTable(rows);
   }
   std::array<std::vector<LogCurve::Point>, kNumKernelIds> bandwidth;
   std::array<std::map<int, std::vector<LogCurve::Point>>, 2> attention;
