@@ -31,6 +31,12 @@ bool has(const std::string& name, std::string_view part) { return name.find(part
 
 int kernel_class_of(const workload::Op& op) {
   if (op.comm_marker) return -1;
+  // Ops that say where a profiler files them (PyTorch eager's casts, adds, reductions).
+  if (!op.kernel_class.empty()) {
+    for (std::size_t i = 0; i < scenario::kKernelClasses.size(); ++i)
+      if (scenario::kKernelClasses[i] == op.kernel_class) return static_cast<int>(i);
+    throw std::logic_error("unknown kernel class " + op.kernel_class + " of op " + op.name);
+  }
   switch (op.work.kind) {
     case hw::KernelClass::kMatmul: return kGemm;
     case hw::KernelClass::kAttention: return kAttention;

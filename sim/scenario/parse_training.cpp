@@ -15,11 +15,54 @@ namespace trainsim::scenario {
 namespace {
 constexpr long long kMaxBatch = 1'000'000'000;
 constexpr long long kMaxParallel = 1'000'000;
+// "framework": "pytorch_eager" is the single-GPU program of docs/model.md,
+// "PyTorch eager" (scripts/pytorch-gpt-step.py): a GPT-2 model, one optimizer
+// step per micro-batch, no parallelism. Anything else would need kernels the op
+// list does not have (DDP's bucket copies, gradient accumulation's adds,
+// checkpointing, RMSNorm, rotary embeddings, ...).
+void check_pytorch_eager(const ObjectReader& root, const ObjectReader& o, const workload::ModelConfig& model,
+                         const workload::TrainingConfig& training, const workload::ParallelConfig& p) {
+  const auto parallel = [&](std::string_view key, bool ok, std::string_view what) {
+    if (!ok)
+      o.fail_message(key, fmt::format("\"framework\": \"pytorch_eager\" models one GPU without model parallelism, "
+                                      "sharding or checkpointing; {} is not modeled with it",
+                                      what));
+  };
+  parallel("tensor_model_parallel_size", p.tensor == 1, "tensor parallelism");
+  parallel("pipeline_model_parallel_size", p.pipeline == 1, "pipeline parallelism");
+  parallel("context_parallel_size", p.context == 1, "context parallelism");
+  parallel("expert_model_parallel_size", p.expert == 1, "expert parallelism");
+  parallel("data_parallel_size", p.data == 1, "data parallelism (DDP)");
+  parallel("zero_stage", p.zero_stage == 0, "ZeRO");
+  parallel("recompute_granularity", p.recompute == workload::Recompute::kNone, "activation recomputation");
+  parallel("mode", p.mode == workload::TrainingMode::kSync, "an asynchronous mode");
+  if (training.global_batch_size != training.micro_batch_size)
+    throw ScenarioError(root.file(), "/training/global_batch_size",
+                        fmt::format("\"framework\": \"pytorch_eager\" models one optimizer step per micro-batch; "
+                                    "global_batch_size ({}) must equal micro_batch_size ({}) (gradient accumulation "
+                                    "is not modeled with it)",
+                                    training.global_batch_size, training.micro_batch_size));
+  std::vector<std::string_view> unlike;
+  if (model.is_moe()) unlike.emplace_back("num_experts > 1");
+  if (model.swiglu) unlike.emplace_back("swiglu");
+  if (model.normalization != workload::Normalization::kLayerNorm) unlike.emplace_back("normalization RMSNorm");
+  if (model.position_embedding != workload::PositionEmbedding::kLearnedAbsolute)
+    unlike.emplace_back("position_embedding_type rope");
+  if (model.num_query_groups != model.num_attention_heads) unlike.emplace_back("num_query_groups != heads");
+  if (model.hidden_dropout > 0.0 || model.attention_dropout > 0.0) unlike.emplace_back("dropout > 0");
+  if (!unlike.empty())
+    throw ScenarioError(root.file(), "/model",
+                        fmt::format("\"framework\": \"pytorch_eager\" models a GPT-2 block (LayerNorm, GELU MLP, "
+                                    "learned positions, multi-head attention, no dropout); this model has {}",
+                                    fmt::join(unlike, ", ")));
+}
+
 }  // namespace
 
 workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster) {
-  const ObjectReader t = root.object("training", {"global_batch_size", "micro_batch_size", "precision", "train_tokens",
-                                                  "optimizer", "grad_reduce_dtype", "attention_backend", "cross_entropy"});
+  const ObjectReader t =
+      root.object("training", {"global_batch_size", "micro_batch_size", "precision", "train_tokens", "optimizer",
+                               "grad_reduce_dtype", "attention_backend", "cross_entropy", "framework"});
   workload::TrainingConfig c;
   c.global_batch_size = t.integer("global_batch_size", 1, kMaxBatch);
   c.micro_batch_size = t.integer("micro_batch_size", 1, kMaxBatch, 1);
@@ -53,6 +96,24 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   c.cross_entropy = t.choice("cross_entropy", {"fused", "unfused"}, "fused") == "unfused"
                         ? workload::CrossEntropy::kUnfused
                         : workload::CrossEntropy::kFused;
+  c.framework = t.choice("framework", {"fused", "pytorch_eager"}, "fused") == "pytorch_eager"
+                    ? workload::Framework::kPytorchEager
+                    : workload::Framework::kFused;
+  if (c.framework == workload::Framework::kPytorchEager) {
+    // The eager op list is one program (docs/model.md, "PyTorch eager"): bf16
+    // autocast over fp32 parameters and gradients, SDPA, F.cross_entropy, AdamW.
+    const auto only = [&](std::string_view key, bool ok, std::string_view what) {
+      if (!ok)
+        t.fail_message(key, fmt::format("\"framework\": \"pytorch_eager\" models {}; {} is not modeled with it", what,
+                                        key));
+    };
+    only("precision", c.precision == hw::Precision::kBf16, "torch.autocast(dtype=torch.bfloat16), precision \"bf16\"");
+    only("grad_reduce_dtype", c.grad_reduce_dtype == hw::Precision::kFp32, "fp32 gradients of fp32 parameters");
+    only("optimizer", c.optimizer == workload::Optimizer::kAdam, "torch.optim.AdamW(fused=True)");
+    only("attention_backend", c.attention_backend == workload::AttentionBackend::kFlash,
+         "F.scaled_dot_product_attention (a fused kernel, \"flash\")");
+    only("cross_entropy", !t.has("cross_entropy"), "F.cross_entropy (its own fp32 kernels), so cross_entropy");
+  }
   return c;
 }
 
@@ -247,6 +308,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
     o.fail_message("num_servers", fmt::format("{} co-located parameter servers on {} GPUs: at most one per GPU "
                                               "(or \"server_placement\": \"dedicated\")",
                                               p.num_servers, gpus));
+  if (training.framework == workload::Framework::kPytorchEager) check_pytorch_eager(root, o, model, training, p);
   return p;
 }
 

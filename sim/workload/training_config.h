@@ -15,6 +15,12 @@ enum class AttentionBackend { kFlash, kUnfused };
 // vocab-parallel cross-entropy, separate fp32 PyTorch kernels (max, subtract, exp,
 // sum, divide).
 enum class CrossEntropy { kFused, kUnfused };
+// Which program runs the step (docs/model.md, "PyTorch eager"). "fused": our own
+// kernels in 16-bit with fused norms, residuals and loss (trainsim-train, llm.c,
+// Megatron-LM); "pytorch_eager": a GPT-2 nn.Module in PyTorch eager under
+// torch.autocast(bfloat16) over fp32 parameters (SDPA attention, fused AdamW),
+// every autocast cast, fp32 layer norm, loss and gradient kernel of its own.
+enum class Framework { kFused, kPytorchEager };
 
 struct TrainingConfig {
   long long global_batch_size = 1;  // sequences per iteration
@@ -28,6 +34,7 @@ struct TrainingConfig {
   Optimizer optimizer = Optimizer::kAdam;
   AttentionBackend attention_backend = AttentionBackend::kFlash;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
+  Framework framework = Framework::kFused;
 };
 
 // Bytes of one activation element: fp32 and tf32 keep 4, 16-bit and fp8 training

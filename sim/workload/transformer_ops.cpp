@@ -9,9 +9,6 @@ namespace trainsim::workload {
 namespace {
 constexpr double kMaskBytes = 1.0;   // dropout masks are stored as bytes
 constexpr double kFp32Bytes = 4.0;   // softmax statistics and loss in fp32
-// FlashAttention-2 (Dao 2023; its benchmark_flash_attention.py counts the same):
-// the backward pass runs 5 matmuls to the forward's 2, so 2.5x the forward FLOPs.
-constexpr double kFlashBackwardFactor = 2.5;
 // Causal attention computes half of the s x s score matrix when the kernel skips
 // masked blocks (flash); model FLOPs still count the full matrix (Megatron-LM).
 constexpr double kCausalFraction = 0.5;
@@ -54,6 +51,24 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
     throw std::invalid_argument("expert-parallel size must divide the number of experts");
   if (model.is_moe() && tensor > 1 && !sequence_parallel)
     throw std::invalid_argument("MoE with tensor parallelism needs sequence parallelism (as Megatron-LM)");
+  if (training.framework == Framework::kPytorchEager) {
+    // The program docs/model.md "PyTorch eager" lists, and nothing else: one GPU,
+    // bf16 autocast, SDPA, a GPT-2 block (LayerNorm, biased linears, GELU,
+    // learned positions, multi-head attention, no dropout), AdamW.
+    if (tensor != 1 || context != 1 || expert != 1 || sequence_parallel)
+      throw std::invalid_argument("the PyTorch eager op list is for one GPU without model parallelism");
+    if (training.precision != hw::Precision::kBf16 || training.grad_reduce_dtype != hw::Precision::kFp32 ||
+        training.attention_backend != AttentionBackend::kFlash || training.optimizer != Optimizer::kAdam)
+      throw std::invalid_argument(
+          "the PyTorch eager op list is bf16 autocast with fp32 gradients, SDPA attention and AdamW");
+    if (model.is_moe() || model.swiglu || model.normalization != Normalization::kLayerNorm ||
+        model.position_embedding != PositionEmbedding::kLearnedAbsolute ||
+        model.num_query_groups != model.num_attention_heads || model.hidden_dropout > 0.0 ||
+        model.attention_dropout > 0.0)
+      throw std::invalid_argument(
+          "the PyTorch eager op list is a GPT-2 block: dense GELU MLP, LayerNorm, learned positions, multi-head "
+          "attention, no dropout");
+  }
   act_bytes_ = activation_element_bytes(training);
   gemm_bytes_ = training.precision == hw::Precision::kFp8 ? 1.0 : act_bytes_;
 }
@@ -133,6 +148,7 @@ Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_
 }
 
 std::vector<Op> TransformerOps::embedding_forward() const {
+  if (eager()) return eager_embedding_forward();
   const double h = static_cast<double>(model_.hidden_size);
   // Vocabulary-parallel under TP: each rank looks up the tokens of its shard and
   // writes the full b s h (zeros elsewhere); g then sums (or scatters) the shards.
@@ -219,6 +235,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
 }
 
 std::vector<Op> TransformerOps::layer_forward(long long layer) const {
+  if (eager()) return eager_layer_forward(layer);
   const double h = static_cast<double>(model_.hidden_size);
   // Column-parallel QKV and MLP-up, row-parallel attention-out and MLP-down:
   // output (resp. input) widths split t ways (Shoeybi et al. 2019).
@@ -267,6 +284,7 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
 }
 
 std::vector<Op> TransformerOps::head_forward() const {
+  if (eager()) return eager_head_forward();
   const double h = static_cast<double>(model_.hidden_size);
   const double v = static_cast<double>(model_.vocab_size) / tp_;  // vocabulary-parallel output layer
   const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
@@ -295,6 +313,7 @@ std::vector<Op> TransformerOps::head_forward() const {
 }
 
 std::vector<Op> TransformerOps::head_backward() const {
+  if (eager()) return eager_head_backward();
   std::vector<Op> fwd = head_forward();
   std::vector<Op> ops;
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it)
@@ -303,6 +322,7 @@ std::vector<Op> TransformerOps::head_backward() const {
 }
 
 std::vector<Op> TransformerOps::layer_backward(long long layer) const {
+  if (eager()) return eager_layer_backward(layer);
   std::vector<Op> fwd = layer_forward(layer);
   std::vector<Op> ops;
   bool ring_done = false;
@@ -465,6 +485,7 @@ std::vector<Op> TransformerOps::layer_recompute(long long layer, Recompute granu
 }
 
 std::vector<Op> TransformerOps::embedding_backward() const {
+  if (eager()) return eager_embedding_backward();
   std::vector<Op> fwd = embedding_forward();
   Op op = backward_of(fwd.front(), 1.0, 1.0);
   // g's backward is the identity: no collective before the embedding's backward.
@@ -476,6 +497,7 @@ std::vector<Op> TransformerOps::embedding_backward() const {
 }
 
 Op TransformerOps::optimizer_step(double params) const {
+  if (eager()) return eager_optimizer_step(params);
   // Per parameter, Adam (Kingma & Ba 2015) in mixed precision reads the gradient,
   // reads and writes the fp32 master weight, momentum and variance, and writes the
   // 16-bit weight; the global gradient norm for clipping reads the gradient once more.

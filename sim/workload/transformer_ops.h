@@ -16,6 +16,10 @@
 
 namespace trainsim::workload {
 
+// FlashAttention-2 (Dao 2023; its benchmark_flash_attention.py counts the same):
+// the backward pass runs 5 matmuls to the forward's 2, so 2.5x the forward FLOPs.
+inline constexpr double kFlashBackwardFactor = 2.5;
+
 // The group a communication marker's collective runs over.
 enum class CommScope : std::uint8_t { kTensor, kContext, kExpert };
 
@@ -50,6 +54,11 @@ struct Op {
   // Memory-bound ops whose backward kernels do not move 2 x the forward bytes
   // (the unfused softmax, the loss): their backward bytes, set where the op is made.
   std::optional<double> backward_bytes;
+  // The kernel class a profiler files this op under (a name of the measured-run
+  // classes, e.g. "other"), where its kernel and name do not say it: PyTorch
+  // eager's casts, adds and reductions (docs/model.md, "PyTorch eager"). Empty:
+  // the class follows the kernel.
+  std::string kernel_class;
 };
 
 class TransformerOps {
@@ -97,6 +106,21 @@ class TransformerOps {
   // The f (before a column-parallel linear) and g (after a row-parallel one) markers.
   [[nodiscard]] Op tp_enter(std::string name, long long layer) const;
   [[nodiscard]] Op tp_exit(std::string name, long long layer) const;
+
+  // PyTorch eager under torch.autocast(bfloat16) over fp32 parameters: the
+  // kernels it launches, one op each (transformer_ops_eager.cpp; docs/model.md,
+  // "PyTorch eager").
+  [[nodiscard]] bool eager() const { return training_.framework == Framework::kPytorchEager; }
+  [[nodiscard]] std::vector<Op> eager_embedding_forward() const;
+  [[nodiscard]] std::vector<Op> eager_layer_forward(long long layer) const;
+  [[nodiscard]] std::vector<Op> eager_head_forward() const;
+  [[nodiscard]] std::vector<Op> eager_head_backward() const;
+  [[nodiscard]] std::vector<Op> eager_layer_backward(long long layer) const;
+  [[nodiscard]] std::vector<Op> eager_embedding_backward() const;
+  [[nodiscard]] Op eager_optimizer_step(double params) const;
+  // A memory-bound eager kernel: `kernel` prices it, `kernel_class` files it.
+  [[nodiscard]] Op eager_kernel(std::string name, double bytes, double params, long long layer, hw::KernelId kernel,
+                                std::string kernel_class) const;
 
   ModelConfig model_;
   TrainingConfig training_;
