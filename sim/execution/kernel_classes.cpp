@@ -53,7 +53,9 @@ int kernel_class_of(const workload::Op& op) {
     case hw::KernelId::kSoftmaxCrossEntropy: return kSoftmaxCrossEntropy;
     case hw::KernelId::kAdamw: return kOptimizer;
     case hw::KernelId::kAttentionForward:
-    case hw::KernelId::kAttentionBackward: return kAttention;
+    case hw::KernelId::kAttentionBackward:
+    case hw::KernelId::kSdpaForward:
+    case hw::KernelId::kSdpaBackward: return kAttention;
     case hw::KernelId::kNone: break;
   }
   // Ops no measured kernel does: the residual's backward (a gradient passed to

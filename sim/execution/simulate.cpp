@@ -58,11 +58,12 @@ CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledCompu
       ++(collectives.seconds(*t.collective) ? usage.collectives_measured : usage.collectives_modeled);
       continue;
     }
-    if (model.lookup(t.compute, precision).measured()) {
+    const hw::CostLookup cost = model.lookup(t.compute, precision);
+    if (cost.measured()) {
       ++usage.measured;
       continue;
     }
-    ++usage.fallback;
+    ++(cost.stand_in() ? usage.stand_in : usage.fallback);
     if (usage.fallback_reasons.size() >= CalibrationUsage::kMaxReasons) continue;
     std::string reason = std::string(op_kind(t.name)) + ": " + model.fallback_reason(t.compute, precision);
     if (std::find(usage.fallback_reasons.begin(), usage.fallback_reasons.end(), reason) == usage.fallback_reasons.end())

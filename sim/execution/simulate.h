@@ -44,6 +44,9 @@ struct NetworkReport {
 struct CalibrationUsage {
   long long measured = 0;  // from the profile: a measured time or interpolated between measurements
   long long fallback = 0;  // from the roofline
+  // From the profile's rows of a stand-in kernel (PyTorch's attention without
+  // sdpa rows: our flash kernel's rate); their reasons are in fallback_reasons.
+  long long stand_in = 0;
   // Collectives of the first iteration (network/measured_collectives.h): priced by
   // the profile's measured collectives, or by the network model.
   long long collectives_measured = 0;

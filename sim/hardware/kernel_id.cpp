@@ -19,6 +19,8 @@ constexpr std::array<std::pair<KernelId, std::string_view>, kNumKernelIds> kName
     {KernelId::kAdamw, "adamw"},
     {KernelId::kAttentionForward, "attention_forward"},
     {KernelId::kAttentionBackward, "attention_backward"},
+    {KernelId::kSdpaForward, "sdpa_forward"},
+    {KernelId::kSdpaBackward, "sdpa_backward"},
 }};
 }  // namespace
 

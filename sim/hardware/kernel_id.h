@@ -22,9 +22,14 @@ enum class KernelId : std::uint8_t {
   kAdamw,
   kAttentionForward,
   kAttentionBackward,
+  // PyTorch's scaled_dot_product_attention as the framework runs it (cuDNN or
+  // flash backend), measured by scripts/pytorch-attention-reference.py: the
+  // attention of a PyTorch eager step (training.framework "pytorch_eager").
+  kSdpaForward,
+  kSdpaBackward,
 };
-inline constexpr std::size_t kNumKernelIds = 12;
-static_assert(static_cast<std::size_t>(KernelId::kAttentionBackward) + 1 == kNumKernelIds);
+inline constexpr std::size_t kNumKernelIds = 14;
+static_assert(static_cast<std::size_t>(KernelId::kSdpaBackward) + 1 == kNumKernelIds);
 
 // The profile's names: "layernorm_forward", ...; kNone is "none".
 std::string_view to_string(KernelId k);
@@ -32,7 +37,12 @@ std::string_view to_string(KernelId k);
 std::optional<KernelId> kernel_id_from_string(std::string_view s);
 
 [[nodiscard]] constexpr bool is_attention(KernelId k) {
-  return k == KernelId::kAttentionForward || k == KernelId::kAttentionBackward;
+  return k == KernelId::kAttentionForward || k == KernelId::kAttentionBackward || k == KernelId::kSdpaForward ||
+         k == KernelId::kSdpaBackward;
+}
+
+[[nodiscard]] constexpr bool is_backward_attention(KernelId k) {
+  return k == KernelId::kAttentionBackward || k == KernelId::kSdpaBackward;
 }
 
 }  // namespace trainsim::hw

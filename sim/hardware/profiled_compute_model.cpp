@@ -66,21 +66,21 @@ ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, co
     fallback_.emplace_back(std::move(spec));
   }
   std::array<std::vector<LogCurve::Point>, kNumKernelIds> bandwidth;
-  std::array<std::map<int, std::vector<LogCurve::Point>>, 2> attention;
+  std::array<std::map<int, std::vector<LogCurve::Point>>, 4> attention;
   for (const KernelRow& r : profile.kernels) {
     if (r.id == KernelId::kNone || !(r.seconds > 0.0)) continue;
     if (is_attention(r.id)) {
       const std::optional<double> d = r.shape_value("head_dim");
       if (!d || !(r.flops > 0.0)) continue;
-      attention[r.id == KernelId::kAttentionBackward ? 1 : 0][static_cast<int>(*d)].push_back(
+      attention[attention_index(r.id)][static_cast<int>(*d)].push_back(
           {r.flops, r.flops / r.seconds});
     } else if (r.bytes > 0.0) {
       bandwidth[static_cast<std::size_t>(r.id)].push_back({r.bytes, r.bytes / r.seconds});
     }
   }
   for (std::size_t i = 0; i < kNumKernelIds; ++i) bandwidth_[i] = LogCurve(std::move(bandwidth[i]));
-  for (std::size_t pass = 0; pass < 2; ++pass)
-    for (auto& [head_dim, points] : attention[pass]) attention_[pass].emplace(head_dim, LogCurve(std::move(points)));
+  for (std::size_t i = 0; i < attention.size(); ++i)
+    for (auto& [head_dim, points] : attention[i]) attention_[i].emplace(head_dim, LogCurve(std::move(points)));
 }
 
 CostLookup ProfiledComputeModel::lookup(const KernelWork& work, Precision precision) const {
@@ -91,7 +91,7 @@ CostLookup ProfiledComputeModel::lookup(const KernelWork& work, Precision precis
     case KernelClass::kAttention: found = attention(work, precision); break;
     case KernelClass::kMemoryBound: found = memory_bound(work); break;
   }
-  if (!found.measured()) found.seconds = fallback_s;
+  if (!found.measured() && !found.stand_in()) found.seconds = fallback_s;
   // Kernels launched back to back from one host thread start no faster than this.
   found.seconds = std::max(found.seconds, launch_overhead_s_);
   return found;
@@ -115,8 +115,20 @@ CostLookup ProfiledComputeModel::gemm(const KernelWork& work, Precision precisio
 
 CostLookup ProfiledComputeModel::attention(const KernelWork& work, Precision precision) const {
   if (!is_attention(work.kernel)) return {0.0, CostSource::kUnfusedAttention};
+  const CostLookup own = attention_rows(work.kernel, work, precision);
+  if (own.measured() || (work.kernel != KernelId::kSdpaForward && work.kernel != KernelId::kSdpaBackward)) return own;
+  // PyTorch's attention where the profile did not measure it (docs/model.md,
+  // "Calibrated costs"): the same FLOPs at our flash kernel's measured rate,
+  // said apart from a measurement, or the roofline when that is missing too.
+  const KernelId ours = is_backward_attention(work.kernel) ? KernelId::kAttentionBackward : KernelId::kAttentionForward;
+  const CostLookup stand_in = attention_rows(ours, work, precision);
+  if (stand_in.measured()) return {stand_in.seconds, CostSource::kStandIn};
+  return own;
+}
+
+CostLookup ProfiledComputeModel::attention_rows(KernelId kernel, const KernelWork& work, Precision precision) const {
   if (!sixteen_bit(precision)) return {0.0, CostSource::kAttentionPrecision};
-  const auto& curves = attention_curves(work.kernel);
+  const auto& curves = attention_curves(kernel);
   if (curves.empty()) return {0.0, CostSource::kNoKernelRows};
   const auto it = curves.find(work.head_dim);
   if (it == curves.end()) return {0.0, CostSource::kNoHeadDim};
@@ -190,6 +202,11 @@ std::string ProfiledComputeModel::fallback_reason(const KernelWork& work, Precis
     case CostSource::kNoHeadDim: return fmt::format("{}: no rows with head_dim {}", kernel, work.head_dim);
     case CostSource::kAttentionPrecision:
       return fmt::format("{}: measured in 16-bit, training in {}", kernel, dtype);
+    case CostSource::kStandIn:
+      return fmt::format("{} head_dim={} at {:.4g} FLOP: not covered by the profile's rows; priced at our {} "
+                         "kernel's measured rate",
+                         kernel, work.head_dim, work.flops,
+                         is_backward_attention(work.kernel) ? "attention_backward" : "attention_forward");
   }
   return "not in the profile";
 }

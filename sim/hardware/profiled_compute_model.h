@@ -33,6 +33,9 @@ enum class CostSource : std::uint8_t {
   kOutsideKernelRange,  // bytes (or FLOPs) outside the kernel's measured sizes
   kNoHeadDim,           // no attention rows with the op's head dimension
   kAttentionPrecision,  // attention was measured in 16-bit, training runs in fp32/tf32/fp8
+  // PyTorch's attention (sdpa_*) is not in the profile: priced at our flash
+  // kernel's measured rate (attention_*), the nearest kernel the profile has.
+  kStandIn,
 };
 
 // What the roofline fallback of a profile runs on, for the report.
@@ -50,6 +53,8 @@ struct CostLookup {
   double seconds = 0.0;
   CostSource source = CostSource::kProfile;
   [[nodiscard]] bool measured() const { return source == CostSource::kProfile; }
+  // Priced from the profile's rows of another kernel (kStandIn), not the roofline.
+  [[nodiscard]] bool stand_in() const { return source == CostSource::kStandIn; }
 };
 
 class ProfiledComputeModel final : public ComputeModel {
@@ -65,19 +70,25 @@ class ProfiledComputeModel final : public ComputeModel {
 
   // The cost and where it came from. Cheap: a few binary searches, no allocation.
   [[nodiscard]] CostLookup lookup(const KernelWork& work, Precision precision) const;
-  // Why `work` falls back to the roofline, in words, e.g. "gemm bf16 m=8192
-  // n=50304 k=768: outside the measured grid (m 256..16384, ...)"; empty when the
-  // profile prices it.
+  // Why `work` falls back to the roofline (or a stand-in kernel), in words, e.g.
+  // "gemm bf16 m=8192 n=50304 k=768: outside the measured grid (m 256..16384,
+  // ...)"; empty when the profile prices it.
   [[nodiscard]] std::string fallback_reason(const KernelWork& work, Precision precision) const;
   [[nodiscard]] FallbackEfficiency fallback_efficiency(Precision precision) const;
 
  private:
   [[nodiscard]] CostLookup gemm(const KernelWork& work, Precision precision) const;
   [[nodiscard]] CostLookup attention(const KernelWork& work, Precision precision) const;
+  [[nodiscard]] CostLookup attention_rows(KernelId kernel, const KernelWork& work, Precision precision) const;
   [[nodiscard]] CostLookup memory_bound(const KernelWork& work) const;
   [[nodiscard]] const GemmTable& table(Precision p) const { return gemm_[static_cast<std::size_t>(p)]; }
+  // attention_ index: ours forward, backward, then PyTorch's (sdpa) forward, backward.
+  [[nodiscard]] static std::size_t attention_index(KernelId k) {
+    const bool sdpa = k == KernelId::kSdpaForward || k == KernelId::kSdpaBackward;
+    return (sdpa ? std::size_t{2} : std::size_t{0}) + (is_backward_attention(k) ? std::size_t{1} : std::size_t{0});
+  }
   [[nodiscard]] const std::map<int, LogCurve>& attention_curves(KernelId k) const {
-    return attention_[k == KernelId::kAttentionBackward ? 1 : 0];
+    return attention_[attention_index(k)];
   }
 
   [[nodiscard]] const RooflineComputeModel& fallback(Precision p) const { return fallback_[static_cast<std::size_t>(p)]; }
@@ -88,7 +99,7 @@ class ProfiledComputeModel final : public ComputeModel {
   double launch_overhead_s_ = 0.0;
   std::array<GemmTable, 5> gemm_;                       // by Precision
   std::array<LogCurve, kNumKernelIds> bandwidth_;       // memory-bound kernels: B/s over bytes
-  std::array<std::map<int, LogCurve>, 2> attention_;    // forward, backward: FLOP/s over FLOPs, by head_dim
+  std::array<std::map<int, LogCurve>, 4> attention_;    // see attention_index: FLOP/s over FLOPs, by head_dim
 };
 
 }  // namespace trainsim::hw

@@ -203,6 +203,7 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
     c.complete = s.calibration->profile->complete;
     c.measured = out.calibration->measured;
     c.fallback = out.calibration->fallback;
+    c.stand_in = out.calibration->stand_in;
     c.fallback_reasons = out.calibration->fallback_reasons;
     c.collectives_measured = out.calibration->collectives_measured;
     c.collectives_modeled = out.calibration->collectives_modeled;

@@ -65,6 +65,7 @@ struct CalibrationReport {
   bool complete = true;
   long long measured = 0;  // kernels of one iteration priced by the profile
   long long fallback = 0;  // ... and by the roofline
+  long long stand_in = 0;  // ... and by the rows of a stand-in kernel (our attention for PyTorch's)
   std::vector<std::string> fallback_reasons;
   long long collectives_measured = 0;  // collectives of one iteration at their measured times
   long long collectives_modeled = 0;   // ... and from the network model

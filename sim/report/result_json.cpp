@@ -144,7 +144,7 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
     const CalibrationReport& c = *m.calibration;
     j["calibration"] = {{"profile", c.profile},   {"device", c.device},     {"date", c.date},
                         {"complete", c.complete}, {"measured", c.measured}, {"fallback", c.fallback},
-                        {"fallback_reasons", c.fallback_reasons},
+                        {"stand_in", c.stand_in},                 {"fallback_reasons", c.fallback_reasons},
                         {"collectives_measured", c.collectives_measured},
                         {"collectives_modeled", c.collectives_modeled}};
     j["calibration"]["fallback_memory_bandwidth"] = optional_number(c.fallback_memory_bandwidth);

@@ -100,6 +100,10 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
               : std::string("the GPU spec's GEMM efficiency curve");
       line("", fmt::format("fallback at {} and {}", memory, matmul));
     }
+    if (cal.stand_in > 0)
+      line("", fmt::format("{} attention kernels (PyTorch's, sdpa_*) at our flash kernel's measured rate: the profile "
+                           "has no sdpa rows for them (scripts/pytorch-attention-reference.py measures them)",
+                           cal.stand_in));
     if (cal.launch_overhead_s)
       line("", fmt::format("no kernel shorter than the profile's launch overhead, {:.2f} us", *cal.launch_overhead_s * 1e6));
     if (cal.collectives_measured + cal.collectives_modeled > 0)

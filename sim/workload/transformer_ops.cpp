@@ -24,6 +24,7 @@ hw::KernelId backward_kernel(hw::KernelId forward) {
     case hw::KernelId::kLayernormForward: return hw::KernelId::kLayernormBackward;
     case hw::KernelId::kGeluForward: return hw::KernelId::kGeluBackward;
     case hw::KernelId::kAttentionForward: return hw::KernelId::kAttentionBackward;
+    case hw::KernelId::kSdpaForward: return hw::KernelId::kSdpaBackward;
     case hw::KernelId::kSoftmaxCrossEntropy: return hw::KernelId::kSoftmaxCrossEntropy;
     default: return hw::KernelId::kNone;
   }

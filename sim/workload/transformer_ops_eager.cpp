@@ -100,8 +100,12 @@ std::vector<Op> TransformerOps::eager_layer_forward(long long layer) const {
   linear("qkv_proj", h, qkv, true);
   // SDPA on the views of the qkv output: cuDNN reads strided q, k, v and writes
   // its output in the query's layout (alloc_with_matching_layout), so
-  // y.transpose(1, 2).contiguous() copies nothing.
-  for (Op& op : attention_core_forward(layer)) ops.push_back(std::move(op));
+  // y.transpose(1, 2).contiguous() copies nothing. It is PyTorch's kernel, not
+  // ours: a profile prices it from its sdpa_* rows (our flash kernel's stand in).
+  for (Op& op : attention_core_forward(layer)) {
+    op.work.kernel = hw::KernelId::kSdpaForward;
+    ops.push_back(std::move(op));
+  }
   linear("attn_out_proj", h, h, false);
   residual("attn_residual");
   norm("post_attn_norm");

@@ -254,6 +254,22 @@ TEST_F(Cli, CalibrationProfileSetsGemmCostsAndIsReported) {
   EXPECT_TRUE(nlohmann::json::parse(slurp(dir_ / "roofline.json"))["calibration"].is_null());
 }
 
+// The H200 profile measured our flash kernel, not PyTorch's SDPA: a PyTorch eager
+// step's 12 forward and 12 backward attention kernels take our kernel's rate and
+// are counted apart, in the result and the summary (docs/calibration.md).
+TEST_F(Cli, PytorchsAttentionWithoutSdpaRowsIsPricedByOurKernelAndSaysSo) {
+  const std::string profile = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/calibration/h200-sxm-141gb.json";
+  const Result r = run("run " + scenario("validation/gpt2-124m-1xh200.json") + " --calibration " + profile +
+                       " --out " + (dir_ / "eager.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto c = nlohmann::json::parse(slurp(dir_ / "eager.json"))["calibration"];
+  EXPECT_EQ(c["stand_in"], 24);
+  EXPECT_THAT(c["fallback_reasons"].dump(), HasSubstr("attention: sdpa_forward head_dim=64 at 1.288e+10 FLOP: "
+                                                      "not covered by the profile's rows; priced at our "
+                                                      "attention_forward kernel's measured rate"));
+  EXPECT_THAT(r.output, HasSubstr("24 attention kernels (PyTorch's, sdpa_*) at our flash kernel's measured rate"));
+}
+
 TEST_F(Cli, ScenarioCalibrationKeyAndItsOverride) {
   fs::create_directories(dir_ / "calibration");
   std::ofstream(dir_ / "calibration" / "h100.json") << gemm_profile(100.0);

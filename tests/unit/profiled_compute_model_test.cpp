@@ -240,6 +240,49 @@ TEST(ProfiledAttention, FlashRateIsInterpolatedInLogFlopsPerHeadDim) {
   EXPECT_EQ(model.seconds(unfused, Precision::kBf16), roofline.seconds(unfused, Precision::kBf16));
 }
 
+TEST(ProfiledAttention, PytorchsAttentionTakesItsOwnRowsWhenMeasured) {
+  CalibrationProfile p;
+  const std::vector<std::pair<std::string, double>> d64{{"head_dim", 64}};
+  p.kernels.push_back({"attention_forward", KernelId::kAttentionForward, d64, 1e6, 1e9, 1e9 / (100.0 * kT)});
+  p.kernels.push_back({"attention_forward", KernelId::kAttentionForward, d64, 1e6, 1e11, 1e11 / (100.0 * kT)});
+  p.kernels.push_back({"sdpa_forward", KernelId::kSdpaForward, d64, 1e6, 1e9, 1e9 / (200.0 * kT)});
+  p.kernels.push_back({"sdpa_forward", KernelId::kSdpaForward, d64, 1e6, 1e11, 1e11 / (400.0 * kT)});
+  const ProfiledComputeModel model(p, h100());
+  // 1e10 FLOPs, halfway in log: 300 TFLOP/s from the sdpa rows, 100 from ours.
+  const CostLookup sdpa = model.lookup(flash(KernelId::kSdpaForward, 1e10, 64), Precision::kBf16);
+  EXPECT_EQ(sdpa.source, CostSource::kProfile);
+  EXPECT_DOUBLE_EQ(sdpa.seconds, 1e10 / (300.0 * kT));
+  EXPECT_DOUBLE_EQ(model.seconds(flash(KernelId::kAttentionForward, 1e10, 64), Precision::kBf16), 1e10 / (100.0 * kT));
+}
+
+TEST(ProfiledAttention, WithoutSdpaRowsOurFlashKernelStandsInAndSaysSo) {
+  CalibrationProfile p;
+  const std::vector<std::pair<std::string, double>> d64{{"head_dim", 64}};
+  p.kernels.push_back({"attention_forward", KernelId::kAttentionForward, d64, 1e6, 1e9, 1e9 / (100.0 * kT)});
+  p.kernels.push_back({"attention_forward", KernelId::kAttentionForward, d64, 1e6, 1e11, 1e11 / (300.0 * kT)});
+  p.kernels.push_back({"attention_backward", KernelId::kAttentionBackward, d64, 1e6, 1e10, 1e10 / (250.0 * kT)});
+  // sdpa rows at head_dim 128 only: a head_dim 64 query finds none of its own.
+  p.kernels.push_back({"sdpa_forward", KernelId::kSdpaForward, {{"head_dim", 128}}, 1e6, 1e10, 1e10 / (500.0 * kT)});
+  const ProfiledComputeModel model(p, h100());
+  const CostLookup fwd = model.lookup(flash(KernelId::kSdpaForward, 1e10, 64), Precision::kBf16);
+  EXPECT_EQ(fwd.source, CostSource::kStandIn);
+  EXPECT_FALSE(fwd.measured());
+  EXPECT_DOUBLE_EQ(fwd.seconds, 1e10 / (200.0 * kT));  // our forward's 200 TFLOP/s at 1e10
+  EXPECT_THAT(model.fallback_reason(flash(KernelId::kSdpaForward, 1e10, 64), Precision::kBf16),
+              HasSubstr("sdpa_forward head_dim=64 at 1e+10 FLOP: not covered by the profile's rows; priced at our "
+                        "attention_forward kernel's measured rate"));
+  const CostLookup bwd = model.lookup(flash(KernelId::kSdpaBackward, 1e10, 64), Precision::kBf16);
+  EXPECT_EQ(bwd.source, CostSource::kStandIn);
+  EXPECT_DOUBLE_EQ(bwd.seconds, 1e10 / (250.0 * kT));
+  // Where ours does not cover it either, the roofline, for the sdpa kernel's own reason.
+  const RooflineComputeModel roofline(h100());
+  const KernelWork far = flash(KernelId::kSdpaForward, 1e13, 64);
+  EXPECT_EQ(model.lookup(far, Precision::kBf16).source, CostSource::kNoHeadDim);
+  EXPECT_DOUBLE_EQ(model.seconds(far, Precision::kBf16), roofline.seconds(far, Precision::kBf16));
+  EXPECT_EQ(model.lookup(flash(KernelId::kSdpaForward, 1e13, 128), Precision::kBf16).source,
+            CostSource::kOutsideKernelRange);
+}
+
 TEST(ProfileDevice, MatchesTheGpuModelLoosely) {
   EXPECT_TRUE(profile_matches_gpu("NVIDIA H200", "H200-SXM-141GB"));
   EXPECT_TRUE(profile_matches_gpu("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"));

@@ -247,6 +247,34 @@ TEST(PytorchEagerScenario, FusedOpsCarryNoProfilerClassAndMatchTheDefault) {
   }
 }
 
+// The attention is PyTorch's SDPA, not our flash kernel: priced from a
+// profile's sdpa_* rows (docs/model.md, "Calibrated costs"), filed as attention.
+TEST(PytorchEager, AttentionIsPytorchsSdpaKernel) {
+  const workload::TransformerOps eager(tiny_gpt2(), eager_training(), 2);
+  int forward = 0;
+  for (const workload::Op& op : eager.layer_forward(0)) {
+    if (op.work.kind != hw::KernelClass::kAttention) continue;
+    ++forward;
+    EXPECT_EQ(op.work.kernel, hw::KernelId::kSdpaForward);
+    EXPECT_EQ(scenario::kKernelClasses[static_cast<std::size_t>(exec::kernel_class_of(op))], "attention");
+  }
+  int backward = 0;
+  for (const workload::Op& op : eager.layer_backward(0)) {
+    if (op.work.kind != hw::KernelClass::kAttention) continue;
+    ++backward;
+    EXPECT_EQ(op.work.kernel, hw::KernelId::kSdpaBackward);
+  }
+  EXPECT_EQ(forward, 1);
+  EXPECT_EQ(backward, 1);
+  workload::TrainingConfig fused = eager_training();
+  fused.framework = workload::Framework::kFused;
+  for (const workload::Op& op : workload::TransformerOps(tiny_gpt2(), fused, 2).layer_forward(0)) {
+    if (op.work.kind == hw::KernelClass::kAttention) {
+      EXPECT_EQ(op.work.kernel, hw::KernelId::kAttentionForward);
+    }
+  }
+}
+
 // The validation scenarios with the committed H200 profile against the PyTorch
 // steps measured on that H200 (tests/validation/pytorch_h200_gpt2.json). On one
 // GPU the step is the ops run back to back, so the prediction is the sum over
