@@ -1,7 +1,7 @@
 // The RUN.json contract end to end on the CPU: a file written by trainsim-train's writer
 // (kernels/trainer/run_file.h) is read by trainsim validate's reader
 // (sim/scenario/measured_run.h) and becomes a scenario, for the shapes
-// scripts/device-train.sh runs (GPT-2 124M, B 8, T 1024, vocabulary 50257 padded to 50304)
+// scripts/device-session.sh runs (GPT-2 124M, B 8, T 1024, vocabulary 50257 padded to 50304)
 // on one GPU and on two data-parallel ranks. Before, the writer's test parsed its own output
 // and the reader's test read a hand-written fixture, so a drift between the two would have
 // shown only after a GPU run.
