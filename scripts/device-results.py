@@ -13,7 +13,8 @@ figures issues 5 and 6 are judged by (docs/calibration.md, docs/validation.md).
 - prints the harness's GEMMs against ../shared/validation/PUBLIC_DATA.md's H100 table and
   PyTorch on the same card (within 3% or faster), the device copy against 95% of 3034 GB/s,
   `trainsim run` on scenarios/validation/gpt2-*-1x<gpu>.json with the profile against the
-  PyTorch steps (within 10%), and for each trainsim-train run `trainsim validate`
+  PyTorch steps (within 10%), `trainsim validate` on each PyTorch run (class by class), and
+  for each trainsim-train run `trainsim validate`
   (step within 5%, peak memory within 10%) and the trainer against PyTorch (within 1.3x);
 - exits 1 when an expected file is missing or a command fails, after printing what it can.
 """
@@ -168,6 +169,18 @@ def predictions(trainsim, gpu, profile_path, reference):
               f"  {'OK' if abs(err) <= 10 else 'OUTSIDE 10%'}")
 
 
+def pytorch_validate(trainsim, profile_path):
+    print("\nPyTorch eager runs against `trainsim validate` (the pytorch_eager op list, class by class)")
+    for size in SIZES:
+        run_file = RES / f"pytorch-gpt2-{size}.run.json"
+        if not run_file.exists():
+            problems.append(f"{run_file.name} missing")
+            continue
+        p = run([trainsim, "validate", "--measured", str(run_file), "--calibration", str(profile_path),
+                 "--out", str(RES / f"validate-pytorch-{size}")])
+        print("  " + p.stdout.replace("\n", "\n  ").rstrip())
+
+
 def trainer(trainsim, profile_path, reference):
     torch_step = {r["model"]: r["step_time_s"] for r in reference["rows"]}
     print("\ntrainsim-train: measured, against PyTorch (issue 6: within 1.3x) and `trainsim validate`")
@@ -227,6 +240,7 @@ def main():
     gemm_table(profile, pytorch_gemm)
     copy_line(profile)
     predictions(trainsim, gpu, profile_path, reference)
+    pytorch_validate(trainsim, profile_path)
     trainer(trainsim, profile_path, reference)
     if problems:
         print("\nproblems:\n  " + "\n  ".join(problems))

@@ -13,12 +13,21 @@ fresh random tokens, median over the steps. A few extra steps run under the
 PyTorch profiler to split the GPU time by kernel class.
 
   python3 scripts/pytorch-gpt-step.py --layers 12 --hidden 768 --heads 12 \
-      --batch 8 --seq 1024 --steps 30 --out gpt2-124m.json
+      --batch 8 --seq 1024 --steps 30 --out gpt2-124m.json [--run-out RUN.json]
+
+--run-out also writes the run as a measured-run file (docs/validation.md, "Measured
+run file") with "framework": "pytorch_eager", so `trainsim validate --measured RUN.json
+--calibration PROFILE` holds the PyTorch eager prediction against it step, kernel class
+and peak memory alike. Its kernel classes are the profiler's, "other_elementwise" filed
+as "other".
 """
 import argparse
+import datetime
 import json
 import math
+import os
 import statistics
+import sys
 import time
 
 import torch
@@ -99,6 +108,7 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=8)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--run-out", help="also write the run as a trainsim measured-run file")
     ap.add_argument("--top-kernels", type=int, default=0, help="print the N kernels with the most GPU time")
     a = ap.parse_args()
 
@@ -127,6 +137,7 @@ def main():
     torch.cuda.reset_peak_memory_stats()
 
     times = []
+    losses = []
     for _ in range(a.steps):
         x, y = batch()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -135,6 +146,7 @@ def main():
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) / 1e3)
+        losses.append(float(loss.item()))  # after the step's end event: outside the timing
     peak = torch.cuda.max_memory_allocated()
 
     # Kernel classes over 3 profiled steps.
@@ -180,9 +192,45 @@ def main():
     }
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
+    if a.run_out:
+        write_run(a, res, times, losses)
     print(f"{a.layers}L h{h}: {params/1e6:.1f}M params, step {med*1e3:.2f} ms (min {min(times)*1e3:.2f}, "
           f"max {max(times)*1e3:.2f}), {model_flops/med/1e12:.0f} TFLOP/s, peak {peak/2**30:.2f} GiB; "
           + ", ".join(f"{k} {v*1e3:.1f} ms" for k, v in sorted(classes.items())))
+
+
+def write_run(a, res, times, losses):
+    """The run in trainsim's measured-run format (docs/validation.md), written atomically."""
+    classes = {("other" if k == "other_elementwise" else k): v for k, v in res["kernel_class_s"].items()}
+    run = {
+        "format": "trainsim-measured-run",
+        "version": 1,
+        "tool": f"scripts/pytorch-gpt-step.py ({res['framework']})",
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": " ".join(sys.argv),
+        "device": {"name": res["device"], "count": 1, "nodes": 1, "cuda": str(torch.version.cuda)},
+        "model": {"num_layers": a.layers, "hidden_size": a.hidden, "num_attention_heads": a.heads,
+                  "ffn_hidden_size": 4 * a.hidden, "seq_length": a.seq, "vocab_size": a.vocab,
+                  "max_position_embeddings": a.seq, "tied_embeddings": True},
+        "training": {"micro_batch_size": a.batch, "grad_accumulation_steps": 1, "data_parallel_size": 1,
+                     "gpus_per_node": 1, "num_nodes": 1, "precision": "bf16", "optimizer": "adamw",
+                     "attention": "flash", "dropout": 0.0, "framework": "pytorch_eager"},
+        "warmup_steps": 0,  # the a.warmup warm-up steps ran before these and are not listed
+        "steps": [{"step": i, "time_s": t, "loss": l, "tokens": a.batch * a.seq}
+                  for i, (t, l) in enumerate(zip(times, losses))],
+        "step_time_s": {"median": res["step_time_s"], "mean": statistics.mean(times), "min": min(times),
+                        "max": max(times), "steps_timed": len(times)},
+        "kernel_class_s": classes,
+        "peak_memory_bytes": res["peak_memory_bytes"],
+        "peak_memory_source": "torch.cuda.max_memory_allocated over the timed steps (the caching allocator's "
+                              "allocations; no CUDA context, no cached free blocks)",
+        "loss": {"initial": losses[0], "final": losses[-1]},
+    }
+    tmp = a.run_out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(run, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, a.run_out)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ ValidationReport validation_report(const scenario::MeasuredRun& run, const Metri
   ValidationReport r;
   r.run_file = run.file;
   r.device = fmt::format("{} x {}", run.device_count, run.device_name);
+  r.framework = run.framework;
   r.compute_model = m.compute_model;
   r.step = {"step", m.iteration_time_s, run.step_median_s};
   for (std::size_t i = 0; i < scenario::kKernelClasses.size(); ++i) {
@@ -50,8 +51,11 @@ ValidationReport validation_report(const scenario::MeasuredRun& run, const Metri
 }
 
 std::string validation_text(const ValidationReport& r) {
-  std::string out = fmt::format("trainsim validate: {}\n{:<18}{}\n{:<18}{}\n\n", r.run_file, "measured on", r.device,
-                                "compute costs", r.compute_model);
+  const std::string kernels = r.framework == "pytorch_eager"
+                                  ? "PyTorch eager's (training.framework \"pytorch_eager\")"
+                                  : "fused, as trainsim-train runs them (training.framework \"fused\")";
+  std::string out = fmt::format("trainsim validate: {}\n{:<18}{}\n{:<18}{}\n{:<18}{}\n\n", r.run_file, "measured on",
+                                r.device, "kernels", kernels, "compute costs", r.compute_model);
   out += fmt::format("{:<24}{:>14}{:>14}{:>9}\n", "", "predicted", "measured", "error");
   out += fmt::format("{:<24}{:>14}{:>14}{:>9}\n", "step (ms)", milliseconds(r.step.predicted),
                      milliseconds(r.step.measured), percent(r.step.error()));
@@ -82,6 +86,7 @@ nlohmann::ordered_json validation_json(const ValidationReport& r, const std::str
   j["version"] = 1;
   j["measured_run"] = r.run_file;
   j["device"] = r.device;
+  j["framework"] = r.framework;
   j["compute_model"] = r.compute_model;
   j["step_time_s"] = row_json(r.step);
   nlohmann::ordered_json classes = nlohmann::ordered_json::object();

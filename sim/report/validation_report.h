@@ -24,6 +24,7 @@ struct ValidationRow {
 struct ValidationReport {
   std::string run_file;
   std::string device;
+  std::string framework;      // whose kernels ran it: "fused" (trainsim-train) or "pytorch_eager"
   std::string compute_model;  // "roofline (GPU spec)" or the profile's path
   ValidationRow step;         // seconds per training step (measured: the median)
   std::vector<ValidationRow> kernel_classes;  // seconds per step, in scenario::kKernelClasses order

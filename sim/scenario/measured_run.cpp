@@ -41,7 +41,7 @@ void read_model(const ObjectReader& root, MeasuredRun& r) {
 void read_training(const ObjectReader& root, MeasuredRun& r) {
   const ObjectReader t = root.object("training", {"micro_batch_size", "grad_accumulation_steps", "data_parallel_size",
                                                   "gpus_per_node", "num_nodes", "precision", "optimizer", "attention",
-                                                  "dropout"});
+                                                  "dropout", "framework"});
   r.micro_batch_size = t.integer("micro_batch_size", 1, kMaxDim);
   r.grad_accumulation_steps = t.integer("grad_accumulation_steps", 1, kMaxDim, 1);
   r.data_parallel_size = static_cast<int>(t.integer("data_parallel_size", 1, kMaxDim, 1));
@@ -55,6 +55,7 @@ void read_training(const ObjectReader& root, MeasuredRun& r) {
   t.choice("optimizer", {"adamw"}, "adamw");
   t.choice("attention", {"flash"}, "flash");
   r.dropout = t.number("dropout", 0.0, 1.0, 0.0);
+  r.framework = t.choice("framework", {"fused", "pytorch_eager"}, "fused");
 }
 
 void read_measurements(const ObjectReader& root, MeasuredRun& r) {
@@ -169,7 +170,8 @@ Scenario scenario_for_measured_run(const MeasuredRun& run, const MeasuredScenari
        {{"global_batch_size", run.micro_batch_size * run.grad_accumulation_steps * run.data_parallel_size},
         {"micro_batch_size", run.micro_batch_size},
         {"precision", run.precision},
-        {"optimizer", "adamw"}}},
+        {"optimizer", "adamw"},
+        {"framework", run.framework}}},
       {"parallelism", {{"tp", 1}, {"pp", 1}, {"dp", run.data_parallel_size},
         {"recompute_granularity", "none"},
         {"overlap_grad_reduce", true}}},

@@ -35,6 +35,9 @@ struct MeasuredRun {
   int num_nodes = 1;
   std::string precision = "bf16";
   double dropout = 0.0;
+  // Whose kernels ran the step: "fused" (trainsim-train) or "pytorch_eager"
+  // (scripts/pytorch-gpt-step.py); the scenario's training.framework.
+  std::string framework = "fused";
   // Measurements.
   long long warmup_steps = 0;
   double step_median_s = 0.0;

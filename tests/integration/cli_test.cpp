@@ -387,6 +387,42 @@ TEST_F(Cli, ValidateComparesAMeasuredRunAndWritesBothTimelines) {
             slurp(std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/measured_run_fixture.timeline.json"));
 }
 
+// A PyTorch eager run (scripts/pytorch-gpt-step.py --run-out) is validated against
+// the PyTorch eager op list: built from the measured gpt2-124m row on the H200
+// (tests/validation/pytorch_h200_gpt2.json), the scenario validate makes of it is
+// the committed validation scenario, so the two predictions are the same number.
+TEST_F(Cli, ValidateTakesAPytorchEagerRun) {
+  const std::string root = TRAINSIM_SOURCE_DIR;
+  const auto measured = nlohmann::json::parse(slurp(root + "/tests/validation/pytorch_h200_gpt2.json"))["rows"][0];
+  ASSERT_EQ(measured["model"], "gpt2-124m");
+  nlohmann::json classes;
+  for (const auto& [name, seconds] : measured["kernel_class_s"].items())
+    classes[name == "other_elementwise" ? "other" : name] = seconds;
+  const nlohmann::json doc = {
+      {"format", "trainsim-measured-run"},
+      {"version", 1},
+      {"device", {{"name", "NVIDIA H200"}}},
+      {"model", {{"num_layers", 12}, {"hidden_size", 768}, {"num_attention_heads", 12}, {"seq_length", 1024},
+                 {"vocab_size", 50257}}},
+      {"training", {{"micro_batch_size", 8}, {"framework", "pytorch_eager"}}},
+      {"step_time_s", {{"median", measured["step_time_s"]}, {"steps_timed", 30}}},
+      {"kernel_class_s", classes},
+      {"peak_memory_bytes", measured["peak_memory_bytes"]}};
+  std::ofstream(dir_ / "pytorch-run.json") << doc.dump();
+  const std::string profile = root + "/scenarios/calibration/h200-sxm-141gb.json";
+  const Result v = run("validate --measured " + (dir_ / "pytorch-run.json").string() + " --calibration " + profile +
+                       " --out " + (dir_ / "v").string());
+  ASSERT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_THAT(v.output, HasSubstr("kernels           PyTorch eager's (training.framework \"pytorch_eager\")"));
+  EXPECT_THAT(v.output, HasSubstr("41.988"));  // the measured median, ms
+  const auto j = nlohmann::json::parse(slurp(dir_ / "v" / "validation.json"));
+  EXPECT_EQ(j["framework"], "pytorch_eager");
+  const Result r = run("run -q " + scenario("validation/gpt2-124m-1xh200.json") + " --calibration " + profile +
+                       " --out " + (dir_ / "r.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_DOUBLE_EQ(j["step_time_s"]["predicted"].get<double>(), iteration_time(dir_ / "r.json"));
+}
+
 TEST_F(Cli, ValidateNamesTheFileAndFieldOfABadRun) {
   auto doc = nlohmann::json::parse(slurp(measured_fixture()));
   doc["training"]["micro_batch_size"] = -8;

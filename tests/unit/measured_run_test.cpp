@@ -79,6 +79,11 @@ TEST(MeasuredRun, ErrorsNameTheFieldAndWhatWasExpected) {
   EXPECT_THAT(error_of(doc), HasSubstr("/step_time_s/median"));
 
   doc = fixture();
+  doc["training"]["framework"] = "pytorch";
+  EXPECT_THAT(error_of(doc), HasSubstr("/training/framework"));
+  EXPECT_THAT(error_of(doc), HasSubstr("pytorch_eager"));
+
+  doc = fixture();
   doc["kernel_class_s"]["gemms"] = 0.001;  // a misspelt class
   EXPECT_THAT(error_of(doc), HasSubstr("gemm"));
 
@@ -105,6 +110,7 @@ TEST(MeasuredRun, TheScenarioIsTheSameRun) {
   EXPECT_EQ(s.parallel.data, 1);
   EXPECT_EQ(s.parallel.tensor, 1);
   EXPECT_TRUE(s.parallel.overlap_grad_reduce);
+  EXPECT_EQ(s.training.framework, workload::Framework::kFused);  // trainsim-train's kernels
 
   scenario::MeasuredRun unknown = r;
   unknown.device_name = "NVIDIA GeForce RTX 4090";
