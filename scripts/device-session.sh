@@ -6,7 +6,7 @@
 #
 # Usage: scripts/device-session.sh OUT_DIR [budget seconds, default 480] [steps]
 #   steps: comma-separated, default all, run in this order:
-#     env,build,calibrate,sdpa,gemm,pytorch,tests,check,sizes,loss
+#     env,build,calibrate,torchref,gemm,pytorch,tests,check,sizes,loss
 #
 # Why one script with a budget: a session is lent 15 minutes of device time in all,
 # the machine's start included (/work/.library/device/README.md), so the checks must
@@ -30,7 +30,7 @@
 set -uo pipefail
 out=${1:?output directory}
 budget=${2:-480}
-steps=${3:-env,build,calibrate,sdpa,gemm,pytorch,tests,check,sizes,loss}
+steps=${3:-env,build,calibrate,torchref,gemm,pytorch,tests,check,sizes,loss}
 start=$(date +%s)
 deadline=$((start + budget))
 mkdir -p "$out" && out=$(cd "$out" && pwd)
@@ -144,10 +144,11 @@ if has calibrate; then
   pack
 fi
 
-if has sdpa && [ -f "$res/profile.json" ]; then
-  # PyTorch's own attention (cuDNN or flash), for the eager step's attention: sdpa_* rows.
-  run sdpa 90 30 python3 scripts/pytorch-attention-reference.py --profile "$res/profile.json" &&
-    grep -E "s 1024 d  64" "$res/sdpa.log" | tee -a "$res/summary.txt"
+if has torchref && [ -f "$res/profile.json" ]; then
+  # The kernels PyTorch itself runs in the eager step (its attention, layer norm, casts,
+  # adds, ...), for the PyTorch eager predictions: sdpa_* and torch_* rows.
+  run torchref 150 45 python3 scripts/pytorch-kernel-reference.py --profile "$res/profile.json" &&
+    grep -E "s 1024 d  64|^added" "$res/torchref.log" | tee -a "$res/summary.txt"
   pack
 fi
 

@@ -46,16 +46,28 @@ int kernel_class_of(const workload::Op& op) {
     case hw::KernelId::kEmbeddingForward:
     case hw::KernelId::kEmbeddingBackward: return kEmbedding;
     case hw::KernelId::kLayernormForward:
-    case hw::KernelId::kLayernormBackward: return kLayernorm;
+    case hw::KernelId::kLayernormBackward:
+    case hw::KernelId::kTorchLayernormForward:
+    case hw::KernelId::kTorchLayernormBackward: return kLayernorm;
     case hw::KernelId::kGeluForward:
-    case hw::KernelId::kGeluBackward: return kGelu;
+    case hw::KernelId::kGeluBackward:
+    case hw::KernelId::kTorchGeluForward:
+    case hw::KernelId::kTorchGeluBackward: return kGelu;
     case hw::KernelId::kResidualForward: return kResidual;
-    case hw::KernelId::kSoftmaxCrossEntropy: return kSoftmaxCrossEntropy;
-    case hw::KernelId::kAdamw: return kOptimizer;
+    case hw::KernelId::kSoftmaxCrossEntropy:
+    case hw::KernelId::kTorchLogSoftmaxForward:
+    case hw::KernelId::kTorchLogSoftmaxBackward: return kSoftmaxCrossEntropy;
+    case hw::KernelId::kAdamw:
+    case hw::KernelId::kTorchAdamw: return kOptimizer;
     case hw::KernelId::kAttentionForward:
     case hw::KernelId::kAttentionBackward:
     case hw::KernelId::kSdpaForward:
     case hw::KernelId::kSdpaBackward: return kAttention;
+    case hw::KernelId::kTorchAdd:
+    case hw::KernelId::kTorchCast:
+    case hw::KernelId::kTorchFill:
+    case hw::KernelId::kTorchSumRows:
+    case hw::KernelId::kTorchCat: return kOther;
     case hw::KernelId::kNone: break;
   }
   // Ops no measured kernel does: the residual's backward (a gradient passed to

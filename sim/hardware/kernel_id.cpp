@@ -21,6 +21,18 @@ constexpr std::array<std::pair<KernelId, std::string_view>, kNumKernelIds> kName
     {KernelId::kAttentionBackward, "attention_backward"},
     {KernelId::kSdpaForward, "sdpa_forward"},
     {KernelId::kSdpaBackward, "sdpa_backward"},
+    {KernelId::kTorchLayernormForward, "torch_layernorm_forward"},
+    {KernelId::kTorchLayernormBackward, "torch_layernorm_backward"},
+    {KernelId::kTorchGeluForward, "torch_gelu_forward"},
+    {KernelId::kTorchGeluBackward, "torch_gelu_backward"},
+    {KernelId::kTorchAdd, "torch_add"},
+    {KernelId::kTorchCast, "torch_cast"},
+    {KernelId::kTorchFill, "torch_fill"},
+    {KernelId::kTorchSumRows, "torch_sum_rows"},
+    {KernelId::kTorchCat, "torch_cat"},
+    {KernelId::kTorchLogSoftmaxForward, "torch_log_softmax_forward"},
+    {KernelId::kTorchLogSoftmaxBackward, "torch_log_softmax_backward"},
+    {KernelId::kTorchAdamw, "torch_adamw"},
 }};
 }  // namespace
 

@@ -116,12 +116,12 @@ CostLookup ProfiledComputeModel::gemm(const KernelWork& work, Precision precisio
 CostLookup ProfiledComputeModel::attention(const KernelWork& work, Precision precision) const {
   if (!is_attention(work.kernel)) return {0.0, CostSource::kUnfusedAttention};
   const CostLookup own = attention_rows(work.kernel, work, precision);
-  if (own.measured() || (work.kernel != KernelId::kSdpaForward && work.kernel != KernelId::kSdpaBackward)) return own;
+  const std::optional<KernelId> ours = stand_in_for(work.kernel);
+  if (own.measured() || !ours) return own;
   // PyTorch's attention where the profile did not measure it (docs/model.md,
   // "Calibrated costs"): the same FLOPs at our flash kernel's measured rate,
   // said apart from a measurement, or the roofline when that is missing too.
-  const KernelId ours = is_backward_attention(work.kernel) ? KernelId::kAttentionBackward : KernelId::kAttentionForward;
-  const CostLookup stand_in = attention_rows(ours, work, precision);
+  const CostLookup stand_in = attention_rows(*ours, work, precision);
   if (stand_in.measured()) return {stand_in.seconds, CostSource::kStandIn};
   return own;
 }
@@ -139,7 +139,18 @@ CostLookup ProfiledComputeModel::attention_rows(KernelId kernel, const KernelWor
 
 CostLookup ProfiledComputeModel::memory_bound(const KernelWork& work) const {
   if (work.kernel == KernelId::kNone || is_attention(work.kernel)) return {0.0, CostSource::kNoKernel};
-  const LogCurve& curve = bandwidth_[static_cast<std::size_t>(work.kernel)];
+  const CostLookup own = memory_bound_rows(work.kernel, work);
+  const std::optional<KernelId> ours = stand_in_for(work.kernel);
+  if (own.measured() || !ours) return own;
+  // One of PyTorch's kernels the profile did not measure at this size: the same
+  // bytes at the measured bandwidth of ours, said apart from a measurement.
+  const CostLookup stand_in = memory_bound_rows(*ours, work);
+  if (stand_in.measured()) return {stand_in.seconds, CostSource::kStandIn};
+  return own;
+}
+
+CostLookup ProfiledComputeModel::memory_bound_rows(KernelId kernel, const KernelWork& work) const {
+  const LogCurve& curve = bandwidth_[static_cast<std::size_t>(kernel)];
   if (curve.empty()) return {0.0, CostSource::kNoKernelRows};
   const std::optional<double> bandwidth = curve.at(work.bytes);
   if (!bandwidth) return {0.0, CostSource::kOutsideKernelRange};
@@ -202,11 +213,24 @@ std::string ProfiledComputeModel::fallback_reason(const KernelWork& work, Precis
     case CostSource::kNoHeadDim: return fmt::format("{}: no rows with head_dim {}", kernel, work.head_dim);
     case CostSource::kAttentionPrecision:
       return fmt::format("{}: measured in 16-bit, training in {}", kernel, dtype);
-    case CostSource::kStandIn:
-      return fmt::format("{} head_dim={} at {:.4g} FLOP: not covered by the profile's rows; priced at our {} "
-                         "kernel's measured rate",
-                         kernel, work.head_dim, work.flops,
-                         is_backward_attention(work.kernel) ? "attention_backward" : "attention_forward");
+    case CostSource::kStandIn: {
+      const std::string_view ours = to_string(stand_in_for(work.kernel).value_or(KernelId::kNone));
+      const bool attention_kernel = is_attention(work.kernel);
+      const CostSource own =
+          (attention_kernel ? attention_rows(work.kernel, work, precision) : memory_bound_rows(work.kernel, work)).source;
+      std::string what;
+      if (own == CostSource::kNoKernelRows)
+        what = fmt::format("{}: not in the profile", kernel);
+      else if (own == CostSource::kNoHeadDim)
+        what = fmt::format("{}: no rows with head_dim {}", kernel, work.head_dim);
+      else if (attention_kernel)
+        what = fmt::format("{} head_dim={} at {:.4g} FLOP: outside its measured range", kernel, work.head_dim,
+                           work.flops);
+      else
+        what = fmt::format("{} at {} B: outside its measured range", kernel, size_text(work.bytes));
+      return fmt::format("{}; priced at our {} kernel's measured {}", what, ours,
+                         attention_kernel ? "rate" : "bandwidth");
+    }
   }
   return "not in the profile";
 }

@@ -33,8 +33,8 @@ enum class CostSource : std::uint8_t {
   kOutsideKernelRange,  // bytes (or FLOPs) outside the kernel's measured sizes
   kNoHeadDim,           // no attention rows with the op's head dimension
   kAttentionPrecision,  // attention was measured in 16-bit, training runs in fp32/tf32/fp8
-  // PyTorch's attention (sdpa_*) is not in the profile: priced at our flash
-  // kernel's measured rate (attention_*), the nearest kernel the profile has.
+  // One of PyTorch's kernels (sdpa_*, torch_*) the profile's rows do not cover:
+  // priced by the rows of ours that does the same work (stand_in_for).
   kStandIn,
 };
 
@@ -81,6 +81,7 @@ class ProfiledComputeModel final : public ComputeModel {
   [[nodiscard]] CostLookup attention(const KernelWork& work, Precision precision) const;
   [[nodiscard]] CostLookup attention_rows(KernelId kernel, const KernelWork& work, Precision precision) const;
   [[nodiscard]] CostLookup memory_bound(const KernelWork& work) const;
+  [[nodiscard]] CostLookup memory_bound_rows(KernelId kernel, const KernelWork& work) const;
   [[nodiscard]] const GemmTable& table(Precision p) const { return gemm_[static_cast<std::size_t>(p)]; }
   // attention_ index: ours forward, backward, then PyTorch's (sdpa) forward, backward.
   [[nodiscard]] static std::size_t attention_index(KernelId k) {

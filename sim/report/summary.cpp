@@ -101,8 +101,9 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
       line("", fmt::format("fallback at {} and {}", memory, matmul));
     }
     if (cal.stand_in > 0)
-      line("", fmt::format("{} attention kernels (PyTorch's, sdpa_*) at our flash kernel's measured rate: the profile "
-                           "has no sdpa rows for them (scripts/pytorch-attention-reference.py measures them)",
+      line("", fmt::format("{} of PyTorch's kernels (sdpa_*, torch_*) at the measured rate of ours that does the same "
+                           "work: the profile has no rows of theirs that cover them (scripts/pytorch-kernel-reference.py "
+                           "measures them)",
                            cal.stand_in));
     if (cal.launch_overhead_s)
       line("", fmt::format("no kernel shorter than the profile's launch overhead, {:.2f} us", *cal.launch_overhead_s * 1e6));

@@ -187,7 +187,7 @@ TEST(CalibrationReaderErrors, AttentionRowsNeedAHeadDimAndFlops) {
                                     "bytes": 1e6, "flops": 0, "seconds": 1e-5}]})"),
                        "/kernels/0/flops"),
               HasSubstr("priced by FLOP/s"));
-  // PyTorch's attention (scripts/pytorch-attention-reference.py) obeys the same rule.
+  // PyTorch's attention (scripts/pytorch-kernel-reference.py) obeys the same rule.
   EXPECT_THAT(error_of(patched(R"({"kernels": [{"name": "sdpa_forward", "shape": {"seq": 1024},
                                     "bytes": 1e6, "flops": 1e9, "seconds": 1e-5}]})"),
                        "/kernels/0/shape/head_dim"),

@@ -269,8 +269,8 @@ TEST(ProfiledAttention, WithoutSdpaRowsOurFlashKernelStandsInAndSaysSo) {
   EXPECT_FALSE(fwd.measured());
   EXPECT_DOUBLE_EQ(fwd.seconds, 1e10 / (200.0 * kT));  // our forward's 200 TFLOP/s at 1e10
   EXPECT_THAT(model.fallback_reason(flash(KernelId::kSdpaForward, 1e10, 64), Precision::kBf16),
-              HasSubstr("sdpa_forward head_dim=64 at 1e+10 FLOP: not covered by the profile's rows; priced at our "
-                        "attention_forward kernel's measured rate"));
+              HasSubstr("sdpa_forward: no rows with head_dim 64; priced at our attention_forward kernel's measured "
+                        "rate"));
   const CostLookup bwd = model.lookup(flash(KernelId::kSdpaBackward, 1e10, 64), Precision::kBf16);
   EXPECT_EQ(bwd.source, CostSource::kStandIn);
   EXPECT_DOUBLE_EQ(bwd.seconds, 1e10 / (250.0 * kT));
@@ -281,6 +281,38 @@ TEST(ProfiledAttention, WithoutSdpaRowsOurFlashKernelStandsInAndSaysSo) {
   EXPECT_DOUBLE_EQ(model.seconds(far, Precision::kBf16), roofline.seconds(far, Precision::kBf16));
   EXPECT_EQ(model.lookup(flash(KernelId::kSdpaForward, 1e13, 128), Precision::kBf16).source,
             CostSource::kOutsideKernelRange);
+}
+
+TEST(ProfiledKernels, PytorchsKernelsTakeTheirRowsElseOursStandsInElseTheFallback) {
+  CalibrationProfile p;
+  p.device.name = "NVIDIA H100 80GB HBM3";
+  p.copies.push_back({CopyKind::kDeviceToDevice, 1e9, 1e9 / 3e12, 3000.0});
+  p.kernels.push_back({"layernorm_forward", KernelId::kLayernormForward, {}, 1e6, 0.0, 1e6 / 1e12});
+  p.kernels.push_back({"layernorm_forward", KernelId::kLayernormForward, {}, 1e8, 0.0, 1e8 / 1e12});
+  p.kernels.push_back({"torch_gelu_forward", KernelId::kTorchGeluForward, {}, 1e6, 0.0, 1e6 / 2e12});
+  p.kernels.push_back({"torch_gelu_forward", KernelId::kTorchGeluForward, {}, 1e8, 0.0, 1e8 / 2e12});
+  p.kernels.push_back({"gelu_forward", KernelId::kGeluForward, {}, 1e6, 0.0, 1e6 / 1e12});
+  p.kernels.push_back({"gelu_forward", KernelId::kGeluForward, {}, 1e9, 0.0, 1e9 / 1e12});
+  const ProfiledComputeModel model(p, h100());
+  // Its own rows: 2 TB/s, not our GELU's 1.
+  const CostLookup gelu = model.lookup(memory(KernelId::kTorchGeluForward, 1e7), Precision::kBf16);
+  EXPECT_EQ(gelu.source, CostSource::kProfile);
+  EXPECT_DOUBLE_EQ(gelu.seconds, 1e7 / 2e12);
+  // Beyond its rows (1e8 B) but inside ours (1e9 B): ours stands in.
+  const CostLookup big = model.lookup(memory(KernelId::kTorchGeluForward, 5e8), Precision::kBf16);
+  EXPECT_EQ(big.source, CostSource::kStandIn);
+  EXPECT_DOUBLE_EQ(big.seconds, 5e8 / 1e12);
+  EXPECT_THAT(model.fallback_reason(memory(KernelId::kTorchGeluForward, 5e8), Precision::kBf16),
+              HasSubstr("torch_gelu_forward at 500000000 B: outside its measured range; priced at our gelu_forward "
+                        "kernel's measured bandwidth"));
+  // No rows of its own: our layer norm's 1 TB/s.
+  const CostLookup norm = model.lookup(memory(KernelId::kTorchLayernormForward, 1e7), Precision::kBf16);
+  EXPECT_EQ(norm.source, CostSource::kStandIn);
+  EXPECT_DOUBLE_EQ(norm.seconds, 1e7 / 1e12);
+  // A cast has no counterpart of ours: the roofline at the 3 TB/s device copy.
+  const CostLookup cast = model.lookup(memory(KernelId::kTorchCast, 3e7), Precision::kBf16);
+  EXPECT_EQ(cast.source, CostSource::kNoKernelRows);
+  EXPECT_NEAR(cast.seconds, 3e7 / 3e12, 1e-20);
 }
 
 TEST(ProfileDevice, MatchesTheGpuModelLoosely) {

@@ -4,6 +4,7 @@
 // and the fused step left as it was.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "execution/kernel_classes.h"
+#include "hardware/kernel_id.h"
 #include "scenario/errors.h"
 #include "scenario/reader.h"
 #include "workload/parameters.h"
@@ -115,7 +117,31 @@ TEST(PytorchEager, LossRunsInFp32OverTheCastLogits) {
 TEST(PytorchEager, FusedAdamWMovesTwentyEightBytesPerParameter) {
   const workload::TransformerOps ops(tiny_gpt2(), eager_training(), 2);
   EXPECT_DOUBLE_EQ(ops.optimizer_step(1000.0).work.bytes, 28000.0);
-  EXPECT_EQ(ops.optimizer_step(1000.0).work.kernel, hw::KernelId::kAdamw);
+  EXPECT_EQ(ops.optimizer_step(1000.0).work.kernel, hw::KernelId::kTorchAdamw);
+}
+
+// Every memory-bound kernel names PyTorch's kernel that runs it where a profile can
+// measure one (torch_*: scripts/pytorch-kernel-reference.py); ours price them only
+// as stand-ins (hw::stand_in_for). What stays on ours or on the fallback: the
+// embedding gathers and their backward (index kernels), the position ids, the
+// loss's per-row nll kernels, the loss seed and the sort-based embedding backward.
+TEST(PytorchEager, MemoryBoundKernelsArePytorchsOwn) {
+  const workload::TransformerOps ops(tiny_gpt2(), eager_training(), 2);
+  std::vector<workload::Op> all;
+  for (const auto& list : {ops.embedding_forward(), ops.layer_forward(0), ops.head_forward(), ops.head_backward(),
+                           ops.layer_backward(0), ops.embedding_backward()})
+    all.insert(all.end(), list.begin(), list.end());
+  const std::vector<std::string> not_torch{"wte", "wpe", "positions", "nll_loss", "loss_seed", "nll_loss.backward",
+                                           "wpe.backward", "wte.sort", "wte.segment_sum", "wte.scatter"};
+  for (const workload::Op& op : all) {
+    if (op.work.kind != hw::KernelClass::kMemoryBound) continue;
+    const std::string_view name = hw::to_string(op.work.kernel);
+    const bool listed = std::find(not_torch.begin(), not_torch.end(), op.name) != not_torch.end();
+    EXPECT_EQ(name.starts_with("torch_"), !listed) << op.name << " runs " << name;
+  }
+  EXPECT_EQ(hw::stand_in_for(hw::KernelId::kTorchLayernormBackward), hw::KernelId::kLayernormBackward);
+  EXPECT_EQ(hw::stand_in_for(hw::KernelId::kTorchAdd), hw::KernelId::kResidualForward);
+  EXPECT_FALSE(hw::stand_in_for(hw::KernelId::kTorchCast));
 }
 
 TEST(PytorchEager, SameGemmsModelFlopsAndGradientsAsTheFusedStep) {

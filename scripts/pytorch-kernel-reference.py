@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Measure the kernels PyTorch itself runs in an eager GPT-2 step under bf16 autocast,
+and add them to a calibration profile (docs/calibration.md, "kernels"): `sdpa_forward`,
+`sdpa_backward` (scaled_dot_product_attention, cuDNN or flash as PyTorch picks) and the
+memory-bound `torch_*` kernels a PyTorch eager step is made of.
+
+Why: a PyTorch eager step (scripts/pytorch-gpt-step.py; training.framework
+"pytorch_eager") runs PyTorch's kernels, not ours. On the H200 our flash kernel ran
+1.6-1.9x slower than PyTorch's attention, our layer norm slower than PyTorch's fp32
+one, and PyTorch's casts, adds and reductions slower than a device copy, so pricing
+the eager step by our kernels' rows is wrong class by class. With these rows each of
+the step's kernels is priced by the measurement of the kernel that runs it.
+
+  python3 scripts/pytorch-kernel-reference.py --profile PROFILE.json [--only sdpa|torch]
+
+Rows (bytes: each input read once, each output written once, as the simulator counts
+the eager op list, docs/model.md "PyTorch eager"; `shape` the sizes):
+  sdpa_forward / sdpa_backward    causal bf16 attention on strided q, k, v views of one
+                                  (b, s, 3, h, d) projection output, as the GPT program
+                                  calls it; flops 4 b h s^2 d x 0.5, 2.5x backward
+  torch_layernorm_forward         native_layer_norm, fp32 (R x C): 8RC + 8R + 8C
+  torch_layernorm_backward        native_layer_norm_backward, input + gamma/beta
+                                  gradients: 20RC + 16R + 12C
+  torch_gelu_forward / _backward  tanh GELU in bf16: 4N / 6N
+  torch_add                       fp32 + bf16 -> fp32: 10N
+  torch_cast                      fp32 -> bf16 and bf16 -> fp32: 6N
+  torch_fill                      zero_() of fp32: 4N
+  torch_sum_rows                  bf16 (R x C).sum(0): 2RC + 2C
+  torch_cat                       cat of three bf16 (R x C) along the columns: 12RC
+  torch_log_softmax_forward       fp32 log_softmax over rows of V: 8RV
+  torch_log_softmax_backward      _log_softmax_backward_data, fp32: 12RV
+  torch_adamw                     AdamW(fused=True).step() over N fp32 parameters in
+                                  GPT-2-sized tensors: 28N
+
+Timing follows the harness: inputs rotate among enough copies to exceed twice the L2
+cache (so every repetition reads device memory), 3 warm-ups (5 for attention), then the
+median of 20 (30) repetitions, each between CUDA events. The profile is rewritten
+through a temporary file and a rename; rows of the same names are replaced.
+"""
+import argparse
+import json
+import os
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+TOKENS = 8192
+VOCAB = 50304
+# Elementwise sizes in elements: 2^10 .. 2^28 in steps of 4x (biases to T x f).
+ELEMENTS = [1 << e for e in range(10, 29, 2)]
+
+
+def timed(fn, n, warmup=3, repeats=20):
+    """Median seconds of fn(i) between CUDA events, i rotating over n input sets."""
+    for i in range(warmup):
+        fn(i % n)
+    times = []
+    for i in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(i % n)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
+def copies_for(set_bytes, l2_bytes):
+    return max(1, -(-2 * l2_bytes // max(1, set_bytes)))
+
+
+def row(name, shape, bytes_, seconds, flops=0.0, repeats=20):
+    return {"name": name, "shape": shape, "bytes": float(bytes_), "flops": float(flops), "seconds": seconds,
+            "repeats": repeats}
+
+
+def sdpa_rows(l2):
+    rows = []
+    for d, heads in ((64, (12, 16, 20)), (128, (8, 16, 32))):
+        for h in heads:
+            for s in (512, 1024, 2048, 4096):
+                b = TOKENS // s
+                n = copies_for(5 * b * s * h * d * 2, l2)
+                qkvs = [torch.randn(b, s, 3, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                        for _ in range(n)]
+                grads = [torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(n)]
+
+                def views(i):
+                    return tuple(qkvs[i][:, :, j].transpose(1, 2) for j in range(3))
+
+                def forward(i):  # autograd on, as in training: the kernel keeps its statistics
+                    F.scaled_dot_product_attention(*views(i), is_causal=True)
+
+                graphs = []
+                for i in range(n):
+                    q, k, v = views(i)
+                    graphs.append(((q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True)))
+
+                def backward(i):  # the attention's backward alone: dq, dk, dv, nothing accumulated
+                    inputs, out = graphs[i]
+                    torch.autograd.grad(out, inputs, grads[i], retain_graph=True)
+
+                flops = 4.0 * b * h * s * s * d * 0.5
+                nbytes = 4.0 * b * s * h * d * 2 + b * h * s * 4.0
+                shape = {"batch": b, "heads": h, "seq": s, "head_dim": d}
+                t_f = timed(forward, n, 5, 30)
+                t_b = timed(backward, n, 5, 30)
+                rows.append(row("sdpa_forward", shape, nbytes, t_f, flops, 30))
+                rows.append(row("sdpa_backward", shape, 2 * nbytes, t_b, 2.5 * flops, 30))
+                print(f"sdpa b {b:2d} h {h:2d} s {s:4d} d {d:3d}: forward {flops / t_f / 1e12:6.1f} TFLOP/s, "
+                      f"backward {2.5 * flops / t_b / 1e12:6.1f} TFLOP/s", flush=True)
+                del qkvs, grads, graphs
+    return rows
+
+
+def report(rows):
+    r = rows[-1]
+    print(f"{r['name']:28s} {json.dumps(r['shape']):44s} {r['bytes'] / r['seconds'] / 1e9:8.0f} GB/s", flush=True)
+
+
+def elementwise_rows(l2):
+    rows = []
+    bf16, fp32 = torch.bfloat16, torch.float32
+
+    def measure(name, nbytes, shape, make, fn):
+        n = copies_for(nbytes, l2)
+        sets = [make() for _ in range(n)]
+        rows.append(row(name, shape, nbytes, timed(lambda i: fn(*sets[i]), n)))
+        report(rows)
+
+    def randn(*size, dtype=fp32):
+        return torch.randn(*size, device="cuda", dtype=dtype)
+
+    for N in ELEMENTS:
+        shape = {"elements": N}
+        measure("torch_gelu_forward", 4 * N, shape, lambda: (randn(N, dtype=bf16),),
+                lambda x: F.gelu(x, approximate="tanh"))
+        measure("torch_gelu_backward", 6 * N, shape, lambda: (randn(N, dtype=bf16), randn(N, dtype=bf16)),
+                lambda dy, x: torch.ops.aten.gelu_backward(dy, x, approximate="tanh"))
+        measure("torch_add", 10 * N, shape, lambda: (randn(N), randn(N, dtype=bf16)), lambda a, b: a + b)
+        measure("torch_cast", 6 * N, shape, lambda: (randn(N),), lambda x: x.to(bf16))
+        measure("torch_cast", 6 * N, shape, lambda: (randn(N, dtype=bf16),), lambda x: x.to(fp32))
+        measure("torch_fill", 4 * N, shape, lambda: (randn(N),), lambda x: x.zero_())
+    for C in (768, 1024, 1280, 1600, 2048, 4096, 8192):
+        for R in (TOKENS // 4, TOKENS):
+            shape = {"rows": R, "cols": C}
+            w, b = randn(C), randn(C)
+            measure("torch_layernorm_forward", 8 * R * C + 8 * R + 8 * C, shape, lambda: (randn(R, C),),
+                    lambda x: torch.native_layer_norm(x, [C], w, b, 1e-5))
+
+            def ln_inputs():
+                x = randn(R, C)
+                _, mean, rstd = torch.native_layer_norm(x, [C], w, b, 1e-5)
+                return randn(R, C), x, mean, rstd
+
+            measure("torch_layernorm_backward", 20 * R * C + 16 * R + 12 * C, shape, ln_inputs,
+                    lambda dy, x, mean, rstd: torch.ops.aten.native_layer_norm_backward(
+                        dy, x, [C], mean, rstd, w, b, [True, True, True]))
+    for C in (768, 1024, 1280, 2304, 3072, 3840, 4096, 5120, 6400):
+        shape = {"rows": TOKENS, "cols": C}
+        measure("torch_sum_rows", 2 * TOKENS * C + 2 * C, shape, lambda: (randn(TOKENS, C, dtype=bf16),),
+                lambda g: g.sum(0))
+        measure("torch_cat", 12 * TOKENS * C, shape,
+                lambda: tuple(randn(TOKENS // 8, 8, C, dtype=bf16) for _ in range(3)),
+                lambda a, b, c: torch.cat([a, b, c], dim=2))
+    for R in (1024, 2048, 4096, TOKENS):
+        shape = {"rows": R, "cols": VOCAB}
+        measure("torch_log_softmax_forward", 8 * R * VOCAB, shape, lambda: (randn(R, VOCAB),),
+                lambda x: torch.log_softmax(x, dim=-1))
+        measure("torch_log_softmax_backward", 12 * R * VOCAB, shape,
+                lambda: (randn(R, VOCAB), torch.log_softmax(randn(R, VOCAB), dim=-1)),
+                lambda dy, y: torch.ops.aten._log_softmax_backward_data(dy, y, -1, fp32))
+        torch.cuda.empty_cache()
+    for h, layers in ((768, 12), (1024, 24), (1280, 36)):
+        # GPT-2's parameter tensors (weights and biases of each block, embeddings).
+        sizes = [50304 * h, 1024 * h, h, h] + layers * [h, h, 3 * h * h, 3 * h, h * h, h, h, h, 4 * h * h, 4 * h,
+                                                       4 * h * h, h]
+        params = [torch.zeros(n, device="cuda", requires_grad=True) for n in sizes]
+        for p in params:
+            p.grad = torch.randn_like(p)
+        opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
+        total = sum(sizes)
+        rows.append(row("torch_adamw", {"parameters": total}, 28 * total, timed(lambda i: opt.step(), 1)))
+        report(rows)
+        del params, opt
+        torch.cuda.empty_cache()
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", required=True, help="calibration profile to add the rows to")
+    ap.add_argument("--only", choices=("sdpa", "torch"), help="measure only these rows")
+    a = ap.parse_args()
+    with open(a.profile) as f:
+        profile = json.load(f)
+    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
+    rows = []
+    if a.only in (None, "sdpa"):
+        rows += sdpa_rows(l2)
+    if a.only in (None, "torch"):
+        with torch.no_grad():
+            rows += elementwise_rows(l2)
+    names = {r["name"] for r in rows}
+    profile["kernels"] = [k for k in profile.get("kernels", []) if k["name"] not in names] + rows
+    profile.setdefault("versions", {})["torch"] = torch.__version__
+    profile["versions"]["cudnn"] = str(torch.backends.cudnn.version())
+    tmp = a.profile + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(profile, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, a.profile)
+    print(f"added {len(rows)} rows ({', '.join(sorted(names))}) to {a.profile}")
+
+
+if __name__ == "__main__":
+    main()
