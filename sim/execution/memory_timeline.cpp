@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
+
+#include "workload/memory.h"
+#include "workload/parameters.h"
 
 namespace trainsim::exec {
 
@@ -38,17 +44,9 @@ struct Window {
   }
 };
 
-}  // namespace
-
-MemoryTimeline track_memory(const scenario::Scenario& s, const SimulationOutput& out, int rank) {
-  const auto& ranks = out.iteration.simulated_ranks;
-  const auto at = std::find(ranks.begin(), ranks.end(), rank);
-  if (at == ranks.end()) throw std::invalid_argument("track_memory: rank is not simulated");
-  const int stage = static_cast<int>(at - ranks.begin());
-  const std::vector<workload::MemoryEstimate> stages = workload::memory_per_stage(s.model, s.training, s.parallel);
-  const workload::MemoryEstimate& est = stages.at(static_cast<std::size_t>(stage));
-  const double states = est.weights + est.gradients + est.optimizer_states;
-
+// Megatron-style passes (docs/model.md, "Memory over time").
+void add_pass_changes(const scenario::Scenario& s, const SimulationOutput& out, int rank,
+                      std::vector<Change>& changes) {
   const workload::ActivationSplit split{s.parallel.tensor, s.parallel.sequence_parallel, s.parallel.context};
   const long long b = s.training.micro_batch_size;
   const double layer = workload::layer_activation_bytes(s.model, s.training, s.parallel.recompute, b, split);
@@ -62,7 +60,6 @@ MemoryTimeline track_memory(const scenario::Scenario& s, const SimulationOutput&
   std::map<PassKey, Window> forward;
   std::map<PassKey, Window> backward;
   std::map<PassKey, Window> recompute;
-  std::vector<Change> changes;
   for (const Span& span : out.timeline.spans) {
     const workload::Task& t = out.iteration.graph[span.task];
     if (t.rank != rank) continue;
@@ -99,6 +96,105 @@ MemoryTimeline track_memory(const scenario::Scenario& s, const SimulationOutput&
     if (recomputed <= 0.0 || bwd == backward.end()) continue;
     changes.push_back({rec.first_start, recomputed, rec.first});
     changes.push_back({bwd->second.last_end, -recomputed, bwd->second.last});
+  }
+}
+
+// PyTorch eager (docs/model.md, "Memory of a PyTorch eager step", over time):
+// a block's saved tensors and its weights' bf16 casts from its forward to its
+// backward; gradients from the end of a pass's backward until the next step's
+// zero_grad(set_to_none=True); the head's T x V tensors between the ops that
+// allocate and free them; the cuBLAS workspaces all along.
+struct Transient {
+  std::string_view allocated_at;  // allocated when this op starts
+  std::string_view freed_after;   // freed when this op ends
+  double bytes = 0.0;
+};
+
+void add_eager_changes(const scenario::Scenario& s, const SimulationOutput& out, int rank,
+                       std::vector<Change>& changes) {
+  const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
+  const workload::ParameterCount c = workload::count_parameters(s.model);
+  const double layer_params = c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer;
+  const std::vector<Transient> transients = {
+      {"output_layer", "nll_loss", e.logits_bf16},                  // logits, alive until forward() returns
+      {"logits_float", "nll_loss", e.logits_fp32},                  // the .float() argument of cross_entropy
+      {"log_softmax", "log_softmax.backward", e.log_probs},         // saved by log_softmax and nll_loss
+      {"nll_loss.zero_grad", "log_softmax.backward", e.logits_fp32},  // nll_loss_backward's output
+      {"log_softmax.backward", "logits_float.backward", e.logits_fp32},
+      {"logits_float.backward", "output_layer.backward", e.logits_bf16},
+      {"wte.zero_grad", "wte.tied_sum", e.embedding_grad},           // tied: summed into wte.grad
+  };
+  // (iteration, micro-batch, layer): -1 embedding, -2 head.
+  std::map<PassKey, Window> forward;
+  std::map<PassKey, Window> backward;
+  std::map<std::tuple<int, int, std::string>, Window> named;
+  std::map<int, Window> iterations;
+  for (const Span& span : out.timeline.spans) {
+    const workload::Task& t = out.iteration.graph[span.task];
+    if (t.rank != rank || t.collective) continue;
+    iterations[t.iteration].add(span);
+    named[{t.iteration, t.microbatch, t.name}].add(span);
+    // Outside the layers: the embedding's ops (wte, wpe, their sum and their
+    // backward) are one pass, the head's (final norm to loss) another.
+    const bool embedding = t.name.starts_with("wte") || t.name.starts_with("wpe") || t.name == "positions" ||
+                           t.name == "embedding_add";
+    const long long key = t.layer >= 0 ? t.layer : embedding ? -1 : -2;
+    if (t.category == workload::Category::kForward) forward[{t.iteration, t.microbatch, key}].add(span);
+    if (t.category == workload::Category::kBackward) backward[{t.iteration, t.microbatch, key}].add(span);
+  }
+  const auto next_step = [&](int iteration) {
+    const auto it = iterations.find(iteration + 1);
+    return it == iterations.end() ? std::optional<Window>{} : std::optional<Window>{it->second};
+  };
+  for (const auto& [key, fwd] : forward) {
+    const long long l = std::get<2>(key);
+    // The head holds lm_head's weight cast besides its saved tensors.
+    const double head_cast = e.weight_casts - static_cast<double>(s.model.num_layers) * e.layer_casts;
+    const double held = l == -1   ? e.token_ids
+                        : l == -2 ? e.head_saved + head_cast
+                                  : e.layer_saved + e.layer_casts;
+    // The fp32 gradients a pass's backward leaves (AccumulateGrad steals each
+    // first one): lm_head's weight gradient is the head's (the tied wte's first),
+    // an untied embedding's is the embedding's.
+    const double grads = 4.0 * (l == -1   ? c.position_embeddings + c.output_layer
+                                : l == -2 ? c.final_norm + c.word_embeddings
+                                          : layer_params);
+    changes.push_back({fwd.first_start, held, fwd.first});
+    const auto bwd = backward.find(key);
+    if (bwd == backward.end()) continue;
+    changes.push_back({bwd->second.last_end, -held, bwd->second.last});
+    changes.push_back({bwd->second.last_end, grads, bwd->second.last});
+    if (const auto next = next_step(std::get<0>(key))) changes.push_back({next->first_start, -grads, next->first});
+  }
+  for (const auto& [key, span] : named) {
+    for (const Transient& tr : transients) {
+      if (tr.bytes <= 0.0 || std::get<2>(key) != tr.allocated_at) continue;
+      const auto end = named.find({std::get<0>(key), std::get<1>(key), std::string(tr.freed_after)});
+      if (end == named.end()) continue;
+      changes.push_back({span.first_start, tr.bytes, span.first});
+      changes.push_back({end->second.last_end, -tr.bytes, end->second.last});
+    }
+  }
+}
+
+}  // namespace
+
+MemoryTimeline track_memory(const scenario::Scenario& s, const SimulationOutput& out, int rank) {
+  const auto& ranks = out.iteration.simulated_ranks;
+  const auto at = std::find(ranks.begin(), ranks.end(), rank);
+  if (at == ranks.end()) throw std::invalid_argument("track_memory: rank is not simulated");
+  const int stage = static_cast<int>(at - ranks.begin());
+  const std::vector<workload::MemoryEstimate> stages = workload::memory_per_stage(s.model, s.training, s.parallel);
+  const workload::MemoryEstimate& est = stages.at(static_cast<std::size_t>(stage));
+
+  std::vector<Change> changes;
+  double states = est.weights + est.gradients + est.optimizer_states;
+  if (s.training.framework == workload::Framework::kPytorchEager) {
+    // Parameters and AdamW's moments all along; casts and gradients come and go.
+    states = est.weights - est.weight_casts + est.optimizer_states + est.workspaces;
+    add_eager_changes(s, out, rank, changes);
+  } else {
+    add_pass_changes(s, out, rank, changes);
   }
   // Frees before allocations at the same moment (the allocator reuses the block).
   std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) {

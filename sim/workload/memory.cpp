@@ -11,6 +11,67 @@ namespace {
 constexpr double kMask = 1.0;  // a dropout mask element is one byte
 }  // namespace
 
+// docs/model.md, "Memory of a PyTorch eager step". Every term is a tensor of
+// scripts/pytorch-gpt-step.py's step, kept by autograd (the saved tensors of
+// tools/autograd/derivatives.yaml), by the program or by the library.
+EagerMemory eager_memory(const ModelConfig& m, const TrainingConfig& t) {
+  constexpr double kBf16 = 2.0;
+  constexpr double kFp32 = 4.0;
+  constexpr double kIndex = 8.0;  // int64 token and position ids
+  const double T = static_cast<double>(m.seq_length) * static_cast<double>(t.micro_batch_size);
+  const double s = static_cast<double>(m.seq_length);
+  const double h = static_cast<double>(m.hidden_size);
+  const double q = static_cast<double>(m.query_width());
+  const double n = static_cast<double>(m.query_width() + 2 * m.kv_width());  // c_attn's width
+  const double f = static_cast<double>(m.ffn_hidden_size);
+  const double a = static_cast<double>(m.num_attention_heads);
+  const double V = static_cast<double>(m.vocab_size);
+  const double L = static_cast<double>(m.num_layers);
+  EagerMemory e;
+  e.parameters = count_parameters(m).total;
+  // Autocast caches the bf16 cast of each weight; addmm / mm save it (mat2) for
+  // the data gradient, so it lives until that GEMM's backward. lm_head's weight
+  // (tied or not) is cast once more. Bias casts are not saved (addmm's bias
+  // gradient is grad itself) and leave with the cache when autocast exits.
+  e.layer_casts = kBf16 * (h * n + q * h + h * f + f * h);
+  e.weight_casts = L * e.layer_casts + kBf16 * V * h;
+  // Per block: each native_layer_norm saves its fp32 input and its fp32 mean and
+  // rstd per row; each addmm saves its bf16 input (mat1): the two norms' casts,
+  // SDPA's output (c_proj's input), GELU's output (mlp_proj's input). SDPA saves
+  // q, k, v (views of c_attn's output), its output and the fp32 logsumexp per
+  // head and row; GELU saves its input (c_fc's output).
+  const double norms = 2.0 * (kFp32 * T * h + 2.0 * kFp32 * T + kBf16 * T * h);
+  const double attention = kBf16 * T * n + kBf16 * T * q + kFp32 * a * T;
+  const double mlp = kBf16 * T * f + kBf16 * T * f;
+  e.layer_saved = norms + attention + mlp;
+  // ln_f saves its input and statistics, lm_head's mm its bf16 input.
+  e.head_saved = kFp32 * T * h + 2.0 * kFp32 * T + kBf16 * T * h;
+  e.log_probs = kFp32 * T * V;
+  e.logits_bf16 = kBf16 * T * V;
+  e.logits_fp32 = kFp32 * T * V;
+  // The step's idx and targets, and wpe's saved torch.arange ids.
+  e.token_ids = 2.0 * kIndex * T + kIndex * s;
+  // CublasHandlePool.cpp: a 32 MiB workspace per (handle, stream) on Hopper and
+  // Blackwell, from the caching allocator, kept; cuBLASLt shares it (unified by
+  // default). Handles are per thread: the forward's, and the autograd engine's
+  // device thread's for the backward.
+  e.workspaces = 2.0 * 32.0 * 1024.0 * 1024.0;
+  e.embedding_grad = m.untie_embeddings ? 0.0 : kFp32 * V * h;
+  return e;
+}
+
+double EagerMemory::head_backward_peak(long long layers) const {
+  // Inside _log_softmax_backward_data: the saved log-probabilities, its incoming
+  // gradient (nll_loss_backward's zero-filled T x V) and its output. set_to_none
+  // left no gradient, the autocast region's bf16 logits and fp32 copy are gone.
+  return 12.0 * parameters + weight_casts + static_cast<double>(layers) * layer_saved + head_saved + token_ids +
+         log_probs + 2.0 * logits_fp32 + workspaces;
+}
+
+double EagerMemory::embedding_backward_peak() const {
+  return 16.0 * parameters + embedding_grad + token_ids + workspaces;
+}
+
 StateBytes state_bytes_per_parameter(const TrainingConfig& t) {
   StateBytes s;
   const bool mixed = activation_element_bytes(t) < 4.0;
@@ -187,7 +248,34 @@ double stage_expert_parameters(const ModelConfig& m, const ParallelConfig& p, in
   return n;
 }
 
+namespace {
+
+// One GPU, one micro-batch, no recomputation (the scenario reader checks it).
+MemoryEstimate eager_estimate(const ModelConfig& m, const TrainingConfig& t) {
+  const EagerMemory e = eager_memory(m, t);
+  MemoryEstimate est;
+  est.parameters = e.parameters;
+  est.weights = 4.0 * e.parameters;
+  est.optimizer_states = 8.0 * e.parameters;  // fused AdamW: exp_avg, exp_avg_sq
+  est.workspaces = e.workspaces;
+  const double head = e.head_backward_peak(m.num_layers);
+  const double end = e.embedding_backward_peak();
+  if (head >= end) {
+    est.weight_casts = e.weight_casts;
+    est.weights += e.weight_casts;
+    est.activations = head - 12.0 * e.parameters - e.weight_casts;
+  } else {
+    est.gradients = 4.0 * e.parameters;
+    est.activations = end - 16.0 * e.parameters;
+    est.in_flight_microbatches = 0.0;
+  }
+  return est;
+}
+
+}  // namespace
+
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
+  if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t)};
   const StateBytes per = state_bytes_per_parameter(t);
   const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
   const long long b = t.micro_batch_size;

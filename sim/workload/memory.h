@@ -22,6 +22,12 @@ struct MemoryEstimate {
   // ZeRO-3: the full parameters of the units (layer, embedding, head) gathered
   // for computation at the peak, one unit or two with prefetch; included in weights.
   double gathered_weights = 0;
+  // PyTorch eager: autocast's bf16 casts of the linear weights alive at the peak;
+  // included in weights (docs/model.md, "Memory of a PyTorch eager step").
+  double weight_casts = 0;
+  // PyTorch eager: cuBLAS workspaces held by the caching allocator; included in
+  // activations (which then read "everything besides the model states").
+  double workspaces = 0;
   int stage = 0;           // pipeline stage (the most loaded one in estimate_memory)
   double parameters = 0;   // parameters held by one GPU of the stage
   // Micro-batch passes whose activations are alive at the peak, counted in
@@ -70,6 +76,28 @@ double stage_expert_parameters(const ModelConfig& m, const ParallelConfig& p, in
 // and section 5): stage 1 shards the optimizer states, 2 the gradients too, 3 the
 // weights too. Without gathered buffers.
 StateBytes sharded_state_bytes(const TrainingConfig& training, double params, int zero_stage, int data);
+
+// PyTorch eager (training.framework "pytorch_eager", docs/model.md "Memory of a
+// PyTorch eager step"): what scripts/pytorch-gpt-step.py's program keeps, tensor
+// by tensor, after autograd's saved tensors (tools/autograd/derivatives.yaml).
+struct EagerMemory {
+  double parameters = 0;     // P: fp32 weights 4P, AdamW exp_avg + exp_avg_sq 8P, gradients 4P
+  double weight_casts = 0;   // bf16 casts of every linear weight (lm_head's included), 2 B each
+  double layer_casts = 0;    // of which one layer's
+  double layer_saved = 0;    // tensors one block saves for its backward
+  double head_saved = 0;     // final norm input, statistics and bf16 output (not the logits)
+  double log_probs = 0;      // log_softmax's fp32 output, saved by log_softmax and nll_loss: 4 T V
+  double logits_bf16 = 0;    // lm_head's bf16 output (2 T V), and each bf16 T x V gradient
+  double logits_fp32 = 0;    // logits.float() (4 T V), and each fp32 T x V gradient
+  double token_ids = 0;      // int64 inputs and targets (16 T) and the saved positions (8 s)
+  double workspaces = 0;     // cuBLAS workspaces of the forward's and the autograd thread's handles
+  double embedding_grad = 0; // tied: the embedding's V x h fp32 gradient before the engine adds it
+  // The two candidate peaks: the log_softmax backward (every activation alive, no
+  // gradient yet) and the embedding backward (every gradient, no activation).
+  [[nodiscard]] double head_backward_peak(long long layers) const;
+  [[nodiscard]] double embedding_backward_peak() const;
+};
+EagerMemory eager_memory(const ModelConfig& m, const TrainingConfig& t);
 
 // Every stage's peak, and the largest of them.
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p);
