@@ -148,7 +148,7 @@ if has torchref && [ -f "$res/profile.json" ]; then
   # The kernels PyTorch itself runs in the eager step (its attention, layer norm, casts,
   # adds, ...), for the PyTorch eager predictions: sdpa_* and torch_* rows.
   run torchref 150 45 python3 scripts/pytorch-kernel-reference.py --profile "$res/profile.json" &&
-    grep -E "s 1024 d  64|^added" "$res/torchref.log" | tee -a "$res/summary.txt"
+    grep -E "s 1024 d  64|^added|^host dispatch" "$res/torchref.log" | tee -a "$res/summary.txt"
   pack
 fi
 

@@ -11,7 +11,7 @@ one, and PyTorch's casts, adds and reductions slower than a device copy, so pric
 the eager step by our kernels' rows is wrong class by class. With these rows each of
 the step's kernels is priced by the measurement of the kernel that runs it.
 
-  python3 scripts/pytorch-kernel-reference.py --profile PROFILE.json [--only sdpa|torch]
+  python3 scripts/pytorch-kernel-reference.py --profile PROFILE.json [--only sdpa|torch|host]
 
 Rows (bytes: each input read once, each output written once, as the simulator counts
 the eager op list, docs/model.md "PyTorch eager"; `shape` the sizes):
@@ -32,15 +32,25 @@ the eager op list, docs/model.md "PyTorch eager"; `shape` the sizes):
   torch_adamw                     AdamW(fused=True).step() over N fp32 parameters in
                                   GPT-2-sized tensors: 28N
 
+It also measures how fast PyTorch's host thread issues those kernels ("host_dispatch":
+docs/calibration.md): the GPT program of scripts/pytorch-gpt-step.py on tiny tensors
+(12 layers, hidden 128, 2 x 64 tokens), where every kernel runs in a few microseconds,
+timed on the host with no synchronization inside the step: the forward's host time
+over its kernel count, the backward's (loss.backward() returns once the autograd
+engine has issued every kernel) over its, and one optimizer.step(); kernels (and
+memsets) counted with torch.profiler, phase by phase; medians of 20 steps.
+
 Timing follows the harness: inputs rotate among enough copies to exceed twice the L2
 cache (so every repetition reads device memory), 3 warm-ups (5 for attention), then the
 median of 20 (30) repetitions, each between CUDA events. The profile is rewritten
 through a temporary file and a rename; rows of the same names are replaced.
 """
 import argparse
+import importlib.util
 import json
 import os
 import statistics
+import time
 
 import torch
 import torch.nn.functional as F
@@ -188,31 +198,102 @@ def elementwise_rows(l2):
     return rows
 
 
+def host_dispatch():
+    """Host seconds per issued kernel of the GPT step's forward and backward, and of one
+    optimizer step, on tiny tensors (the program's own code path, not its sizes)."""
+    spec = importlib.util.spec_from_file_location(
+        "gpt_step", os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytorch-gpt-step.py"))
+    gpt_step = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpt_step)
+    layers, hidden, heads, vocab, seq, batch = 12, 128, 2, 512, 64, 2
+    model = gpt_step.GPT(layers, hidden, heads, vocab, seq).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1, fused=True)
+    idx = torch.randint(0, vocab, (batch, seq + 1), device="cuda")
+    x, y = idx[:, :-1].contiguous(), idx[:, 1:].contiguous()
+
+    def forward():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return model(x, y)
+
+    def phases():
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        loss = forward()
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        t3 = time.perf_counter()
+        torch.cuda.synchronize()
+        return t1 - t0, t2 - t1, t3 - t2
+
+    for _ in range(5):
+        phases()
+    samples = [phases() for _ in range(20)]
+    fwd, bwd, step = (statistics.median(s[i] for s in samples) for i in range(3))
+
+    from torch.profiler import ProfilerActivity, profile
+
+    def device_work(fn):
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            out = fn()
+            torch.cuda.synchronize()
+        n = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+        return n, out
+
+    n_fwd, loss = device_work(forward)
+    n_bwd, _ = device_work(loss.backward)
+    n_opt, _ = device_work(opt.step)
+    result = {
+        "framework": f"torch {torch.__version__}",
+        "forward_s": fwd / n_fwd,
+        "backward_s": bwd / n_bwd,
+        "optimizer_s": step,
+        "kernels": {"forward": n_fwd, "backward": n_bwd, "optimizer": n_opt},
+        "model": f"scripts/pytorch-gpt-step.py GPT, {layers} layers, hidden {hidden}, {heads} heads, vocabulary "
+                 f"{vocab}, {batch} x {seq} tokens, bf16 autocast, fused AdamW; host time per phase, median of "
+                 f"{len(samples)} steps",
+    }
+    print(f"host dispatch: forward {fwd * 1e6:.0f} us over {n_fwd} kernels ({result['forward_s'] * 1e6:.2f} us "
+          f"each), backward {bwd * 1e6:.0f} us over {n_bwd} ({result['backward_s'] * 1e6:.2f} us each), "
+          f"optimizer step {step * 1e6:.0f} us ({n_opt} kernels)", flush=True)
+    return result
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", required=True, help="calibration profile to add the rows to")
-    ap.add_argument("--only", choices=("sdpa", "torch"), help="measure only these rows")
+    ap.add_argument("--only", choices=("sdpa", "torch", "host"), help="measure only these rows (or host_dispatch)")
     a = ap.parse_args()
     with open(a.profile) as f:
         profile = json.load(f)
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 64 << 20)
-    rows = []
-    if a.only in (None, "sdpa"):
-        rows += sdpa_rows(l2)
-    if a.only in (None, "torch"):
-        with torch.no_grad():
-            rows += elementwise_rows(l2)
-    names = {r["name"] for r in rows}
-    profile["kernels"] = [k for k in profile.get("kernels", []) if k["name"] not in names] + rows
     profile.setdefault("versions", {})["torch"] = torch.__version__
     profile["versions"]["cudnn"] = str(torch.backends.cudnn.version())
-    tmp = a.profile + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(profile, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, a.profile)
-    print(f"added {len(rows)} rows ({', '.join(sorted(names))}) to {a.profile}")
 
+    def save():  # after every part, so a failure later keeps what was measured
+        tmp = a.profile + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(profile, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, a.profile)
+
+    def add(rows):
+        names = {r["name"] for r in rows}
+        profile["kernels"] = [k for k in profile.get("kernels", []) if k["name"] not in names] + rows
+        save()
+        print(f"added {len(rows)} rows ({', '.join(sorted(names))}) to {a.profile}", flush=True)
+
+    if a.only in (None, "host"):
+        profile["host_dispatch"] = host_dispatch()
+        save()
+    if a.only in (None, "sdpa"):
+        add(sdpa_rows(l2))
+    if a.only in (None, "torch"):
+        with torch.no_grad():
+            add(elementwise_rows(l2))
 
 if __name__ == "__main__":
     main()

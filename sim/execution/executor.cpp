@@ -20,6 +20,12 @@ struct Lane {
   std::vector<TaskId> order;
   std::size_t head = 0;
   bool busy = false;
+  // Host dispatch (docs/model.md, "Host dispatch"): when the host thread has issued
+  // the task at `issued` (an index into `order`), and the iteration it is issuing.
+  core::Time host_clock = 0;
+  std::size_t issued = static_cast<std::size_t>(-1);
+  int host_iteration = 0;
+  bool waking = false;  // a wake-up at host_clock is scheduled
 };
 
 // The mutable state of one run; lives on Executor::run's stack.
@@ -96,8 +102,9 @@ class Run {
     if (lane.busy || lane.head == lane.order.size()) return;
     const TaskId id = lane.order[lane.head];
     if (remaining_[id] > 0) return;
-    lane.busy = true;
     const Task& t = graph_[id];
+    if (!t.collective && !issued_by_host(lane_id, t)) return;
+    lane.busy = true;
     if (!t.collective) {
       start_[id] = sim_.now();
       const auto slow = slowdown_.find(t.rank);
@@ -112,6 +119,35 @@ class Run {
     }
     Instance& inst = instances_[t.collective_instance];
     if (++inst.arrived == inst.members.size()) launch_collective(inst.members);
+  }
+
+  // Whether the host thread has issued the lane's head task by now (a kernel the
+  // framework dispatches one by one: ComputeModel::host_seconds > 0). The host
+  // issues in lane order, each task host_seconds after the one before it, without
+  // waiting for the GPU, except at an iteration's start: the step synchronizes
+  // with the device, so the next step's first kernel is issued after the GPU has
+  // run the last one. If not yet issued, wakes the lane when it is.
+  bool issued_by_host(std::size_t lane_id, const Task& t) {
+    const double host_s = compute_.host_seconds(t.compute);
+    if (host_s <= 0.0) return true;
+    Lane& lane = lanes_[lane_id];
+    if (lane.issued != lane.head) {
+      if (t.iteration != lane.host_iteration) {
+        lane.host_clock = std::max(lane.host_clock, sim_.now());
+        lane.host_iteration = t.iteration;
+      }
+      lane.host_clock += core::from_seconds(host_s);
+      lane.issued = lane.head;
+    }
+    if (sim_.now() >= lane.host_clock) return true;
+    if (!lane.waking) {
+      lane.waking = true;
+      sim_.schedule_after(lane.host_clock - sim_.now(), [this, lane_id] {
+        lanes_[lane_id].waking = false;
+        try_start(lane_id);
+      });
+    }
+    return false;
   }
 
   // A collective of one task, or of an instance's members (which outlive the run's events).

@@ -86,6 +86,16 @@ struct CollectiveFit {
   double busbw_gbps = 0.0;
 };
 
+// How fast a framework's host thread issues kernels, measured by running its
+// training step on tiny tensors, where the GPU waits for the host
+// (scripts/pytorch-kernel-reference.py; docs/model.md, "Host dispatch").
+struct HostDispatch {
+  std::string framework;     // e.g. "torch 2.11.0+cu130"
+  double forward_s = 0.0;    // host seconds per kernel of the forward pass (Python modules)
+  double backward_s = 0.0;   // ... of the backward pass (the autograd engine's thread)
+  double optimizer_s = 0.0;  // host seconds of one optimizer.step() (0: not measured)
+};
+
 struct CalibrationProfile {
   int format = 1;         // "trainsim_calibration"
   bool complete = true;   // false: the harness was still running or was interrupted
@@ -100,6 +110,7 @@ struct CalibrationProfile {
   std::vector<KernelRow> kernels;
   std::vector<CopyRow> copies;
   std::optional<double> launch_overhead_s;
+  std::optional<HostDispatch> host_dispatch;
   std::vector<CollectiveRow> collectives;
   std::vector<CollectiveFit> collective_fits;
 

@@ -2,6 +2,7 @@
 // How long a kernel takes on one GPU. The roofline model here uses datasheet
 // peaks and measured efficiencies (docs/model.md, "Compute cost"); calibration
 // profiles plug in behind the same interface (hardware/profiled_compute_model.h).
+#include <cstdint>
 #include <string_view>
 
 #include "hardware/gpu_spec.h"
@@ -18,6 +19,11 @@ enum class KernelClass {
 
 // The work of one kernel launch, or of `count` identical GEMMs launched together
 // (grouped expert GEMMs): flops and bytes are the totals.
+// Which part of a framework's step issues a kernel from the host (docs/model.md,
+// "Host dispatch"): Python modules forward, the autograd engine backward, the
+// optimizer's step.
+enum class HostPass : std::uint8_t { kNone, kForward, kBackward, kOptimizer };
+
 struct KernelWork {
   KernelClass kind = KernelClass::kMemoryBound;
   double flops = 0.0;  // executed FLOPs
@@ -33,6 +39,10 @@ struct KernelWork {
   bool backward = false;              // a backward-pass op
   KernelId kernel = KernelId::kNone;  // the measured kernel that does this work, if any
   int head_dim = 0;                   // flash attention: the head dimension
+  // Launched one by one from a framework's host thread (PyTorch eager), in this
+  // pass of its step: the GPU cannot start it before the host has issued it
+  // (ComputeModel::host_seconds). kNone: not host-dispatched (fused kernels).
+  HostPass host_pass = HostPass::kNone;
 };
 
 class ComputeModel {
@@ -40,6 +50,9 @@ class ComputeModel {
   virtual ~ComputeModel() = default;
   [[nodiscard]] virtual double seconds(const KernelWork& work, Precision precision) const = 0;
   [[nodiscard]] virtual std::string_view name() const = 0;
+  // Host time to issue a host-dispatched kernel (docs/model.md, "Host dispatch"):
+  // measured only (a calibration profile's host_dispatch); 0 where unknown.
+  [[nodiscard]] virtual double host_seconds(const KernelWork& /*work*/) const { return 0.0; }
 };
 
 class RooflineComputeModel final : public ComputeModel {

@@ -44,7 +44,8 @@ CostSource gemm_miss(GemmTable::Miss miss) {
 
 ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, const GpuSpec& gpu)
     : copy_bandwidth_(measured_copy_bandwidth(profile.copies, CopyKind::kDeviceToDevice)),
-      launch_overhead_s_(profile.launch_overhead_s.value_or(0.0)) {
+      launch_overhead_s_(profile.launch_overhead_s.value_or(0.0)),
+      host_dispatch_(profile.host_dispatch) {
   // The fallback: the spec's roofline with the profile's measured efficiencies
   // (docs/model.md, "Calibrated costs", "Fallback").
   GpuSpec measured = gpu;
@@ -95,6 +96,18 @@ CostLookup ProfiledComputeModel::lookup(const KernelWork& work, Precision precis
   // Kernels launched back to back from one host thread start no faster than this.
   found.seconds = std::max(found.seconds, launch_overhead_s_);
   return found;
+}
+
+double ProfiledComputeModel::host_seconds(const KernelWork& work) const {
+  if (!host_dispatch_) return 0.0;
+  switch (work.host_pass) {
+    case HostPass::kNone: return 0.0;
+    case HostPass::kForward: return host_dispatch_->forward_s;
+    case HostPass::kBackward: return host_dispatch_->backward_s;
+    case HostPass::kOptimizer:
+      return host_dispatch_->optimizer_s > 0.0 ? host_dispatch_->optimizer_s : host_dispatch_->forward_s;
+  }
+  return 0.0;
 }
 
 CostLookup ProfiledComputeModel::gemm(const KernelWork& work, Precision precision) const {

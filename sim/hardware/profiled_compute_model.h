@@ -67,6 +67,11 @@ class ProfiledComputeModel final : public ComputeModel {
     return lookup(work, precision).seconds;
   }
   [[nodiscard]] std::string_view name() const override { return "profile"; }
+  // The profile's host_dispatch for a host-dispatched kernel: per kernel of its
+  // pass, or the whole optimizer step for the (fused) optimizer kernel (per forward
+  // kernel where the profile has no optimizer figure).
+  [[nodiscard]] double host_seconds(const KernelWork& work) const override;
+  [[nodiscard]] const std::optional<HostDispatch>& host_dispatch() const { return host_dispatch_; }
 
   // The cost and where it came from. Cheap: a few binary searches, no allocation.
   [[nodiscard]] CostLookup lookup(const KernelWork& work, Precision precision) const;
@@ -98,6 +103,7 @@ class ProfiledComputeModel final : public ComputeModel {
   std::array<std::size_t, 5> matmul_points_{};          // by Precision: points of the measured curve (0: spec's)
   std::optional<double> copy_bandwidth_;                // B/s, the largest device-to-device copy
   double launch_overhead_s_ = 0.0;
+  std::optional<HostDispatch> host_dispatch_;
   std::array<GemmTable, 5> gemm_;                       // by Precision
   std::array<LogCurve, kNumKernelIds> bandwidth_;       // memory-bound kernels: B/s over bytes
   std::array<std::map<int, LogCurve>, 4> attention_;    // see attention_index: FLOP/s over FLOPs, by head_dim

@@ -211,6 +211,7 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
     c.fallback_memory_bandwidth = e.memory_bandwidth;
     c.fallback_matmul_points = e.matmul_points;
     c.launch_overhead_s = e.launch_overhead_s;
+    if (s.training.framework == workload::Framework::kPytorchEager) c.host_dispatch = s.calibration->profile->host_dispatch;
     for (const hw::CollectiveRow& row : s.calibration->profile->collectives)
       if (row.scope == hw::CollectiveScope::kInterNode && row.nodes == 0) ++c.collective_rows_without_nodes;
     m.calibration = std::move(c);

@@ -74,6 +74,8 @@ struct CalibrationReport {
   std::optional<double> fallback_memory_bandwidth;  // B/s, the profile's largest device copy
   std::size_t fallback_matmul_points = 0;           // points of the measured GEMM efficiency curve
   std::optional<double> launch_overhead_s;          // no kernel takes less
+  // The profile's host dispatch times, where they applied (a PyTorch eager step).
+  std::optional<hw::HostDispatch> host_dispatch;
   // The profile's inter_node "collectives" rows without "nodes": they price nothing
   // (docs/calibration.md, "nodes"); the summary says so. Not in the result file.
   long long collective_rows_without_nodes = 0;

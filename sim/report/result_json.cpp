@@ -150,6 +150,13 @@ nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m
     j["calibration"]["fallback_memory_bandwidth"] = optional_number(c.fallback_memory_bandwidth);
     j["calibration"]["fallback_matmul_points"] = c.fallback_matmul_points;
     j["calibration"]["launch_overhead_s"] = optional_number(c.launch_overhead_s);
+    if (c.host_dispatch)
+      j["calibration"]["host_dispatch"] = {{"framework", c.host_dispatch->framework},
+                                           {"forward_s", c.host_dispatch->forward_s},
+                                           {"backward_s", c.host_dispatch->backward_s},
+                                           {"optimizer_s", c.host_dispatch->optimizer_s}};
+    else
+      j["calibration"]["host_dispatch"] = nullptr;
   } else {
     j["calibration"] = nullptr;
   }

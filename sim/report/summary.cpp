@@ -105,6 +105,13 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                            "work: the profile has no rows of theirs that cover them (scripts/pytorch-kernel-reference.py "
                            "measures them)",
                            cal.stand_in));
+    if (cal.host_dispatch)
+      line("", fmt::format("kernels issued by {}'s host thread {:.2f} us apart forward, {:.2f} us backward, the "
+                           "optimizer step in {:.1f} us (profile): the GPU waits where they run shorter",
+                           cal.host_dispatch->framework.empty() ? std::string("the framework")
+                                                                : cal.host_dispatch->framework,
+                           cal.host_dispatch->forward_s * 1e6, cal.host_dispatch->backward_s * 1e6,
+                           cal.host_dispatch->optimizer_s * 1e6));
     if (cal.launch_overhead_s)
       line("", fmt::format("no kernel shorter than the profile's launch overhead, {:.2f} us", *cal.launch_overhead_s * 1e6));
     if (cal.collectives_measured + cal.collectives_modeled > 0)

@@ -165,7 +165,7 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
                         doc.is_object() ? "an object without \"trainsim_calibration\"" : describe_found(doc));
   const ObjectReader root = fields(doc, file, "",
                                    {"trainsim_calibration", "complete", "date", "command", "host", "device", "versions", "gemm",
-                           "kernels", "copies", "launch_overhead_s", "collectives", "collective_fits"});
+                           "kernels", "copies", "launch_overhead_s", "host_dispatch", "collectives", "collective_fits"});
   ProfileReading out;
   hw::CalibrationProfile& p = out.profile;
   const nlohmann::json& format = root.raw("trainsim_calibration");
@@ -216,6 +216,17 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
     p.copies.push_back(c);
   });
   if (root.has_non_null("launch_overhead_s")) p.launch_overhead_s = measured(root, "launch_overhead_s", false);
+  if (root.has_non_null("host_dispatch")) {
+    // docs/calibration.md, "host_dispatch": per-kernel host times of a framework's step.
+    const ObjectReader h = fields(root.raw("host_dispatch"), file, root.path_of("host_dispatch"),
+                                  {"framework", "forward_s", "backward_s", "optimizer_s", "kernels", "model"});
+    hw::HostDispatch d;
+    d.framework = h.text("framework", "");
+    d.forward_s = measured(h, "forward_s", false);
+    d.backward_s = measured(h, "backward_s", false);
+    d.optimizer_s = measured(h, "optimizer_s", true, 0.0);
+    p.host_dispatch = d;
+  }
   each_row(root, "collectives", [&](const nlohmann::json& row, const std::string& path) {
     const ObjectReader r =
         fields(row, file, path,

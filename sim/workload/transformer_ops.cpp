@@ -29,6 +29,12 @@ hw::KernelId backward_kernel(hw::KernelId forward) {
     default: return hw::KernelId::kNone;
   }
 }
+// PyTorch eager issues every kernel from its host thread (docs/model.md, "Host
+// dispatch"); the fused step's kernels are not marked (no host model).
+std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass) {
+  for (Op& op : ops) op.work.host_pass = pass;
+  return ops;
+}
 }  // namespace
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
@@ -149,7 +155,7 @@ Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_
 }
 
 std::vector<Op> TransformerOps::embedding_forward() const {
-  if (eager()) return eager_embedding_forward();
+  if (eager()) return host_dispatched(eager_embedding_forward(), hw::HostPass::kForward);
   const double h = static_cast<double>(model_.hidden_size);
   // Vocabulary-parallel under TP: each rank looks up the tokens of its shard and
   // writes the full b s h (zeros elsewhere); g then sums (or scatters) the shards.
@@ -236,7 +242,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
 }
 
 std::vector<Op> TransformerOps::layer_forward(long long layer) const {
-  if (eager()) return eager_layer_forward(layer);
+  if (eager()) return host_dispatched(eager_layer_forward(layer), hw::HostPass::kForward);
   const double h = static_cast<double>(model_.hidden_size);
   // Column-parallel QKV and MLP-up, row-parallel attention-out and MLP-down:
   // output (resp. input) widths split t ways (Shoeybi et al. 2019).
@@ -285,7 +291,7 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
 }
 
 std::vector<Op> TransformerOps::head_forward() const {
-  if (eager()) return eager_head_forward();
+  if (eager()) return host_dispatched(eager_head_forward(), hw::HostPass::kForward);
   const double h = static_cast<double>(model_.hidden_size);
   const double v = static_cast<double>(model_.vocab_size) / tp_;  // vocabulary-parallel output layer
   const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
@@ -314,7 +320,7 @@ std::vector<Op> TransformerOps::head_forward() const {
 }
 
 std::vector<Op> TransformerOps::head_backward() const {
-  if (eager()) return eager_head_backward();
+  if (eager()) return host_dispatched(eager_head_backward(), hw::HostPass::kBackward);
   std::vector<Op> fwd = head_forward();
   std::vector<Op> ops;
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it)
@@ -323,7 +329,7 @@ std::vector<Op> TransformerOps::head_backward() const {
 }
 
 std::vector<Op> TransformerOps::layer_backward(long long layer) const {
-  if (eager()) return eager_layer_backward(layer);
+  if (eager()) return host_dispatched(eager_layer_backward(layer), hw::HostPass::kBackward);
   std::vector<Op> fwd = layer_forward(layer);
   std::vector<Op> ops;
   bool ring_done = false;
@@ -486,7 +492,7 @@ std::vector<Op> TransformerOps::layer_recompute(long long layer, Recompute granu
 }
 
 std::vector<Op> TransformerOps::embedding_backward() const {
-  if (eager()) return eager_embedding_backward();
+  if (eager()) return host_dispatched(eager_embedding_backward(), hw::HostPass::kBackward);
   std::vector<Op> fwd = embedding_forward();
   Op op = backward_of(fwd.front(), 1.0, 1.0);
   // g's backward is the identity: no collective before the embedding's backward.
@@ -498,7 +504,11 @@ std::vector<Op> TransformerOps::embedding_backward() const {
 }
 
 Op TransformerOps::optimizer_step(double params) const {
-  if (eager()) return eager_optimizer_step(params);
+  if (eager()) {
+    Op op = eager_optimizer_step(params);
+    op.work.host_pass = hw::HostPass::kOptimizer;
+    return op;
+  }
   // Per parameter, Adam (Kingma & Ba 2015) in mixed precision reads the gradient,
   // reads and writes the fp32 master weight, momentum and variance, and writes the
   // 16-bit weight; the global gradient norm for clipping reads the gradient once more.

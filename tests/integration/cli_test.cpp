@@ -277,6 +277,40 @@ TEST_F(Cli, PytorchsKernelsWithoutTheirRowsArePricedByOursAndSaySo) {
   EXPECT_THAT(r.output, HasSubstr("175 of PyTorch's kernels (sdpa_*, torch_*) at the measured rate of ours"));
 }
 
+// A profile's host_dispatch makes a PyTorch eager step wait for its host thread
+// (docs/model.md, "Host dispatch"). At 1 ms per forward kernel, 2 ms per backward
+// kernel and 5 ms per optimizer step, every kernel is far shorter than its issue
+// interval, so the step is the host's time plus the last kernel's (under 1 ms):
+// n_f x 1 ms + n_b x 2 ms + 5 ms, with n_f and n_b the forward and backward spans.
+TEST_F(Cli, HostDispatchMakesAnEagerStepWaitForTheHost) {
+  const std::string root = TRAINSIM_SOURCE_DIR;
+  auto profile = nlohmann::json::parse(slurp(root + "/scenarios/calibration/h200-sxm-141gb.json"));
+  profile["host_dispatch"] = {{"framework", "torch test"}, {"forward_s", 1e-3}, {"backward_s", 2e-3},
+                              {"optimizer_s", 5e-3}};
+  std::ofstream(dir_ / "host.json") << profile.dump();
+  const Result r = run("run " + scenario("validation/gpt2-124m-1xh200.json") + " --calibration " +
+                       (dir_ / "host.json").string() + " --out " + (dir_ / "r.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("kernels issued by torch test's host thread 1000.00 us apart forward, 2000.00 us "
+                                  "backward, the optimizer step in 5000.0 us (profile)"));
+  const auto result = nlohmann::json::parse(slurp(dir_ / "r.json"));
+  EXPECT_EQ(result["calibration"]["host_dispatch"]["forward_s"], 1e-3);
+  const auto timeline = nlohmann::json::parse(slurp(dir_ / "r.timeline.json"));
+  int forward = 0;
+  int backward = 0;
+  for (const auto& lane : timeline["lanes"])
+    for (const auto& span : lane["spans"]) {
+      forward += span["category"] == "forward" ? 1 : 0;
+      backward += span["category"] == "backward" ? 1 : 0;
+    }
+  ASSERT_GT(forward, 100);
+  ASSERT_GT(backward, 100);
+  const double host = forward * 1e-3 + backward * 2e-3 + 5e-3;
+  const double step = result["iteration_time_s"].get<double>();
+  EXPECT_GE(step, host);
+  EXPECT_LT(step, host + 1e-3);
+}
+
 TEST_F(Cli, ScenarioCalibrationKeyAndItsOverride) {
   fs::create_directories(dir_ / "calibration");
   std::ofstream(dir_ / "calibration" / "h100.json") << gemm_profile(100.0);

@@ -194,6 +194,24 @@ TEST(CalibrationReaderErrors, AttentionRowsNeedAHeadDimAndFlops) {
               HasSubstr("of an attention kernel"));
 }
 
+TEST(CalibrationReader, HostDispatchOfAFrameworkIsReadAndChecked) {
+  const ProfileReading r = parse_calibration_text(
+      patched(R"({"host_dispatch": {"framework": "torch 2.11.0+cu130", "forward_s": 9e-6, "backward_s": 5e-6,
+                                    "optimizer_s": 1.4e-4, "kernels": {"forward": 100}, "model": "tiny"}})"),
+      "p.json");
+  ASSERT_TRUE(r.profile.host_dispatch.has_value());
+  EXPECT_EQ(r.profile.host_dispatch->framework, "torch 2.11.0+cu130");
+  EXPECT_EQ(r.profile.host_dispatch->forward_s, 9e-6);
+  EXPECT_EQ(r.profile.host_dispatch->backward_s, 5e-6);
+  EXPECT_EQ(r.profile.host_dispatch->optimizer_s, 1.4e-4);
+  EXPECT_FALSE(parse_calibration_text(patched("{}"), "p.json").profile.host_dispatch.has_value());
+  EXPECT_THAT(error_of(patched(R"({"host_dispatch": {"forward_s": 0, "backward_s": 5e-6}})"),
+                       "/host_dispatch/forward_s"),
+              HasSubstr("a positive number"));
+  EXPECT_THAT(error_of(patched(R"({"host_dispatch": {"forward_s": 9e-6}})"), "/host_dispatch/backward_s"),
+              HasSubstr("a positive number"));
+}
+
 TEST(CalibrationReaderErrors, BadCollectiveRows) {
   EXPECT_THAT(error_of(patched(R"({"collectives": [{"op": "allreduce", "scope": "intra_node", "ranks": 8,
                                     "bytes": 8, "seconds": 1e-5}]})"),

@@ -16,6 +16,11 @@ class FlopsAreSeconds final : public hw::ComputeModel {
  public:
   [[nodiscard]] double seconds(const hw::KernelWork& w, hw::Precision) const override { return w.flops; }
   [[nodiscard]] std::string_view name() const override { return "test"; }
+  // Host-dispatched kernels take `host_s` of the host thread each (docs/model.md, "Host dispatch").
+  [[nodiscard]] double host_seconds(const hw::KernelWork& w) const override {
+    return w.host_pass != hw::HostPass::kNone ? host_s : 0.0;
+  }
+  double host_s = 0.0;
 };
 class BytesAreSeconds final : public net::CollectiveModel {
  public:
@@ -129,6 +134,67 @@ TEST(Executor, ReportsADeadlockInsteadOfHanging) {
   stuck.add(collective(0, 1.0, {}, 9));
   Fixture f;
   EXPECT_THROW(f.run(stuck), std::logic_error);
+}
+
+// Kernels of 10, 1, 1, 1 and 1 us issued by a host thread 3 us apart (at 3, 6, 9,
+// 12 and 15 us): the first runs 3-13 while the host runs ahead, so the other four,
+// all issued by the time the GPU is free, run back to back 13-17. The host's cost
+// shows only before the first kernel: a GPU-bound stretch hides it.
+TEST(HostDispatch, TheGpuWaitsOnlyWhereTheHostIsBehind) {
+  Fixture f;
+  f.compute_model.host_s = 3e-6;
+  TaskGraph g;
+  for (double us : {10.0, 1.0, 1.0, 1.0, 1.0}) {
+    Task t = compute(0, us * 1e-6);
+    t.compute.host_pass = hw::HostPass::kForward;
+    g.add(t);
+  }
+  const exec::Timeline tl = f.run(g);
+  ASSERT_EQ(tl.spans.size(), 5U);
+  EXPECT_EQ(tl.spans[0].start, at(3e-6));
+  EXPECT_EQ(tl.spans[0].end, at(13e-6));
+  EXPECT_EQ(tl.spans[3].end, at(16e-6));
+  EXPECT_EQ(tl.spans[4].start, at(16e-6));
+  EXPECT_EQ(tl.makespan, at(17e-6));
+}
+
+// Host-bound: n kernels of 1 us issued 3 us apart end at 3n + 1 us; kernels not
+// marked host-dispatched (the fused step's) never wait.
+TEST(HostDispatch, ManyShortKernelsRunAtTheHostsPace) {
+  Fixture f;
+  f.compute_model.host_s = 3e-6;
+  TaskGraph dispatched;
+  TaskGraph fused;
+  for (int i = 0; i < 100; ++i) {
+    Task t = compute(0, 1e-6);
+    fused.add(t);
+    t.compute.host_pass = hw::HostPass::kForward;
+    dispatched.add(t);
+  }
+  EXPECT_EQ(f.run(dispatched).makespan, at(301e-6));
+  core::Simulator sim;
+  exec::Executor e(f.compute_model, f.backend, hw::Precision::kBf16);
+  EXPECT_EQ(e.run(fused, sim).makespan, at(100e-6));
+}
+
+// The step synchronizes with the GPU: iteration 1's first kernel is issued 3 us
+// after iteration 0's last one ends (20 us), not 3 us after the host issued it.
+TEST(HostDispatch, EachIterationIsIssuedAfterThePreviousOneFinished) {
+  Fixture f;
+  f.compute_model.host_s = 3e-6;
+  TaskGraph g;
+  for (int iteration : {0, 0, 1, 1}) {
+    Task t = compute(0, iteration == 0 ? 8.5e-6 : 1e-6);
+    t.compute.host_pass = hw::HostPass::kForward;
+    t.iteration = iteration;
+    g.add(t);
+  }
+  const exec::Timeline tl = f.run(g);
+  // Iteration 0: 3-11.5, 11.5-20. Iteration 1: issued at 23 and 26.
+  EXPECT_EQ(tl.spans[1].end, at(20e-6));
+  EXPECT_EQ(tl.spans[2].start, at(23e-6));
+  EXPECT_EQ(tl.spans[3].start, at(26e-6));
+  EXPECT_EQ(tl.makespan, at(27e-6));
 }
 
 }  // namespace
