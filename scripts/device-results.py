@@ -103,7 +103,7 @@ def copy_line(profile):
     ok = big["gbps"] >= 0.95 * H100_COPY_REFERENCE_GBPS
     print(f"\nDevice copy of {big['bytes'] / 2**30:.2f} GiB: {big['gbps']:.0f} GB/s, "
           f"{pct(big['gbps'], H100_COPY_REFERENCE_GBPS):+.1f}% against the H100's {H100_COPY_REFERENCE_GBPS:.0f} "
-          f"({'OK' if ok else 'BELOW 95%'}); launch overhead {profile.get('launch_overhead_s', float('nan')) * 1e6:.2f} us")
+          f"({'OK' if ok else 'BELOW 95%'}); launch overhead {(profile.get('launch_overhead_s') or float('nan')) * 1e6:.2f} us")
     if not ok:
         problems.append("device copy below 95% of the reference")
 
@@ -136,7 +136,7 @@ def pytorch_reference(gpu, device):
             "peak_memory_bytes": r["peak_memory_bytes"],
             "kernel_class_s": r["kernel_class_s"],
         })
-    framework = load(RES / f"pytorch-gpt2-{SIZES[0]}.json")["framework"] if rows else "unknown"
+    framework = next((load(p)["framework"] for p in sorted(RES.glob("pytorch-gpt2-*[0-9]m.json"))), "unknown")
     return {
         "source": f"Measured on the lent {device} with scripts/pytorch-gpt-step.py through scripts/device-session.sh "
                   f"({framework}): bf16 autocast over fp32 weights, SDPA attention, fused AdamW, no dropout, tied "
@@ -197,8 +197,10 @@ def trainer(trainsim, profile_path, reference):
     loss_file = RES / "kjv-loss.json"
     if loss_file.exists():
         loss = load(loss_file)["loss"]
-        print(f"\nLoss on the shipped corpus: {loss['initial']:.3f} -> {loss['final']:.3f}, held out "
-              f"{loss['held_out']:.3f} over {loss['held_out_tokens']} tokens (ln 256 = 5.545)")
+        def f(v):
+            return "n/a" if v is None else f"{v:.3f}"
+        print(f"\nLoss on the shipped corpus: {f(loss.get('initial'))} -> {f(loss.get('final'))}, held out "
+              f"{f(loss.get('held_out'))} over {loss.get('held_out_tokens')} tokens (ln 256 = 5.545)")
     else:
         problems.append("kjv-loss.json missing")
 

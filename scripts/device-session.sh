@@ -105,10 +105,11 @@ echo "$profile_name" > "$res/profile-name.txt"
 # checkout; where that path does not exist here, a link to this checkout stands in.
 carried_ok() {
   local b src
-  [ "$(cat build/device/BUILT_FROM 2> /dev/null)" = "$(scripts/source-hash.sh build/device 2> /dev/null)" ] || return 1
+  [ -s build/device/BUILT_FROM ] || return 1
+  [ "$(cat build/device/BUILT_FROM)" = "$(scripts/source-hash.sh build/device 2> /dev/null)" ] || return 1
   for b in trainsim-calibrate trainsim-train; do
     [ -x "build/device/$b" ] || return 1
-    ldd "build/device/$b" | grep -q "not found" && return 1
+    ldd "build/device/$b" | grep "not found" > /dev/null && return 1
   done
   src=$(cut -d' ' -f1 build/device/BUILT_ON)
   if [ "$src" != "$(pwd)" ] && [ ! -e "$src" ]; then
@@ -144,7 +145,10 @@ if has calibrate; then
   pack
 fi
 
-if has torchref && [ -f "$res/profile.json" ]; then
+if has torchref && [ ! -f "$res/profile.json" ]; then
+  skipped=$((skipped + 1))
+  say "SKIPPED: torchref (no profile.json: the calibrate step did not write one)"
+elif has torchref; then
   # The kernels PyTorch itself runs in the eager step (its attention, layer norm, casts,
   # adds, ...), for the PyTorch eager predictions: sdpa_* and torch_* rows.
   run torchref 150 45 python3 scripts/pytorch-kernel-reference.py --profile "$res/profile.json" &&

@@ -159,6 +159,8 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
   mem.gradients = out.memory.gradients;
   mem.optimizer_states = out.memory.optimizer_states;
   mem.activations = out.memory.activations;
+  mem.weight_casts = out.memory.weight_casts;
+  mem.workspaces = out.memory.workspaces;
   mem.stage = out.memory.stage;
   mem.in_flight_microbatches = out.memory.in_flight_microbatches;
   mem.timeline_peak_bytes = out.memory_over_time.peak_bytes;

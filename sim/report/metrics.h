@@ -26,6 +26,9 @@ struct MemoryReport {
   bool fits = true;
   std::string reason;  // why it does not fit
   double weights = 0, gradients = 0, optimizer_states = 0, activations = 0;
+  // PyTorch eager: autocast's bf16 weight casts (inside weights) and the cuBLAS
+  // workspaces (inside activations) at the peak; 0 otherwise.
+  double weight_casts = 0, workspaces = 0;
   int stage = 0;                      // pipeline stage with the peak
   // Over the simulated timeline of that stage's first rank (states, activations
   // from forward to backward, communication buffers in flight): its peak, when,

@@ -141,6 +141,10 @@ std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
                    mem.peak_bytes_per_gpu / kGiB, mem.capacity_bytes_per_gpu / kGiB,
                    mem.fits ? "fits" : "DOES NOT FIT", mem.weights / kGiB, mem.gradients / kGiB,
                    mem.optimizer_states / kGiB, mem.activations / kGiB));
+  if (mem.weight_casts > 0.0 || mem.workspaces > 0.0)
+    line("", fmt::format("weights include {:.2f} GiB of autocast's bf16 weight casts, activations {:.2f} GiB of cuBLAS "
+                         "workspaces (PyTorch eager; gradients are freed by zero_grad until their backward)",
+                         mem.weight_casts / kGiB, mem.workspaces / kGiB));
   line("", fmt::format("over the timeline (stage {}, with communication buffers): peak {:.1f} GiB at {}, at {}",
                        mem.stage, mem.timeline_peak_bytes / kGiB, duration(mem.peak_time_s),
                        mem.peak_task.empty() ? "the start" : mem.peak_task));
