@@ -275,6 +275,11 @@ TEST_F(Cli, PytorchsKernelsWithoutTheirRowsArePricedByOursAndSaySo) {
                                  "layernorm_forward kernel's measured bandwidth"));
   EXPECT_THAT(reasons, HasSubstr("qkv_proj.input_cast: torch_cast: not in the profile"));
   EXPECT_THAT(r.output, HasSubstr("175 of PyTorch's kernels (sdpa_*, torch_*) at the measured rate of ours"));
+  // The eager memory's parts (docs/model.md, "Memory of a PyTorch eager step"): bf16
+  // casts of 12 x 12 h^2 + V h = 123,532,032 weights, 2 B each, 0.23 GiB; two 32 MiB
+  // cuBLAS workspaces, 0.06 GiB.
+  EXPECT_THAT(r.output, HasSubstr("weights include 0.23 GiB of autocast's bf16 weight casts, activations 0.06 GiB "
+                                  "of cuBLAS workspaces"));
 }
 
 // A profile's host_dispatch makes a PyTorch eager step wait for its host thread
