@@ -35,7 +35,7 @@ int kernel_class_of(const workload::Op& op) {
   if (!op.kernel_class.empty()) {
     for (std::size_t i = 0; i < scenario::kKernelClasses.size(); ++i)
       if (scenario::kKernelClasses[i] == op.kernel_class) return static_cast<int>(i);
-    throw std::logic_error("unknown kernel class " + op.kernel_class + " of op " + op.name);
+    throw std::logic_error("unknown kernel class " + std::string(op.kernel_class) + " of op " + op.name);
   }
   switch (op.work.kind) {
     case hw::KernelClass::kMatmul: return kGemm;

@@ -40,6 +40,18 @@ CostSource gemm_miss(GemmTable::Miss miss) {
   return CostSource::kOutsideGemmGrid;
 }
 
+// A kernel's own rows, else (PyTorch's kernels, docs/model.md "Calibrated costs")
+// the rows of ours that does the same work, said apart from a measurement; `rows`
+// looks a kernel id up. Where neither covers it: the kernel's own miss.
+template <class Rows>
+CostLookup with_stand_in(KernelId kernel, const Rows& rows) {
+  const CostLookup own = rows(kernel);
+  const std::optional<KernelId> ours = stand_in_for(kernel);
+  if (own.measured() || !ours) return own;
+  const CostLookup stand_in = rows(*ours);
+  return stand_in.measured() ? CostLookup{stand_in.seconds, CostSource::kStandIn} : own;
+}
+
 }  // namespace
 
 ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, const GpuSpec& gpu)
@@ -128,15 +140,7 @@ CostLookup ProfiledComputeModel::gemm(const KernelWork& work, Precision precisio
 
 CostLookup ProfiledComputeModel::attention(const KernelWork& work, Precision precision) const {
   if (!is_attention(work.kernel)) return {0.0, CostSource::kUnfusedAttention};
-  const CostLookup own = attention_rows(work.kernel, work, precision);
-  const std::optional<KernelId> ours = stand_in_for(work.kernel);
-  if (own.measured() || !ours) return own;
-  // PyTorch's attention where the profile did not measure it (docs/model.md,
-  // "Calibrated costs"): the same FLOPs at our flash kernel's measured rate,
-  // said apart from a measurement, or the roofline when that is missing too.
-  const CostLookup stand_in = attention_rows(*ours, work, precision);
-  if (stand_in.measured()) return {stand_in.seconds, CostSource::kStandIn};
-  return own;
+  return with_stand_in(work.kernel, [&](KernelId k) { return attention_rows(k, work, precision); });
 }
 
 CostLookup ProfiledComputeModel::attention_rows(KernelId kernel, const KernelWork& work, Precision precision) const {
@@ -152,14 +156,7 @@ CostLookup ProfiledComputeModel::attention_rows(KernelId kernel, const KernelWor
 
 CostLookup ProfiledComputeModel::memory_bound(const KernelWork& work) const {
   if (work.kernel == KernelId::kNone || is_attention(work.kernel)) return {0.0, CostSource::kNoKernel};
-  const CostLookup own = memory_bound_rows(work.kernel, work);
-  const std::optional<KernelId> ours = stand_in_for(work.kernel);
-  if (own.measured() || !ours) return own;
-  // One of PyTorch's kernels the profile did not measure at this size: the same
-  // bytes at the measured bandwidth of ours, said apart from a measurement.
-  const CostLookup stand_in = memory_bound_rows(*ours, work);
-  if (stand_in.measured()) return {stand_in.seconds, CostSource::kStandIn};
-  return own;
+  return with_stand_in(work.kernel, [&](KernelId k) { return memory_bound_rows(k, work); });
 }
 
 CostLookup ProfiledComputeModel::memory_bound_rows(KernelId kernel, const KernelWork& work) const {

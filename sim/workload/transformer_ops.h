@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hardware/compute_model.h"
@@ -57,8 +58,9 @@ struct Op {
   // The kernel class a profiler files this op under (a name of the measured-run
   // classes, e.g. "other"), where its kernel and name do not say it: PyTorch
   // eager's casts, adds and reductions (docs/model.md, "PyTorch eager"). Empty:
-  // the class follows the kernel.
-  std::string kernel_class;
+  // the class follows the kernel. A view of a string literal (ops are copied a
+  // lot: no allocation, nothing to copy).
+  std::string_view kernel_class;
 };
 
 class TransformerOps {
@@ -120,7 +122,7 @@ class TransformerOps {
   [[nodiscard]] Op eager_optimizer_step(double params) const;
   // A memory-bound eager kernel: `kernel` prices it, `kernel_class` files it.
   [[nodiscard]] Op eager_kernel(std::string name, double bytes, double params, long long layer, hw::KernelId kernel,
-                                std::string kernel_class) const;
+                                std::string_view kernel_class) const;
 
   ModelConfig model_;
   TrainingConfig training_;

@@ -39,9 +39,9 @@ constexpr std::string_view kLoss = "softmax_cross_entropy";
 }  // namespace
 
 Op TransformerOps::eager_kernel(std::string name, double bytes, double params, long long layer,
-                                hw::KernelId kernel, std::string kernel_class) const {
+                                hw::KernelId kernel, std::string_view kernel_class) const {
   Op op = elementwise(std::move(name), bytes, params, layer, kernel);
-  op.kernel_class = std::move(kernel_class);
+  op.kernel_class = kernel_class;
   return op;
 }
 
@@ -54,15 +54,15 @@ std::vector<Op> TransformerOps::eager_embedding_forward() const {
   // wte(idx): nn.Embedding is on no autocast list, so it gathers fp32 rows:
   // reads the int64 ids and T rows, writes T x h fp32.
   ops.push_back(eager_kernel("wte", T * kIndex + 2.0 * T * h * kFp32, 0.0, -1, KernelId::kEmbeddingForward,
-                             std::string(kEmbeddingClass)));
+                             kEmbeddingClass));
   // torch.arange(t): the position ids, written once.
-  ops.push_back(eager_kernel("positions", s * kIndex, 0.0, -1, KernelId::kNone, std::string(kOther)));
+  ops.push_back(eager_kernel("positions", s * kIndex, 0.0, -1, KernelId::kNone, kOther));
   // wpe(positions): s rows (the batch shares them).
   ops.push_back(eager_kernel("wpe", s * kIndex + 2.0 * s * h * kFp32, 0.0, -1, KernelId::kEmbeddingForward,
-                             std::string(kEmbeddingClass)));
+                             kEmbeddingClass));
   // Their sum broadcasts the s x h positions over the batch: fp32 residual stream.
   ops.push_back(eager_kernel("embedding_add", 2.0 * T * h * kFp32 + s * h * kFp32, 0.0, -1, KernelId::kTorchAdd,
-                             std::string(kOther)));
+                             kOther));
   return ops;
 }
 
@@ -73,7 +73,7 @@ std::vector<Op> TransformerOps::eager_layer_forward(long long layer) const {
   const double T = tokens_;
   const bool bias = model_.add_bias_linear;
   using hw::KernelId;
-  const std::string other(kOther);
+  constexpr std::string_view other = kOther;
   std::vector<Op> ops;
   // F.layer_norm runs in fp32 under autocast: reads the fp32 stream and the
   // affine parameters, writes fp32 and the per-row statistics.
@@ -125,7 +125,7 @@ std::vector<Op> TransformerOps::eager_layer_backward(long long layer) const {
   const double T = tokens_;
   const bool bias = model_.add_bias_linear;
   using hw::KernelId;
-  const std::string other(kOther);
+  constexpr std::string_view other = kOther;
   std::vector<Op> fwd = eager_layer_forward(layer);
   const auto forward_op = [&](std::string_view suffix) -> const Op& {
     const std::string name = "layer" + std::to_string(layer) + "." + std::string(suffix);
@@ -193,7 +193,7 @@ std::vector<Op> TransformerOps::eager_head_forward() const {
   const double v = static_cast<double>(model_.vocab_size);
   const double T = tokens_;
   using hw::KernelId;
-  const std::string other(kOther);
+  constexpr std::string_view other = kOther;
   std::vector<Op> ops;
   ops.push_back(eager_kernel("final_norm", 2.0 * T * h * kFp32 + T * kNormStats + 2.0 * h * kFp32, 0.0, -1,
                              KernelId::kTorchLayernormForward, ""));
@@ -208,7 +208,7 @@ std::vector<Op> TransformerOps::eager_head_forward() const {
   // writes the loss and the total weight.
   ops.push_back(eager_kernel("log_softmax", 2.0 * T * v * kFp32, 0.0, -1, KernelId::kTorchLogSoftmaxForward, ""));
   ops.push_back(eager_kernel("nll_loss", T * (kIndex + kFp32) + 2.0 * kFp32, 0.0, -1, KernelId::kNone,
-                             std::string(kLoss)));
+                             kLoss));
   return ops;
 }
 
@@ -217,7 +217,7 @@ std::vector<Op> TransformerOps::eager_head_backward() const {
   const double v = static_cast<double>(model_.vocab_size);
   const double T = tokens_;
   using hw::KernelId;
-  const std::string other(kOther);
+  constexpr std::string_view other = kOther;
   const std::vector<Op> fwd = eager_head_forward();
   std::vector<Op> ops;
   // loss.backward() seeds the fp32 scalar gradient with ones_like.
@@ -226,7 +226,7 @@ std::vector<Op> TransformerOps::eager_head_backward() const {
   // write per row at its target.
   ops.push_back(eager_kernel("nll_loss.zero_grad", T * v * kFp32, 0.0, -1, KernelId::kTorchFill, other));
   ops.push_back(eager_kernel("nll_loss.backward", T * (kIndex + kFp32) + kFp32, 0.0, -1, KernelId::kNone,
-                             std::string(kLoss)));
+                             kLoss));
   // _log_softmax_backward_data: reads the gradient and the saved output, writes dx.
   ops.push_back(eager_kernel("log_softmax.backward", 3.0 * T * v * kFp32, 0.0, -1, KernelId::kTorchLogSoftmaxBackward,
                              ""));
@@ -252,7 +252,7 @@ std::vector<Op> TransformerOps::eager_embedding_backward() const {
   const double T = tokens_;
   const double s = s_;
   using hw::KernelId;
-  const std::string other(kOther);
+  constexpr std::string_view other = kOther;
   std::vector<Op> ops;
   // The broadcast add's gradient for the positions: summed over the batch.
   ops.push_back(eager_kernel("wpe.batch_sum", T * h * kFp32 + s * h * kFp32, 0.0, -1, KernelId::kTorchSumRows, other));
@@ -260,7 +260,7 @@ std::vector<Op> TransformerOps::eager_embedding_backward() const {
   // gradient, then embedding_backward_feature_kernel adds each row.
   ops.push_back(eager_kernel("wpe.zero_grad", p * h * kFp32, 0.0, -1, KernelId::kTorchFill, other));
   ops.push_back(eager_kernel("wpe.backward", s * kIndex + 2.0 * s * h * kFp32, p * h, -1,
-                             KernelId::kEmbeddingBackward, std::string(kEmbeddingClass)));
+                             KernelId::kEmbeddingBackward, kEmbeddingClass));
   // More than 3072 ids: the sort-based path. Zeros for the V x h gradient; a
   // radix sort of the ids with their positions (read and write both, int64);
   // per-segment sums of the incoming rows; the segments scattered into the
