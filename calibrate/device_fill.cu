@@ -61,6 +61,7 @@ void fill_random(void* data, std::size_t count, kernels::GemmDtype element, std:
       fill_kernel<<<kBlocks, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count, seed);
       break;
     case kernels::GemmDtype::kFp8:
+    case kernels::GemmDtype::kFp8Fast:
       fill_kernel<<<kBlocks, kThreads, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(data), count, seed);
       break;
   }

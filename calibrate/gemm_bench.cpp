@@ -31,7 +31,8 @@ std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype) {
   return shapes;
 }
 
-void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<GemmShape>& shapes) {
+void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<GemmShape>& shapes,
+                 kernels::Fp8Scaling fp8_scaling) {
   if (shapes.empty()) return;
   long long max_mk = 0, max_nk = 0, max_mn = 0;
   for (const GemmShape& s : shapes) {
@@ -45,7 +46,7 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
   kernels::DeviceBuffer<unsigned char> c(static_cast<std::size_t>(max_mn) * out);
   fill_random(a.get(), static_cast<std::size_t>(max_mk), dtype, 1u, ctx.stream);
   fill_random(w.get(), static_cast<std::size_t>(max_nk), dtype, 2u, ctx.stream);
-  kernels::GemmRunner runner;
+  kernels::GemmRunner runner(std::size_t{64} << 20, fp8_scaling);
 
   std::fprintf(ctx.log, "# gemm %s: C[m x n] = A[m x k] W^T, cuBLASLt, L2 flushed, median of repeats\n",
                kernels::to_string(dtype));
@@ -56,7 +57,10 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
   for (const GemmShape& s : shapes) {
     if (ctx.stopped()) return;
     const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
-    nlohmann::json row{{"dtype", kernels::to_string(dtype)}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
+    // fp8_fast rows are fp8 GEMMs with "accumulation": "fast" (docs/calibration.md).
+    const bool fast = dtype == kernels::GemmDtype::kFp8Fast;
+    nlohmann::json row{{"dtype", fast ? "fp8" : kernels::to_string(dtype)}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
+    if (fast) row["accumulation"] = "fast";
     try {
       const Timing t = ctx.timer->time(
           [&](int) { runner.run(dtype, m, n, k, a.get(), w.get(), c.get(), nullptr, kernels::GemmEpilogue::kNone,
@@ -67,6 +71,7 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
       row["seconds"] = t.median_s;
       row["tflops"] = tflops;
       row["repeats"] = t.repeats;
+      row["distribution_s"] = distribution_json(t);
       std::fprintf(ctx.log, "%8s %8lld %8lld %8lld %11.2f %9.1f %8d\n", kernels::to_string(dtype), s.m, s.n, s.k,
                    t.median_s * 1e6, tflops, t.repeats);
       ctx.profile->add("gemm", std::move(row));

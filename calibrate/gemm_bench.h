@@ -12,6 +12,7 @@ namespace trainsim::calibrate {
 // The sweep's grid for a dtype: powers of two, smaller for the slow fp32 paths.
 [[nodiscard]] std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype);
 
-void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<GemmShape>& shapes);
+void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<GemmShape>& shapes,
+                 kernels::Fp8Scaling fp8_scaling = kernels::Fp8Scaling::kPerTensor);
 
 }  // namespace trainsim::calibrate

@@ -8,10 +8,12 @@
 #include "attention_ref.h"
 #include "device_fill.h"
 #include "elementwise_ref.h"
+#include "fp8_ref.h"
 #include "trainsim/kernels/attention.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/device_buffer.h"
 #include "trainsim/kernels/elementwise.h"
+#include "trainsim/kernels/fp8.h"
 
 namespace trainsim::calibrate {
 
@@ -55,7 +57,8 @@ void record(BenchContext& ctx, const std::string& name, Shape shape, double byte
   std::fprintf(ctx.log, "%22s %40s %14.0f %11.2f %9.1f %9.1f\n", name.c_str(), shape.dump().c_str(), bytes,
                t.median_s * 1e6, gbps, flops / t.median_s / 1e12);
   ctx.profile->add("kernels", {{"name", name}, {"shape", shape}, {"bytes", bytes}, {"flops", flops},
-                               {"seconds", t.median_s}, {"repeats", t.repeats}});
+                               {"seconds", t.median_s}, {"repeats", t.repeats},
+                               {"distribution_s", distribution_json(t)}});
 }
 
 void bench_layernorm(BenchContext& ctx, int rows, int cols) {
@@ -163,20 +166,48 @@ void bench_attention(BenchContext& ctx, kernels::AttentionShape s) {
   const std::size_t n = static_cast<std::size_t>(s.batch) * static_cast<std::size_t>(s.heads) *
                         static_cast<std::size_t>(s.seq) * static_cast<std::size_t>(s.head_dim);
   const std::size_t rows = n / static_cast<std::size_t>(s.head_dim);
-  DeviceBuffer<bf16> q(n), k(n), v(n), o(n), dout(n), dq(n), dk(n), dv(n);
+  // Q, K, V, O and dO rotate beyond the L2 (distinct random values each), as in a
+  // training step where they come from the previous kernels, not from the cache.
+  const kernels::ref::AttentionShape rs{s.batch, s.heads, s.seq, s.head_dim};
+  const int sets = sets_for(static_cast<double>(5 * n * sizeof(bf16)));
+  Rotating<bf16> q(n, sets, kernels::GemmDtype::kBf16, 61u, ctx.stream), k(n, sets, kernels::GemmDtype::kBf16, 62u, ctx.stream),
+      v(n, sets, kernels::GemmDtype::kBf16, 63u, ctx.stream), o(n, sets, kernels::GemmDtype::kBf16, 64u, ctx.stream),
+      dout(n, sets, kernels::GemmDtype::kBf16, 65u, ctx.stream);
+  DeviceBuffer<bf16> dq(n), dk(n), dv(n);
   DeviceBuffer<float> lse(rows);
-  for (auto* b : {&q, &k, &v, &dout}) fill_random(b->get(), n, kernels::GemmDtype::kBf16, 61u, ctx.stream);
   const std::size_t ws_bytes = kernels::attention_backward_workspace_bytes(s);
   DeviceBuffer<unsigned char> ws(std::max<std::size_t>(ws_bytes, 1));
-  const kernels::ref::AttentionShape rs{s.batch, s.heads, s.seq, s.head_dim};
   const Shape shape{{"batch", s.batch}, {"heads", s.heads}, {"seq", s.seq}, {"head_dim", s.head_dim}};
   record(ctx, "attention_forward", shape, kernels::ref::attention_forward_bytes(rs),
          kernels::ref::attention_forward_flops(rs),
-         [&](int) { kernels::attention_forward(q.get(), k.get(), v.get(), o.get(), lse.get(), s, ctx.stream); });
+         [&](int i) { kernels::attention_forward(q.at(i), k.at(i), v.at(i), o.at(i), lse.get(), s, ctx.stream); });
   record(ctx, "attention_backward", shape, kernels::ref::attention_backward_bytes(rs),
-         kernels::ref::attention_backward_flops(rs), [&](int) {
-           kernels::attention_backward(q.get(), k.get(), v.get(), o.get(), dout.get(), lse.get(), dq.get(), dk.get(),
+         kernels::ref::attention_backward_flops(rs), [&](int i) {
+           kernels::attention_backward(q.at(i), k.at(i), v.at(i), o.at(i), dout.at(i), lse.get(), dq.get(), dk.get(),
                                        dv.get(), ws.get(), s, ctx.stream);
+         });
+}
+
+// Transformer Engine's FP8 casts (fp8.h): E4M3 as its forward casts run; E5M2 gradients
+// cost the same bytes. amax accumulates over the repetitions, as over a step's casts.
+void bench_fp8_cast(BenchContext& ctx, int rows, int cols) {
+  const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  const int sets = sets_for(static_cast<double>(kernels::ref::fp8_cast_transpose_bytes(n)));
+  Rotating<bf16> in(n, sets, kernels::GemmDtype::kBf16, 71u, ctx.stream);
+  DeviceBuffer<unsigned char> out(n), out_t(n);
+  DeviceBuffer<float> amax_scale(2);
+  const float init[2] = {0.0F, 1.0F};  // amax, scale
+  TRAINSIM_CUDA_CHECK(cudaMemcpyAsync(amax_scale.get(), init, sizeof init, cudaMemcpyHostToDevice, ctx.stream));
+  TRAINSIM_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  float* amax = amax_scale.get();
+  const float* scale = amax_scale.get() + 1;
+  record(ctx, "fp8_cast", Shape{{"n", n}}, static_cast<double>(kernels::ref::fp8_cast_bytes(n)), 0.0, [&](int i) {
+    kernels::fp8_cast(out.get(), amax, in.at(i), scale, n, kernels::Fp8Format::kE4M3, ctx.stream);
+  });
+  record(ctx, "fp8_cast_transpose", Shape{{"rows", rows}, {"cols", cols}},
+         static_cast<double>(kernels::ref::fp8_cast_transpose_bytes(n)), 0.0, [&](int i) {
+           kernels::fp8_cast_transpose(out.get(), out_t.get(), amax, in.at(i), scale, rows, cols,
+                                       kernels::Fp8Format::kE4M3, ctx.stream);
          });
 }
 
@@ -199,6 +230,8 @@ void bench_kernels(BenchContext& ctx) {
                                     {8, 20, 1024, 64}, {8, 25, 1024, 64}, {4, 16, 2048, 64}, {2, 32, 2048, 128},
                                     {1, 32, 4096, 128}, {1, 32, 8192, 128}, {8, 8, 1024, 128}})
     bench_attention(ctx, s);
+  for (int rows : {2048, 8192, 32768})
+    for (int cols : {1024, 4096, 8192, 16384}) bench_fp8_cast(ctx, rows, cols);
   ctx.profile->flush();
 }
 

@@ -51,9 +51,13 @@ extern "C" void on_signal(int) { g_stop.store(true); }
 constexpr int kExitError = 1;
 constexpr int kExitInterrupted = 130;
 
+// Every GEMM dtype, in the order measured (an interrupted run keeps the first ones).
+const std::vector<std::string> kAllDtypes{"bf16", "fp16", "fp8", "fp8_fast", "tf32", "fp32"};
+
 struct Options {
   std::string out = "calibration.json";
-  std::vector<std::string> dtypes{"bf16", "fp16", "fp8", "tf32", "fp32"};
+  std::vector<std::string> dtypes = kAllDtypes;
+  std::string fp8_scaling = "per_tensor";
   std::string shapes_file;
   std::string scenario;
   bool list_shapes = false;
@@ -232,7 +236,9 @@ int measure(Options o, MpiPlace mpi) {
         std::set<GemmShape> shapes(exact.begin(), exact.end());
         if (o.grid)
           for (const GemmShape& s : gemm_grid(dtype)) shapes.insert(s);
-        bench_gemms(ctx, dtype, {shapes.begin(), shapes.end()});
+        bench_gemms(ctx, dtype, {shapes.begin(), shapes.end()},
+                    o.fp8_scaling == "none" ? trainsim::kernels::Fp8Scaling::kNone
+                                            : trainsim::kernels::Fp8Scaling::kPerTensor);
       }
     }
     if (o.kernels && !ctx.stopped()) bench_kernels(ctx);
@@ -287,8 +293,12 @@ int main(int argc, char** argv) {
   CLI::App app{"trainsim-calibrate: measure GEMMs, kernels, copies and NCCL collectives into a calibration profile"};
   app.add_option("-o,--out", o.out, "profile to write (JSON; written atomically as tables complete)");
   app.add_flag("--gemm", o.gemm, "cuBLASLt GEMMs over a grid of M, N, K per dtype");
-  app.add_option("--dtypes", o.dtypes, "GEMM dtypes (fp32 tf32 fp16 bf16 fp8)")->delimiter(',');
+  app.add_option("--dtypes", o.dtypes, "GEMM dtypes (fp32 tf32 fp16 bf16 fp8 fp8_fast)")->delimiter(',');
   app.add_option("--shapes", o.shapes_file, "exact GEMM shapes to measure too (JSON [{m, n, k}, ...])");
+  app.add_option("--fp8-scaling", o.fp8_scaling,
+                 "FP8 GEMMs with Transformer Engine's per-tensor scale pointers (per_tensor, the default) or "
+                 "without (none)")
+      ->check(CLI::IsMember({"per_tensor", "none"}));
   app.add_flag("!--no-grid", o.grid, "measure only the exact shapes of --shapes / --for");
   app.add_option("--for", o.scenario, "measure the GEMM shapes this scenario needs (see `trainsim shapes`)");
   app.add_flag("--list-shapes", o.list_shapes, "with --for: write the scenario's GEMM shapes (OUT.shapes.json) "
@@ -320,7 +330,11 @@ int main(int argc, char** argv) {
     if (!o.scenario.empty()) {
       o.shapes_file = write_scenario_shapes(o.scenario, o.out);
       if (o.list_shapes) return 0;
-      if (o.dtypes.size() == 5) o.dtypes = {scenario_gemm_dtype(o.scenario)};
+      if (o.dtypes == kAllDtypes) {
+        // An fp8 recipe runs both: fast accumulation forward, promoted backward (gemm.h).
+        o.dtypes = {scenario_gemm_dtype(o.scenario)};
+        if (o.dtypes.front() == "fp8") o.dtypes.emplace_back("fp8_fast");
+      }
     }
 #ifdef TRAINSIM_CALIBRATE_WITH_CUDA
     return measure(o, mpi);

@@ -47,7 +47,8 @@ void bench_copies(BenchContext& ctx, double max_bytes) {
       const double moved = static_cast<double>(bytes) * (k.kind == cudaMemcpyDeviceToDevice ? 2.0 : 1.0);
       const double gbps = moved / t.median_s / 1e9;
       std::fprintf(ctx.log, "%18s %14zu %11.2f %9.1f\n", k.name, bytes, t.median_s * 1e6, gbps);
-      ctx.profile->add("copies", {{"kind", k.name}, {"bytes", moved}, {"seconds", t.median_s}, {"gbps", gbps}});
+      ctx.profile->add("copies", {{"kind", k.name}, {"bytes", moved}, {"seconds", t.median_s}, {"gbps", gbps},
+                                  {"repeats", t.repeats}, {"distribution_s", distribution_json(t)}});
     }
   }
   ctx.profile->flush();

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "device_fill.h"
 #include "nccl_tests_import.h"
@@ -130,6 +132,58 @@ void sync_all(std::vector<Rank>& ranks) {
   }
 }
 
+// Run-to-run spread (issue #11): `iters` more iterations, each timed between events
+// on every rank's stream; an iteration takes as long as its slowest rank. The row's
+// "seconds" stays nccl-tests' mean over a host-timed loop; these only add its spread.
+std::vector<double> iteration_times(std::vector<Rank*> ranks, int iters, const std::function<void()>& iteration) {
+  const std::size_t n = ranks.size(), ui = static_cast<std::size_t>(iters);
+  std::vector<cudaEvent_t> start(n * ui, nullptr), stop(n * ui, nullptr);
+  auto destroy = [&] {
+    for (std::size_t e = 0; e < start.size(); ++e) {
+      if (start[e] != nullptr) cudaEventDestroy(start[e]);
+      if (stop[e] != nullptr) cudaEventDestroy(stop[e]);
+    }
+  };
+  try {
+    for (std::size_t r = 0; r < n; ++r) {
+      TRAINSIM_CUDA_CHECK(cudaSetDevice(ranks[r]->device));
+      for (std::size_t i = 0; i < ui; ++i) {
+        TRAINSIM_CUDA_CHECK(cudaEventCreate(&start[r * ui + i]));
+        TRAINSIM_CUDA_CHECK(cudaEventCreate(&stop[r * ui + i]));
+      }
+    }
+    for (std::size_t i = 0; i < ui; ++i) {
+      for (std::size_t r = 0; r < n; ++r) {
+        TRAINSIM_CUDA_CHECK(cudaSetDevice(ranks[r]->device));
+        TRAINSIM_CUDA_CHECK(cudaEventRecord(start[r * ui + i], ranks[r]->stream));
+      }
+      iteration();
+      for (std::size_t r = 0; r < n; ++r) {
+        TRAINSIM_CUDA_CHECK(cudaSetDevice(ranks[r]->device));
+        TRAINSIM_CUDA_CHECK(cudaEventRecord(stop[r * ui + i], ranks[r]->stream));
+      }
+    }
+    std::vector<double> times(ui, 0.0);
+    for (std::size_t r = 0; r < n; ++r) {
+      TRAINSIM_CUDA_CHECK(cudaSetDevice(ranks[r]->device));
+      TRAINSIM_CUDA_CHECK(cudaStreamSynchronize(ranks[r]->stream));
+      for (std::size_t i = 0; i < ui; ++i) {
+        float ms = 0.0F;
+        TRAINSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, start[r * ui + i], stop[r * ui + i]));
+        times[i] = std::max(times[i], static_cast<double>(ms) * 1e-3);
+      }
+    }
+    destroy();
+    return times;
+  } catch (...) {
+    destroy();
+    throw;
+  }
+}
+
+// At most this many iterations for the spread, whatever --iters says.
+constexpr int kSpreadIterations = 50;
+
 }  // namespace
 
 std::string nccl_version() {
@@ -188,13 +242,18 @@ void bench_nccl_local(BenchContext& ctx, const NcclOptions& o) {
       sync_all(ranks);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
+      std::vector<Rank*> all;
+      for (Rank& r : ranks) all.push_back(&r);
+      const Timing spread = summarize(iteration_times(all, std::min(o.iters, kSpreadIterations),
+                                                      [&] { run_group(op, ranks, elements); }));
       const double algbw = bytes / seconds / 1e9;
       const double busbw = algbw * bus_factor(op, n);
       std::fprintf(ctx.log, "%12.0f %13zu %11.2f %12.2f %12.2f %7lld\n", bytes, elements, seconds * 1e6, algbw,
                    busbw, wrong);
       ctx.profile->add("collectives", {{"op", op}, {"scope", "intra_node"}, {"ranks", n}, {"nodes", 1},
                                        {"bytes", bytes}, {"seconds", seconds}, {"algbw_gbps", algbw},
-                                       {"busbw_gbps", busbw}, {"wrong", wrong}});
+                                       {"busbw_gbps", busbw}, {"wrong", wrong}, {"repeats", spread.repeats},
+                                       {"distribution_s", distribution_json(spread)}});
     }
     ctx.profile->flush();
   }
@@ -291,14 +350,22 @@ void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
       double mine = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
       double seconds = 0.0;
       MPI_Allreduce(&mine, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      // Each iteration's spread: its slowest rank's event time.
+      std::vector<double> mine_each = iteration_times({&me}, std::min(o.iters, kSpreadIterations),
+                                                      [&] { one(op, elements); });
+      std::vector<double> each(mine_each.size(), 0.0);
+      MPI_Allreduce(mine_each.data(), each.data(), static_cast<int>(each.size()), MPI_DOUBLE, MPI_MAX,
+                    MPI_COMM_WORLD);
       if (rank != 0) continue;
+      const Timing spread = summarize(std::move(each));
       const double algbw = bytes / seconds / 1e9;
       const double busbw = algbw * bus_factor(op, n);
       std::fprintf(ctx.log, "%12.0f %13zu %11.2f %12.2f %12.2f %7lld\n", bytes, elements, seconds * 1e6, algbw,
                    busbw, wrong);
       nlohmann::json row = {{"op", op},           {"scope", scope},   {"ranks", n},
                             {"bytes", bytes},     {"seconds", seconds}, {"algbw_gbps", algbw},
-                            {"busbw_gbps", busbw}, {"wrong", wrong}};
+                            {"busbw_gbps", busbw}, {"wrong", wrong}, {"repeats", spread.repeats},
+                            {"distribution_s", distribution_json(spread)}};
       if (nodes > 0) row["nodes"] = nodes;
       ctx.profile->add("collectives", std::move(row));
     }

@@ -1,6 +1,7 @@
 #include "timing.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "trainsim/kernels/cuda_check.h"
@@ -39,13 +40,7 @@ Timing Timer::time(const std::function<void(int)>& work, const TimingOptions& o)
     samples.push_back(static_cast<double>(ms) * 1e-3);
     total += samples.back();
   }
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  Timing t;
-  t.median_s = n % 2 == 1 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-  t.min_s = samples.front();
-  t.repeats = static_cast<int>(n);
-  return t;
+  return summarize(std::move(samples));
 }
 
 }  // namespace trainsim::calibrate

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 
+#include "timing_stats.h"
 #include "trainsim/kernels/device_buffer.h"
 
 namespace trainsim::calibrate {
@@ -18,12 +19,6 @@ struct TimingOptions {
   int max_repeats = 50;
   double target_seconds = 0.05;  // stop after this much timed work once min_repeats ran
   bool flush_l2 = false;
-};
-
-struct Timing {
-  double median_s = 0.0;
-  double min_s = 0.0;
-  int repeats = 0;
 };
 
 class Timer {

@@ -29,7 +29,8 @@ Types types_of(GemmDtype dtype) {
     case GemmDtype::kTf32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
     case GemmDtype::kFp16: return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F};
     case GemmDtype::kBf16: return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
-    case GemmDtype::kFp8: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case GemmDtype::kFp8:
+    case GemmDtype::kFp8Fast: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
   }
   throw std::invalid_argument("unknown GEMM dtype");
 }
@@ -53,14 +54,17 @@ const char* to_string(GemmDtype dtype) {
     case GemmDtype::kFp16: return "fp16";
     case GemmDtype::kBf16: return "bf16";
     case GemmDtype::kFp8: return "fp8";
+    case GemmDtype::kFp8Fast: return "fp8_fast";
   }
   return "?";
 }
 
 GemmDtype parse_gemm_dtype(const std::string& name) {
-  for (GemmDtype d : {GemmDtype::kFp32, GemmDtype::kTf32, GemmDtype::kFp16, GemmDtype::kBf16, GemmDtype::kFp8})
+  for (GemmDtype d : {GemmDtype::kFp32, GemmDtype::kTf32, GemmDtype::kFp16, GemmDtype::kBf16, GemmDtype::kFp8,
+                      GemmDtype::kFp8Fast})
     if (name == to_string(d)) return d;
-  throw std::invalid_argument("unknown GEMM dtype '" + name + "' (expected fp32, tf32, fp16, bf16 or fp8)");
+  throw std::invalid_argument("unknown GEMM dtype '" + name +
+                              "' (expected fp32, tf32, fp16, bf16, fp8 or fp8_fast)");
 }
 
 std::size_t input_element_bytes(GemmDtype dtype) {
@@ -69,10 +73,13 @@ std::size_t input_element_bytes(GemmDtype dtype) {
     case GemmDtype::kTf32: return 4;
     case GemmDtype::kFp16:
     case GemmDtype::kBf16: return 2;
-    case GemmDtype::kFp8: return 1;
+    case GemmDtype::kFp8:
+    case GemmDtype::kFp8Fast: return 1;
   }
   return 0;
 }
+
+bool is_fp8(GemmDtype dtype) { return dtype == GemmDtype::kFp8 || dtype == GemmDtype::kFp8Fast; }
 
 std::size_t output_element_bytes(GemmDtype dtype) {
   return dtype == GemmDtype::kFp32 || dtype == GemmDtype::kTf32 ? 4 : 2;
@@ -91,16 +98,26 @@ struct GemmRunner::Plan {
   }
 };
 
-GemmRunner::GemmRunner(std::size_t workspace_bytes) : workspace_bytes_(workspace_bytes) {
+GemmRunner::GemmRunner(std::size_t workspace_bytes, Fp8Scaling fp8_scaling)
+    : workspace_bytes_(workspace_bytes), fp8_scaling_(fp8_scaling) {
   cublasLtHandle_t h = nullptr;
   TRAINSIM_CUBLAS_CHECK(cublasLtCreate(&h));
   handle_ = h;
   if (workspace_bytes_ > 0) TRAINSIM_CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
+  if (fp8_scaling_ == Fp8Scaling::kPerTensor) {
+    const float one = 1.0F;
+    for (float** p : {&a_scale_inv_, &w_scale_inv_}) {
+      TRAINSIM_CUDA_CHECK(cudaMalloc(p, sizeof one));
+      TRAINSIM_CUDA_CHECK(cudaMemcpy(*p, &one, sizeof one, cudaMemcpyHostToDevice));
+    }
+  }
 }
 
 GemmRunner::~GemmRunner() {
   for (auto& [key, plan] : plans_) delete plan;
   if (workspace_ != nullptr) cudaFree(workspace_);
+  if (a_scale_inv_ != nullptr) cudaFree(a_scale_inv_);
+  if (w_scale_inv_ != nullptr) cudaFree(w_scale_inv_);
   if (handle_ != nullptr) cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
 }
 
@@ -124,6 +141,22 @@ GemmRunner::Plan& GemmRunner::plan_for(GemmDtype dtype, int m, int n, int k, Gem
     const cudaDataType_t bias_type = t.output;
     TRAINSIM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
                                                          sizeof(bias_type)));
+  }
+  if (is_fp8(dtype)) {
+    // Transformer Engine's FP8 GEMM: the operands' inverse scales by device pointer, fast
+    // accumulation for the forward pass only (gemm.h).
+    if (fp8_scaling_ == Fp8Scaling::kPerTensor) {
+      // cuBLASLt's A is our W, its B our activations A.
+      const float* w_scale = w_scale_inv_;
+      const float* a_scale = a_scale_inv_;
+      TRAINSIM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale,
+                                                           sizeof(w_scale)));
+      TRAINSIM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scale,
+                                                           sizeof(a_scale)));
+    }
+    const std::int8_t fast = dtype == GemmDtype::kFp8Fast ? 1 : 0;
+    TRAINSIM_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
   }
   const auto um = static_cast<std::uint64_t>(m), un = static_cast<std::uint64_t>(n),
              uk = static_cast<std::uint64_t>(k);

@@ -67,7 +67,9 @@ int kernel_class_of(const workload::Op& op) {
     case hw::KernelId::kTorchCast:
     case hw::KernelId::kTorchFill:
     case hw::KernelId::kTorchSumRows:
-    case hw::KernelId::kTorchCat: return kOther;
+    case hw::KernelId::kTorchCat:
+    case hw::KernelId::kFp8Cast:
+    case hw::KernelId::kFp8CastTranspose: return kOther;
     case hw::KernelId::kNone: break;
   }
   // Ops no measured kernel does: the residual's backward (a gradient passed to

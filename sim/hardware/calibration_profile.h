@@ -107,6 +107,11 @@ struct CalibrationProfile {
   // the harness names them), sorted by name; a library not recorded is absent.
   std::vector<std::pair<std::string, std::string>> versions;
   std::vector<GemmRow> gemm;
+  // FP8 GEMMs with cuBLASLt's fast accumulation ("accumulation": "fast"), as
+  // Transformer Engine runs its forward GEMMs; `gemm`'s fp8 rows are the default
+  // promoted accumulation of its gradient GEMMs. Kept apart so neither table mixes
+  // the two; nothing prices them yet.
+  std::vector<GemmRow> gemm_fp8_fast;
   std::vector<KernelRow> kernels;
   std::vector<CopyRow> copies;
   std::optional<double> launch_overhead_s;

@@ -33,6 +33,8 @@ constexpr std::array<std::pair<KernelId, std::string_view>, kNumKernelIds> kName
     {KernelId::kTorchLogSoftmaxForward, "torch_log_softmax_forward"},
     {KernelId::kTorchLogSoftmaxBackward, "torch_log_softmax_backward"},
     {KernelId::kTorchAdamw, "torch_adamw"},
+    {KernelId::kFp8Cast, "fp8_cast"},
+    {KernelId::kFp8CastTranspose, "fp8_cast_transpose"},
 }};
 }  // namespace
 

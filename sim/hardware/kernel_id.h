@@ -45,9 +45,13 @@ enum class KernelId : std::uint8_t {
   kTorchLogSoftmaxForward,
   kTorchLogSoftmaxBackward,
   kTorchAdamw,
+  // Transformer Engine-style FP8 casts with per-tensor scale and amax (kernels/
+  // include/trainsim/kernels/fp8.h): bf16 in, fp8 out, and the cast with its transpose.
+  kFp8Cast,
+  kFp8CastTranspose,
 };
-inline constexpr std::size_t kNumKernelIds = 26;
-static_assert(static_cast<std::size_t>(KernelId::kTorchAdamw) + 1 == kNumKernelIds);
+inline constexpr std::size_t kNumKernelIds = 28;
+static_assert(static_cast<std::size_t>(KernelId::kFp8CastTranspose) + 1 == kNumKernelIds);
 
 // The profile's names: "layernorm_forward", ...; kNone is "none".
 std::string_view to_string(KernelId k);

@@ -192,7 +192,15 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
   p.versions = versions(root);
 
   each_row(root, "gemm", [&](const nlohmann::json& row, const std::string& path) {
-    p.gemm.push_back(gemm_row(fields(row, file, path, {"dtype", "m", "n", "k", "seconds", "tflops"})));
+    const ObjectReader r = fields(row, file, path, {"dtype", "m", "n", "k", "seconds", "tflops", "accumulation"});
+    const hw::GemmRow g = gemm_row(r);
+    // docs/calibration.md: "accumulation": "fast" marks fp8 rows with fast accumulation.
+    if (r.choice("accumulation", {"default", "fast"}, "default") == "fast") {
+      if (g.dtype != hw::Precision::kFp8) r.fail("accumulation", "\"default\" (only fp8 rows have fast accumulation)", r.raw("accumulation"));
+      p.gemm_fp8_fast.push_back(g);
+    } else {
+      p.gemm.push_back(g);
+    }
   });
   std::set<std::string> unknown_kernels;
   each_row(root, "kernels", [&](const nlohmann::json& row, const std::string& path) {

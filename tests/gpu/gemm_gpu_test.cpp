@@ -20,6 +20,7 @@ namespace {
 using trainsim::kernels::DeviceBuffer;
 using trainsim::kernels::GemmDtype;
 using trainsim::kernels::GemmEpilogue;
+using trainsim::kernels::Fp8Scaling;
 using trainsim::kernels::GemmRunner;
 
 // Values exactly representable in the input type, so the reference sees what the GPU sees.
@@ -31,7 +32,8 @@ std::vector<float> random_values(std::size_t count, std::mt19937& rng, GemmDtype
     switch (dtype) {
       case GemmDtype::kBf16: x = __bfloat162float(__float2bfloat16(r)); break;
       case GemmDtype::kFp16: x = __half2float(__float2half(r)); break;
-      case GemmDtype::kFp8: x = static_cast<float>(__nv_fp8_e4m3(r)); break;
+      case GemmDtype::kFp8:
+      case GemmDtype::kFp8Fast: x = static_cast<float>(__nv_fp8_e4m3(r)); break;
       default: x = r;
     }
   }
@@ -117,7 +119,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& param) {
 TEST_P(GemmWrapper, MatchesCpuReference) {
   TRAINSIM_REQUIRE_GPU();
   const Case c = GetParam();
-  if (c.dtype == GemmDtype::kFp8) {
+  if (trainsim::kernels::is_fp8(c.dtype)) {
     cudaDeviceProp prop{};
     ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
     if (prop.major * 10 + prop.minor < 89) GTEST_SKIP() << "fp8 GEMMs need compute capability 8.9 or later";
@@ -132,23 +134,33 @@ TEST_P(GemmWrapper, MatchesCpuReference) {
   const bool has_bias = c.epilogue == GemmEpilogue::kBias || c.epilogue == GemmEpilogue::kBiasGelu;
   const bool gelu = c.epilogue == GemmEpilogue::kGelu || c.epilogue == GemmEpilogue::kBiasGelu;
   std::vector<float> bias;
-  if (has_bias) bias = random_values(un, rng, c.dtype == GemmDtype::kFp8 ? GemmDtype::kBf16 : c.dtype);
+  if (has_bias) bias = random_values(un, rng, trainsim::kernels::is_fp8(c.dtype) ? GemmDtype::kBf16 : c.dtype);
 
   auto da = upload_as(a, c.dtype, false);
   auto dw = upload_as(w, c.dtype, false);
   DeviceBuffer<std::uint8_t> dbias;
   if (has_bias) dbias = upload_as(bias, c.dtype, true);
   DeviceBuffer<std::uint8_t> dc(um * un * trainsim::kernels::output_element_bytes(c.dtype));
-  dc.fill_bytes(0xFF);  // NaN in every output type: unwritten elements fail
-
-  GemmRunner runner;
-  runner.run(c.dtype, c.m, c.n, c.k, da.get(), dw.get(), dc.get(), has_bias ? dbias.get() : nullptr, c.epilogue,
-             nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<double> ref = trainsim::kernels::ref::linear(c.m, c.n, c.k, a, w, bias, gelu);
-  const double err = relative_error(download_output(dc, c.dtype), ref);
-  EXPECT_LT(err, c.tolerance) << trainsim::kernels::to_string(c.dtype) << " m=" << c.m << " n=" << c.n
-                              << " k=" << c.k;
+  // fp8: with Transformer Engine's per-tensor scale pointers and without them.
+  std::vector<Fp8Scaling> scalings{Fp8Scaling::kPerTensor};
+  if (trainsim::kernels::is_fp8(c.dtype)) scalings.push_back(Fp8Scaling::kNone);
+  for (Fp8Scaling scaling : scalings) {
+    SCOPED_TRACE(scaling == Fp8Scaling::kPerTensor ? "per-tensor scale pointers" : "no scale pointers");
+    dc.fill_bytes(0xFF);  // NaN in every output type: unwritten elements fail
+    GemmRunner runner(std::size_t{64} << 20, scaling);
+    try {
+      runner.run(c.dtype, c.m, c.n, c.k, da.get(), dw.get(), dc.get(), has_bias ? dbias.get() : nullptr, c.epilogue,
+                 nullptr);
+    } catch (const trainsim::kernels::CudaError& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const double err = relative_error(download_output(dc, c.dtype), ref);
+    EXPECT_LT(err, c.tolerance) << trainsim::kernels::to_string(c.dtype) << " m=" << c.m << " n=" << c.n
+                                << " k=" << c.k;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -160,7 +172,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{GemmDtype::kBf16, 333, 520, 200, GemmEpilogue::kBias, 1e-2},
                       Case{GemmDtype::kBf16, 256, 1024, 384, GemmEpilogue::kBiasGelu, 1e-2},
                       Case{GemmDtype::kBf16, 128, 256, 64, GemmEpilogue::kGelu, 1e-2},
-                      Case{GemmDtype::kFp8, 256, 512, 256, GemmEpilogue::kNone, 1e-2}),
+                      Case{GemmDtype::kFp8, 256, 512, 256, GemmEpilogue::kNone, 1e-2},
+                      Case{GemmDtype::kFp8Fast, 256, 512, 256, GemmEpilogue::kNone, 1e-2}),
     case_name);
 
 TEST(GemmWrapperErrors, RejectsBadSizesWithoutTouchingTheGpu) {

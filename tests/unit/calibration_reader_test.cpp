@@ -139,6 +139,37 @@ TEST(CalibrationReader, KeysOfANewerHarnessAreIgnoredButTyposAreNot) {
               HasSubstr(R"(expected a known key (did you mean "seconds"?), found unknown key "secnds")"));
 }
 
+TEST(CalibrationReader, Fp8FastAccumulationRowsAreKeptApart) {
+  // Row 1: an fp8 GEMM with fast accumulation, row 2 the same shape promoted; rows 0
+  // and 3 stay bf16. Each table gets its own, and a spread ("distribution_s") is read past.
+  nlohmann::json doc = nlohmann::json::parse(gemm_patched(1, R"({"dtype": "fp8", "accumulation": "fast",
+      "seconds": 1.0e-4, "distribution_s": {"min": 9.9e-5, "p90": 1.02e-4}})"));
+  doc["gemm"][2].merge_patch({{"dtype", "fp8"}, {"seconds", 1.2e-4}, {"accumulation", "default"}});
+  const ProfileReading r = parse_calibration_text(doc.dump(), "p.json");
+  ASSERT_EQ(r.profile.gemm.size(), 3u);
+  EXPECT_EQ(r.profile.gemm[1].dtype, hw::Precision::kFp8);
+  EXPECT_EQ(r.profile.gemm[1].seconds, 1.2e-4);
+  ASSERT_EQ(r.profile.gemm_fp8_fast.size(), 1u);
+  EXPECT_EQ(r.profile.gemm_fp8_fast[0].seconds, 1.0e-4);
+  EXPECT_EQ(r.profile.gemm_fp8_fast[0].m, 4096.0);
+  EXPECT_THAT(error_of(gemm_patched(0, R"({"accumulation": "fast"})"), "/gemm/0/accumulation"),
+              HasSubstr(R"(expected "default" (only fp8 rows have fast accumulation), found "fast")"));
+  EXPECT_THAT(error_of(gemm_patched(0, R"({"accumulation": "quick"})"), "/gemm/0/accumulation"),
+              HasSubstr("found \"quick\""));
+}
+
+TEST(CalibrationReader, Fp8CastKernelsAreKnown) {
+  const ProfileReading r = parse_calibration_text(
+      patched(R"({"kernels": [{"name": "fp8_cast", "shape": {"n": 1048576}, "bytes": 3145728, "seconds": 2e-6},
+                              {"name": "fp8_cast_transpose", "shape": {"rows": 1024, "cols": 1024},
+                               "bytes": 4194304, "seconds": 3e-6}]})"),
+      "p.json");
+  EXPECT_TRUE(r.warnings.empty());
+  ASSERT_EQ(r.profile.kernels.size(), 2u);
+  EXPECT_EQ(r.profile.kernels[0].id, hw::KernelId::kFp8Cast);
+  EXPECT_EQ(r.profile.kernels[1].id, hw::KernelId::kFp8CastTranspose);
+}
+
 TEST(CalibrationReaderErrors, MalformedJson) {
   EXPECT_THAT(error_of(R"({"trainsim_calibration": 1,})", ""), HasSubstr("expected valid JSON"));
   EXPECT_THAT(error_of("", ""), HasSubstr("expected a JSON object (the calibration profile)"));

@@ -9,7 +9,15 @@
 // tf32    float               float            fp32 with tf32 tensor cores
 // fp16    __half              __half           fp32
 // bf16    __nv_bfloat16       __nv_bfloat16    fp32
-// fp8     __nv_fp8_e4m3       __nv_bfloat16    fp32 (Hopper and later; scales 1)
+// fp8     __nv_fp8_e4m3       __nv_bfloat16    fp32 (Hopper and later)
+// fp8_fast  as fp8, with cuBLASLt's fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM)
+//
+// FP8 as Transformer Engine runs it: per-tensor scales, passed to cuBLASLt as device
+// pointers to the inverse scales of A and W (CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER;
+// this runner's are 1, each in its own allocation: cuBLASLt wants its device pointers
+// aligned). Fp8Scaling::kNone leaves the pointers unset (cuBLASLt's implicit 1). TE's forward GEMMs use fast accumulation, its gradient GEMMs
+// the default promoted fp32 accumulation (TE's use_split_accumulator), so "fp8" prices
+// backward GEMMs and "fp8_fast" forward ones.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -19,19 +27,22 @@
 
 namespace trainsim::kernels {
 
-enum class GemmDtype { kFp32, kTf32, kFp16, kBf16, kFp8 };
+enum class GemmDtype { kFp32, kTf32, kFp16, kBf16, kFp8, kFp8Fast };
 enum class GemmEpilogue { kNone, kBias, kGelu, kBiasGelu };
+enum class Fp8Scaling { kPerTensor, kNone };
 
 [[nodiscard]] const char* to_string(GemmDtype dtype);
-// "fp32", "tf32", "fp16", "bf16", "fp8"; throws std::invalid_argument otherwise.
+// "fp32", "tf32", "fp16", "bf16", "fp8", "fp8_fast"; throws std::invalid_argument otherwise.
 [[nodiscard]] GemmDtype parse_gemm_dtype(const std::string& name);
 // Bytes of one element of A and W, and of C.
 [[nodiscard]] std::size_t input_element_bytes(GemmDtype dtype);
 [[nodiscard]] std::size_t output_element_bytes(GemmDtype dtype);
+[[nodiscard]] bool is_fp8(GemmDtype dtype);
 
 class GemmRunner {
  public:
-  explicit GemmRunner(std::size_t workspace_bytes = std::size_t{64} << 20);
+  explicit GemmRunner(std::size_t workspace_bytes = std::size_t{64} << 20,
+                      Fp8Scaling fp8_scaling = Fp8Scaling::kPerTensor);
   ~GemmRunner();
   GemmRunner(const GemmRunner&) = delete;
   GemmRunner& operator=(const GemmRunner&) = delete;
@@ -52,6 +63,9 @@ class GemmRunner {
   void* handle_ = nullptr;  // cublasLtHandle_t
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
+  Fp8Scaling fp8_scaling_ = Fp8Scaling::kPerTensor;
+  float* a_scale_inv_ = nullptr;  // device: 1
+  float* w_scale_inv_ = nullptr;  // device: 1
   std::map<Key, Plan*> plans_;
 };
 
