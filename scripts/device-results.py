@@ -16,6 +16,11 @@ figures issues 5 and 6 are judged by (docs/calibration.md, docs/validation.md).
   PyTorch steps (within 10%), `trainsim validate` on each PyTorch run (class by class), and
   for each trainsim-train run `trainsim validate`
   (step within 5%, peak memory within 10%) and the trainer against PyTorch (within 1.3x);
+- with --merge PROFILE (repeatable: a later trainsim-calibrate run, e.g. a table measured
+  again after a fix), replaces the session profile's GEMM rows of every (dtype,
+  accumulation) and kernel rows of every name PROFILE measured by PROFILE's, and records
+  where they came from in the profile's "merged_from" (command, date, host, device, what
+  was taken);
 - exits 1 when an expected file is missing or a command fails, after printing what it can.
 """
 import argparse
@@ -74,8 +79,40 @@ def unpack(tarball):
         t.extractall(ROOT, filter="data")
 
 
+def gemm_kind(row):
+    return row["dtype"], row.get("accumulation", "default")
+
+
+def merge(profile, other, source):
+    """Rows of a later profile OTHER replace the session's: its GEMMs by (dtype,
+    accumulation), its kernels by name; the profile records what came from where."""
+    if other.get("device", {}).get("name") != profile.get("device", {}).get("name"):
+        sys.exit(f"{source}: measured on {other.get('device', {}).get('name')!r}, the session on "
+                 f"{profile.get('device', {}).get('name')!r}: not merged")
+    taken = []
+    kinds = sorted({gemm_kind(r) for r in other.get("gemm", [])})
+    if kinds:
+        kept = [r for r in profile.get("gemm", []) if gemm_kind(r) not in kinds]
+        taken += [f"gemm {d}" + ("" if acc == "default" else f" ({acc} accumulation)") for d, acc in kinds]
+        print(f"{source}: {len(other['gemm'])} gemm rows replace {len(profile.get('gemm', [])) - len(kept)}")
+        profile["gemm"] = kept + other["gemm"]
+    names = sorted({r["name"] for r in other.get("kernels", [])})
+    if names:
+        kept = [r for r in profile.get("kernels", []) if r["name"] not in names]
+        taken += [f"kernels {n}" for n in names]
+        print(f"{source}: {len(other['kernels'])} kernel rows replace {len(profile.get('kernels', [])) - len(kept)}")
+        profile["kernels"] = kept + other["kernels"]
+    if not taken:
+        sys.exit(f"{source}: no gemm or kernel rows to merge")
+    profile.setdefault("merged_from", []).append({
+        "command": other.get("command"), "date": other.get("date"), "host": other.get("host"),
+        "device": other.get("device"), "versions": other.get("versions"), "taken": taken})
+
+
 def gemm_table(profile, pytorch_gemm):
-    rows = {(r["m"], r["n"], r["k"], r["dtype"]): r["tflops"] for r in profile.get("gemm", [])}
+    # fp8 rows with fast accumulation are named as PyTorch's reference names them.
+    rows = {(r["m"], r["n"], r["k"], r["dtype"] + ("_fast" if r.get("accumulation") == "fast" else "")): r["tflops"]
+            for r in profile.get("gemm", [])}
     torch_rows = {(r["m"], r["n"], r["k"], r["dtype"]): r["tflops"] for r in (pytorch_gemm or {}).get("rows", [])}
     print("\nGEMMs: harness against PUBLIC_DATA.md's H100 table and PyTorch on this card (issue 5: within 3% or faster)")
     print(f"{'M x N x K':22s} {'dtype':5s} {'harness':>8s} {'H100 table':>10s} {'':>7s} {'PyTorch':>8s} {'':>7s}")
@@ -210,6 +247,9 @@ def main():
     ap.add_argument("tarball")
     ap.add_argument("--trainsim", default=None, help="the simulator (default: build/release or build/test)")
     ap.add_argument("--no-install", action="store_true", help="only print; write nothing outside build/")
+    ap.add_argument("--merge", action="append", default=[],
+                    help="a later profile whose GEMM (per dtype) and kernel (per name) rows replace the session's")
+    ap.add_argument("--pytorch-gemm", help="a later PyTorch GEMM reference (pytorch-gemm-reference.py --out) to use")
     a = ap.parse_args()
     trainsim = a.trainsim or next((str(p) for p in (ROOT / "build/release/trainsim", ROOT / "build/test/trainsim")
                                    if p.exists()), None)
@@ -225,10 +265,16 @@ def main():
     if not profile_path.exists():
         sys.exit(f"{profile_path}: no profile measured (see {RES}/calibrate.log)")
     profile = load(profile_path)
+    for other in a.merge:
+        merge(profile, load(other), other)
+    if a.merge:
+        write_json(profile_path, profile)
     device = profile.get("device", {}).get("name", name)
     if not profile.get("complete", False):
         problems.append("the profile is incomplete (the harness was stopped before the end)")
     pytorch_gemm = load(RES / "pytorch-gemm.json") if (RES / "pytorch-gemm.json").exists() else None
+    if a.pytorch_gemm:
+        pytorch_gemm = load(a.pytorch_gemm)
     reference = pytorch_reference(gpu, device)
     if not a.no_install:
         installed = ROOT / "scenarios" / "calibration" / f"{name}.json"

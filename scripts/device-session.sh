@@ -100,6 +100,24 @@ case "$gpu_name" in
 esac
 echo "$profile_name" > "$res/profile-name.txt"
 
+# Libraries the carried binaries name but the loader does not find where this machine's
+# image keeps them (CUDA under /usr/local/cuda*/lib64, NCCL or cuBLAS from pip wheels):
+# their folders go on LD_LIBRARY_PATH, so a carried build loads without a rebuild (a
+# rebuild here needs nlohmann-json and CLI11, which GPU images may lack).
+find_missing_libraries() {
+  local b lib dir
+  for b in build/device/trainsim-calibrate build/device/trainsim-train; do
+    [ -x "$b" ] || continue
+    for lib in $(ldd "$b" 2> /dev/null | awk '/not found/ {print $1}'); do
+      dir=$(find /usr/local /usr/lib /opt -name "$lib" 2> /dev/null | head -1 | xargs -r dirname)
+      [ -n "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    done
+  done
+  [ -n "${LD_LIBRARY_PATH:-}" ] && say "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  return 0
+}
+find_missing_libraries
+
 # A carried build is used only if it was built from these sources (scripts/source-hash.sh)
 # and every library it needs loads. Its CMake files name the development machine's
 # checkout; where that path does not exist here, a link to this checkout stands in.
