@@ -108,7 +108,8 @@ void write_measured_run(const std::filesystem::path& path, const MeasuredRun& ru
                    {"precision", "bf16"},
                    {"optimizer", "adamw"},
                    {"attention", "flash"},
-                   {"dropout", 0.0}};
+                   {"dropout", 0.0},
+                   {"framework", "trainsim_train"}};
   j["warmup_steps"] = o.warmup_steps;
   j["steps"] = ordered_json::array();
   for (const StepRecord& s : run.steps)

@@ -51,9 +51,9 @@ ValidationReport validation_report(const scenario::MeasuredRun& run, const Metri
 }
 
 std::string validation_text(const ValidationReport& r) {
-  const std::string kernels = r.framework == "pytorch_eager"
-                                  ? "PyTorch eager's (training.framework \"pytorch_eager\")"
-                                  : "fused, as trainsim-train runs them (training.framework \"fused\")";
+  const std::string kernels = r.framework == "pytorch_eager"    ? "PyTorch eager's (training.framework \"pytorch_eager\")"
+                              : r.framework == "trainsim_train" ? "trainsim-train's (training.framework \"trainsim_train\")"
+                                                                : "fused (training.framework \"fused\")";
   std::string out = fmt::format("trainsim validate: {}\n{:<18}{}\n{:<18}{}\n{:<18}{}\n\n", r.run_file, "measured on",
                                 r.device, "kernels", kernels, "compute costs", r.compute_model);
   out += fmt::format("{:<24}{:>14}{:>14}{:>9}\n", "", "predicted", "measured", "error");

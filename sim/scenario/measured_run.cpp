@@ -55,7 +55,10 @@ void read_training(const ObjectReader& root, MeasuredRun& r) {
   t.choice("optimizer", {"adamw"}, "adamw");
   t.choice("attention", {"flash"}, "flash");
   r.dropout = t.number("dropout", 0.0, 1.0, 0.0);
-  r.framework = t.choice("framework", {"fused", "pytorch_eager"}, "fused");
+  // A run without "framework" is trainsim-train's when its tool says so (files written
+  // before the key existed), else the fused op list's.
+  const bool trainer = r.tool.rfind("trainsim-train", 0) == 0;
+  r.framework = t.choice("framework", {"fused", "pytorch_eager", "trainsim_train"}, trainer ? "trainsim_train" : "fused");
 }
 
 void read_measurements(const ObjectReader& root, MeasuredRun& r) {

@@ -20,6 +20,43 @@ constexpr long long kMaxParallel = 1'000'000;
 // step per micro-batch, no parallelism. Anything else would need kernels the op
 // list does not have (DDP's bucket copies, gradient accumulation's adds,
 // checkpointing, RMSNorm, rotary embeddings, ...).
+// The block both framework op lists model (docs/model.md): a GPT-2 block.
+void check_gpt2_block(const ObjectReader& root, const workload::ModelConfig& model, std::string_view framework) {
+  std::vector<std::string_view> unlike;
+  if (model.is_moe()) unlike.emplace_back("num_experts > 1");
+  if (model.swiglu) unlike.emplace_back("swiglu");
+  if (model.normalization != workload::Normalization::kLayerNorm) unlike.emplace_back("normalization RMSNorm");
+  if (model.position_embedding != workload::PositionEmbedding::kLearnedAbsolute)
+    unlike.emplace_back("position_embedding_type rope");
+  if (model.num_query_groups != model.num_attention_heads) unlike.emplace_back("num_query_groups != heads");
+  if (model.hidden_dropout > 0.0 || model.attention_dropout > 0.0) unlike.emplace_back("dropout > 0");
+  if (!unlike.empty())
+    throw ScenarioError(root.file(), "/model",
+                        fmt::format("\"framework\": \"{}\" models a GPT-2 block (LayerNorm, GELU MLP, "
+                                    "learned positions, multi-head attention, no dropout); this model has {}",
+                                    framework, fmt::join(unlike, ", ")));
+}
+
+// trainsim-train runs synchronous data-parallel replicas of the whole model and nothing
+// else (kernels/trainer/README.md).
+void check_trainsim_train(const ObjectReader& root, const ObjectReader& o, const workload::ModelConfig& model,
+                          const workload::ParallelConfig& p) {
+  const auto parallel = [&](std::string_view key, bool ok, std::string_view what) {
+    if (!ok)
+      o.fail_message(key, fmt::format("\"framework\": \"trainsim_train\" models data-parallel replicas without model "
+                                      "parallelism, sharding or recomputation; {} is not modeled with it",
+                                      what));
+  };
+  parallel("tensor_model_parallel_size", p.tensor == 1, "tensor parallelism");
+  parallel("pipeline_model_parallel_size", p.pipeline == 1, "pipeline parallelism");
+  parallel("context_parallel_size", p.context == 1, "context parallelism");
+  parallel("expert_model_parallel_size", p.expert == 1, "expert parallelism");
+  parallel("zero_stage", p.zero_stage == 0, "ZeRO");
+  parallel("recompute_granularity", p.recompute == workload::Recompute::kNone, "activation recomputation");
+  parallel("mode", p.mode == workload::TrainingMode::kSync, "an asynchronous mode");
+  check_gpt2_block(root, model, "trainsim_train");
+}
+
 void check_pytorch_eager(const ObjectReader& root, const ObjectReader& o, const workload::ModelConfig& model,
                          const workload::TrainingConfig& training, const workload::ParallelConfig& p) {
   const auto parallel = [&](std::string_view key, bool ok, std::string_view what) {
@@ -42,19 +79,7 @@ void check_pytorch_eager(const ObjectReader& root, const ObjectReader& o, const 
                                     "global_batch_size ({}) must equal micro_batch_size ({}) (gradient accumulation "
                                     "is not modeled with it)",
                                     training.global_batch_size, training.micro_batch_size));
-  std::vector<std::string_view> unlike;
-  if (model.is_moe()) unlike.emplace_back("num_experts > 1");
-  if (model.swiglu) unlike.emplace_back("swiglu");
-  if (model.normalization != workload::Normalization::kLayerNorm) unlike.emplace_back("normalization RMSNorm");
-  if (model.position_embedding != workload::PositionEmbedding::kLearnedAbsolute)
-    unlike.emplace_back("position_embedding_type rope");
-  if (model.num_query_groups != model.num_attention_heads) unlike.emplace_back("num_query_groups != heads");
-  if (model.hidden_dropout > 0.0 || model.attention_dropout > 0.0) unlike.emplace_back("dropout > 0");
-  if (!unlike.empty())
-    throw ScenarioError(root.file(), "/model",
-                        fmt::format("\"framework\": \"pytorch_eager\" models a GPT-2 block (LayerNorm, GELU MLP, "
-                                    "learned positions, multi-head attention, no dropout); this model has {}",
-                                    fmt::join(unlike, ", ")));
+  check_gpt2_block(root, model, "pytorch_eager");
 }
 
 }  // namespace
@@ -96,9 +121,24 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   c.cross_entropy = t.choice("cross_entropy", {"fused", "unfused"}, "fused") == "unfused"
                         ? workload::CrossEntropy::kUnfused
                         : workload::CrossEntropy::kFused;
-  c.framework = t.choice("framework", {"fused", "pytorch_eager"}, "fused") == "pytorch_eager"
-                    ? workload::Framework::kPytorchEager
-                    : workload::Framework::kFused;
+  const std::string framework = t.choice("framework", {"fused", "pytorch_eager", "trainsim_train"}, "fused");
+  c.framework = framework == "pytorch_eager"    ? workload::Framework::kPytorchEager
+                : framework == "trainsim_train" ? workload::Framework::kTrainsimTrain
+                                                : workload::Framework::kFused;
+  if (c.framework == workload::Framework::kTrainsimTrain) {
+    // trainsim-train's one program: bf16 with fp32 gradients, flash attention, its
+    // fused softmax + cross-entropy, AdamW (kernels/trainer/gpt_model.cpp).
+    const auto only = [&](std::string_view key, bool ok, std::string_view what) {
+      if (!ok)
+        t.fail_message(key, fmt::format("\"framework\": \"trainsim_train\" models {}; {} is not modeled with it", what,
+                                        key));
+    };
+    only("precision", c.precision == hw::Precision::kBf16, "trainsim-train's bf16 step, precision \"bf16\"");
+    only("grad_reduce_dtype", c.grad_reduce_dtype == hw::Precision::kFp32, "its fp32 gradients");
+    only("optimizer", c.optimizer == workload::Optimizer::kAdam, "its AdamW");
+    only("attention_backend", c.attention_backend == workload::AttentionBackend::kFlash, "its flash attention kernels");
+    only("cross_entropy", !t.has("cross_entropy"), "its fused softmax + cross-entropy kernel, so cross_entropy");
+  }
   if (c.framework == workload::Framework::kPytorchEager) {
     // The eager op list is one program (docs/model.md, "PyTorch eager"): bf16
     // autocast over fp32 parameters and gradients, SDPA, F.cross_entropy, AdamW.
@@ -309,6 +349,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                                               "(or \"server_placement\": \"dedicated\")",
                                               p.num_servers, gpus));
   if (training.framework == workload::Framework::kPytorchEager) check_pytorch_eager(root, o, model, training, p);
+  if (training.framework == workload::Framework::kTrainsimTrain) check_trainsim_train(root, o, model, p);
   return p;
 }
 

@@ -19,8 +19,12 @@ enum class CrossEntropy { kFused, kUnfused };
 // kernels in 16-bit with fused norms, residuals and loss (trainsim-train, llm.c,
 // Megatron-LM); "pytorch_eager": a GPT-2 nn.Module in PyTorch eager under
 // torch.autocast(bfloat16) over fp32 parameters (SDPA attention, fused AdamW),
-// every autocast cast, fp32 layer norm, loss and gradient kernel of its own.
-enum class Framework { kFused, kPytorchEager };
+// every autocast cast, fp32 layer norm, loss and gradient kernel of its own;
+// "trainsim_train": the fused list as trainsim-train runs it (kernels/trainer/
+// gpt_model.cpp): q, k, v and the attention output moved between the GEMMs' rows and
+// the flash kernels' heads by four copy kernels per layer, and the loss and its
+// gradient in one kernel of the forward pass (docs/model.md, "trainsim-train").
+enum class Framework { kFused, kPytorchEager, kTrainsimTrain };
 
 struct TrainingConfig {
   long long global_batch_size = 1;  // sequences per iteration

@@ -9,6 +9,7 @@ namespace trainsim::workload {
 namespace {
 constexpr double kMaskBytes = 1.0;   // dropout masks are stored as bytes
 constexpr double kFp32Bytes = 4.0;   // softmax statistics and loss in fp32
+constexpr double kTokenIdBytes = 4.0;  // a target token id (int32)
 // Causal attention computes half of the s x s score matrix when the kernel skips
 // masked blocks (flash); model FLOPs still count the full matrix (Megatron-LM).
 constexpr double kCausalFraction = 0.5;
@@ -58,23 +59,24 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
     throw std::invalid_argument("expert-parallel size must divide the number of experts");
   if (model.is_moe() && tensor > 1 && !sequence_parallel)
     throw std::invalid_argument("MoE with tensor parallelism needs sequence parallelism (as Megatron-LM)");
-  if (training.framework == Framework::kPytorchEager) {
-    // The program docs/model.md "PyTorch eager" lists, and nothing else: one GPU,
-    // bf16 autocast, SDPA, a GPT-2 block (LayerNorm, biased linears, GELU,
-    // learned positions, multi-head attention, no dropout), AdamW.
+  if (training.framework != Framework::kFused) {
+    // The programs docs/model.md "PyTorch eager" and "trainsim-train" list, and nothing
+    // else: bf16 with fp32 gradients, fused attention, AdamW, a GPT-2 block (LayerNorm,
+    // biased linears, GELU, learned positions, multi-head attention, no dropout), no
+    // model parallelism (trainsim-train runs data-parallel replicas, PyTorch eager one GPU).
+    const std::string what = training.framework == Framework::kPytorchEager ? "the PyTorch eager op list"
+                                                                            : "the trainsim-train op list";
     if (tensor != 1 || context != 1 || expert != 1 || sequence_parallel)
-      throw std::invalid_argument("the PyTorch eager op list is for one GPU without model parallelism");
+      throw std::invalid_argument(what + " has no model parallelism");
     if (training.precision != hw::Precision::kBf16 || training.grad_reduce_dtype != hw::Precision::kFp32 ||
         training.attention_backend != AttentionBackend::kFlash || training.optimizer != Optimizer::kAdam)
-      throw std::invalid_argument(
-          "the PyTorch eager op list is bf16 autocast with fp32 gradients, SDPA attention and AdamW");
+      throw std::invalid_argument(what + " is bf16 with fp32 gradients, fused attention and AdamW");
     if (model.is_moe() || model.swiglu || model.normalization != Normalization::kLayerNorm ||
         model.position_embedding != PositionEmbedding::kLearnedAbsolute ||
         model.num_query_groups != model.num_attention_heads || model.hidden_dropout > 0.0 ||
         model.attention_dropout > 0.0)
-      throw std::invalid_argument(
-          "the PyTorch eager op list is a GPT-2 block: dense GELU MLP, LayerNorm, learned positions, multi-head "
-          "attention, no dropout");
+      throw std::invalid_argument(what + " is a GPT-2 block: dense GELU MLP, LayerNorm, learned positions, "
+                                         "multi-head attention, no dropout");
   }
   act_bytes_ = activation_element_bytes(training);
   gemm_bytes_ = training.precision == hw::Precision::kFp8 ? 1.0 : act_bytes_;
@@ -268,7 +270,8 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   ops.push_back(elementwise("input_norm", norm_bytes, norm_params, layer, kNorm));
   if (tp_ > 1.0) ops.push_back(tp_enter("attn_f", layer));
   ops.push_back(matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer));
-  for (Op& op : attention_core_forward(layer)) ops.push_back(std::move(op));
+  for (Op& op : trainsim_train() ? trainer_attention_forward(layer) : attention_core_forward(layer))
+    ops.push_back(std::move(op));
   ops.push_back(matmul("attn_out_proj", tokens_, h, q, q * h + bias * h, layer));
   if (tp_ > 1.0) ops.push_back(tp_exit("attn_g", layer));
   ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer, kResidual));
@@ -290,6 +293,24 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   return ops;
 }
 
+// trainsim-train's attention (kernels/trainer/gpt_model.cpp): permute_qkv moves q, k
+// and v from the QKV GEMM's (b, s, 3, a, d) rows to three (b, a, s, d) tensors, the
+// flash kernel runs, heads_to_rows moves its output back to (b, s, a, d) for the
+// output projection. Each copy reads and writes its elements once: 6 and 2 x t h e
+// bytes; backward, unpermute_qkv and rows_to_heads move the same bytes the other way.
+// No measured kernel of ours does a copy, so the roofline prices them at the
+// profile's device-to-device copy bandwidth.
+std::vector<Op> TransformerOps::trainer_attention_forward(long long layer) const {
+  const double h = static_cast<double>(model_.hidden_size);
+  std::vector<Op> ops;
+  ops.push_back(elementwise("attention.permute_qkv", 6.0 * tokens_ * h * act_bytes_, 0.0, layer, hw::KernelId::kNone));
+  ops.back().backward_bytes = ops.back().work.bytes;
+  for (Op& op : attention_core_forward(layer)) ops.push_back(std::move(op));
+  ops.push_back(elementwise("attention.heads_to_rows", 2.0 * tokens_ * h * act_bytes_, 0.0, layer, hw::KernelId::kNone));
+  ops.back().backward_bytes = ops.back().work.bytes;
+  return ops;
+}
+
 std::vector<Op> TransformerOps::head_forward() const {
   if (eager()) return host_dispatched(eager_head_forward(), hw::HostPass::kForward);
   const double h = static_cast<double>(model_.hidden_size);
@@ -301,10 +322,19 @@ std::vector<Op> TransformerOps::head_forward() const {
                             hw::KernelId::kLayernormForward));
   if (tp_ > 1.0) ops.push_back(tp_enter("output_f", -1));
   ops.push_back(matmul("output_layer", tokens_, v, h, out_params, -1));
-  // Cross-entropy in fp32 over the logits (Megatron-LM casts them to float).
-  ops.push_back(elementwise("loss", tokens_ * v * loss_bytes_per_logit(false), 0.0, -1,
-                            hw::KernelId::kSoftmaxCrossEntropy));
-  ops.back().backward_bytes = tokens_ * v * loss_bytes_per_logit(true);
+  if (trainsim_train()) {
+    // trainsim-train's softmax_cross_entropy: one kernel of the forward pass reads
+    // each logit, writes its gradient in its place and a loss per token, reading the
+    // target (kernels/reference/elementwise_ref.h, softmax_cross_entropy_bytes); the
+    // backward pass starts from those gradients (no loss kernel of its own).
+    ops.push_back(elementwise("loss", tokens_ * (2.0 * v * act_bytes_ + kTokenIdBytes + kFp32Bytes), 0.0, -1,
+                              hw::KernelId::kSoftmaxCrossEntropy));
+  } else {
+    // Cross-entropy in fp32 over the logits (Megatron-LM casts them to float).
+    ops.push_back(elementwise("loss", tokens_ * v * loss_bytes_per_logit(false), 0.0, -1,
+                              hw::KernelId::kSoftmaxCrossEntropy));
+    ops.back().backward_bytes = tokens_ * v * loss_bytes_per_logit(true);
+  }
   if (tp_ > 1.0) {
     // Vocabulary-parallel cross-entropy: all-reduces of the row maximum, the sum
     // of exponentials and the target logit, b s fp32 each (Megatron-LM
@@ -323,8 +353,11 @@ std::vector<Op> TransformerOps::head_backward() const {
   if (eager()) return host_dispatched(eager_head_backward(), hw::HostPass::kBackward);
   std::vector<Op> fwd = head_forward();
   std::vector<Op> ops;
-  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it)
+  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
+    // trainsim-train's loss kernel already wrote the logits' gradient (head_forward).
+    if (trainsim_train() && it->work.kernel == hw::KernelId::kSoftmaxCrossEntropy) continue;
     ops.push_back(backward_of(*it, 2.0, 2.0));
+  }
   return ops;
 }
 

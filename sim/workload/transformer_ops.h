@@ -113,6 +113,10 @@ class TransformerOps {
   // kernels it launches, one op each (transformer_ops_eager.cpp; docs/model.md,
   // "PyTorch eager").
   [[nodiscard]] bool eager() const { return training_.framework == Framework::kPytorchEager; }
+  // trainsim-train (docs/model.md, "trainsim-train"): its layout copies around the
+  // flash kernels and its single-pass loss.
+  [[nodiscard]] bool trainsim_train() const { return training_.framework == Framework::kTrainsimTrain; }
+  [[nodiscard]] std::vector<Op> trainer_attention_forward(long long layer) const;
   [[nodiscard]] std::vector<Op> eager_embedding_forward() const;
   [[nodiscard]] std::vector<Op> eager_layer_forward(long long layer) const;
   [[nodiscard]] std::vector<Op> eager_head_forward() const;

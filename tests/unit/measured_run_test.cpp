@@ -110,7 +110,7 @@ TEST(MeasuredRun, TheScenarioIsTheSameRun) {
   EXPECT_EQ(s.parallel.data, 1);
   EXPECT_EQ(s.parallel.tensor, 1);
   EXPECT_TRUE(s.parallel.overlap_grad_reduce);
-  EXPECT_EQ(s.training.framework, workload::Framework::kFused);  // trainsim-train's kernels
+  EXPECT_EQ(s.training.framework, workload::Framework::kFused);  // no "framework", not trainsim-train's tool
 
   scenario::MeasuredRun unknown = r;
   unknown.device_name = "NVIDIA GeForce RTX 4090";
