@@ -1,0 +1,58 @@
+// The runs measured on the lent H100 (tests/validation/h100/, README there) against
+// the committed H100 profile (scenarios/calibration/h100-sxm5-80gb.json), as
+// `trainsim validate` predicts them: the whole simulated step (host dispatch included
+// for PyTorch eager) and the memory timeline's peak. The bounds are what the measured
+// errors allow, so a change that loses accuracy on a real card fails here:
+//   trainsim-train  step +1.4% / +3.2% / +3.2%   peak -3.8% / -3.8% / -3.5%  (124M / 350M / 774M)
+//   PyTorch eager   step -4.9% / +0.9% / +5.8%   peak -0.2% / -0.0% / -0.3%
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "execution/simulate.h"
+#include "report/metrics.h"
+#include "scenario/measured_run.h"
+#include "scenario/reader.h"
+
+namespace trainsim {
+namespace {
+
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+
+struct Errors {
+  double step;
+  double peak;
+};
+
+Errors predicted_over_measured(const std::string& run_file, workload::Framework expected) {
+  const scenario::MeasuredRun run = scenario::read_measured_run(kRoot + "/tests/validation/h100/" + run_file);
+  scenario::MeasuredScenarioOptions o;
+  o.calibration = kRoot + "/scenarios/calibration/h100-sxm5-80gb.json";
+  const scenario::Scenario s = scenario::scenario_for_measured_run(run, o);
+  EXPECT_EQ(s.training.framework, expected) << run_file;
+  EXPECT_TRUE(s.calibration.has_value());
+  const report::Metrics m = report::compute_metrics(s, exec::simulate(s));
+  return {m.iteration_time_s / run.step_median_s - 1.0, m.memory.timeline_peak_bytes / *run.peak_memory_bytes - 1.0};
+}
+
+TEST(H100Validation, TrainerStepsWithinFivePercentAndPeaksWithinFour) {
+  for (const char* size : {"124m", "350m", "774m"}) {
+    const Errors e = predicted_over_measured(std::string("train-gpt2-") + size + ".json",
+                                             workload::Framework::kTrainsimTrain);
+    EXPECT_LT(std::abs(e.step), 0.05) << size << ": step " << e.step;
+    EXPECT_LT(std::abs(e.peak), 0.04) << size << ": peak " << e.peak;
+  }
+}
+
+TEST(H100Validation, PytorchEagerStepsWithinSixPercentAndPeaksWithinOne) {
+  for (const char* size : {"124m", "350m", "774m"}) {
+    const Errors e = predicted_over_measured(std::string("pytorch-gpt2-") + size + ".run.json",
+                                             workload::Framework::kPytorchEager);
+    EXPECT_LT(std::abs(e.step), 0.06) << size << ": step " << e.step;
+    EXPECT_LT(std::abs(e.peak), 0.01) << size << ": peak " << e.peak;
+  }
+}
+
+}  // namespace
+}  // namespace trainsim
