@@ -193,6 +193,9 @@ MemoryTimeline track_memory(const scenario::Scenario& s, const SimulationOutput&
     // Parameters and AdamW's moments all along; casts and gradients come and go.
     states = est.weights - est.weight_casts + est.optimizer_states + est.workspaces;
     add_eager_changes(s, out, rank, changes);
+  } else if (s.training.framework == workload::Framework::kTrainsimTrain) {
+    // Every buffer allocated before the first step: flat (workload::memory_per_stage).
+    states += est.activations;
   } else {
     add_pass_changes(s, out, rank, changes);
   }

@@ -40,8 +40,11 @@ ValidationReport validation_report(const scenario::MeasuredRun& run, const Metri
     r.kernel_classes.push_back({name, predicted, run.kernel_class_s[i]});
   }
   if (run.peak_memory_bytes) {
-    const double predicted =
+    double predicted =
         m.memory.timeline_peak_bytes > 0.0 ? m.memory.timeline_peak_bytes : m.memory.peak_bytes_per_gpu;
+    // trainsim-train measures the device's memory in use (cudaMemGetInfo), so its CUDA
+    // context counts; PyTorch's peak is its allocator's, without it (docs/validation.md).
+    if (run.framework == "trainsim_train") predicted += m.memory.context_bytes;
     r.peak_memory = ValidationRow{"peak memory", predicted, *run.peak_memory_bytes};
   }
   r.loss_initial = run.loss_initial;

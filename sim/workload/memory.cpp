@@ -1,6 +1,7 @@
 #include "workload/memory.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "workload/parameters.h"
 #include "workload/pipeline_schedule.h"
@@ -272,10 +273,48 @@ MemoryEstimate eager_estimate(const ModelConfig& m, const TrainingConfig& t) {
   return est;
 }
 
+// trainsim-train allocates every buffer once, before the first step
+// (kernels/trainer/gpt_model.cpp, GpuModel::GpuModel), so its memory is flat: with
+// P parameters, t = b s tokens, h hidden, f FFN width, a heads, V the padded
+// vocabulary, L layers and k accumulation steps (docs/model.md, "Memory of a
+// trainsim-train step"):
+//   states       fp32 master, gradients, m, v and the bf16 copy: 18 P
+//   per layer    bf16 ln1, q k v (3), attention output, its rows, residual, ln2,
+//                residual out: 9 t h; GELU input and output: 2 t f; fp32 norm
+//                statistics 2 x 2 t and the log-sum-exp t a
+//   outside      bf16 x0, lnf, qkv rows (3), scratch, dres, dtmp, dtmp2, dq k v (3),
+//                datto: 13 t h; logits t V; dbig t f; ones t; fp32 lnf statistics 2t;
+//                token ids, targets and losses 3 k t x 4 bytes
+//   workspaces   cuBLASLt's 64 MiB, the attention backward's fp32 delta and dq
+//                (t a + t h) x 4 bytes, each rounded to 256 bytes; the layer-norm and
+//                embedding backward scratch (under 1 MiB at these sizes) are left out
+MemoryEstimate trainer_estimate(const ModelConfig& m, const TrainingConfig& t) {
+  const double P = count_parameters(m).total;
+  const double tokens = static_cast<double>(t.micro_batch_size) * static_cast<double>(m.seq_length);
+  const double h = static_cast<double>(m.hidden_size), f = static_cast<double>(m.ffn_hidden_size);
+  const double a = static_cast<double>(m.num_attention_heads), v = static_cast<double>(m.vocab_size);
+  const double L = static_cast<double>(m.num_layers);
+  const double k = std::max(1.0, static_cast<double>(t.global_batch_size) / static_cast<double>(t.micro_batch_size));
+  constexpr double kBf16 = 2.0, kF32 = 4.0, kGemmWorkspace = 64.0 * 1024 * 1024;
+  const auto round256 = [](double bytes) { return std::ceil(bytes / 256.0) * 256.0; };
+  const double per_layer = (9.0 * tokens * h + 2.0 * tokens * f) * kBf16 + (4.0 * tokens + tokens * a) * kF32;
+  const double outside = (13.0 * tokens * h + tokens * v + tokens * f + tokens) * kBf16 + 2.0 * tokens * kF32 +
+                         3.0 * k * tokens * 4.0;
+  MemoryEstimate est;
+  est.parameters = P;
+  est.weights = (4.0 + 2.0) * P;
+  est.gradients = 4.0 * P;
+  est.optimizer_states = 8.0 * P;
+  est.workspaces = kGemmWorkspace + round256(tokens * a * kF32) + round256(tokens * h * kF32);
+  est.activations = L * per_layer + outside + est.workspaces;
+  return est;
+}
+
 }  // namespace
 
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
   if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t)};
+  if (t.framework == Framework::kTrainsimTrain) return {trainer_estimate(m, t)};
   const StateBytes per = state_bytes_per_parameter(t);
   const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
   const long long b = t.micro_batch_size;
