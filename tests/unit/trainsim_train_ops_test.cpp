@@ -89,7 +89,8 @@ TEST(TrainsimTrainOps, TheLossAndItsGradientAreOneForwardKernel) {
   const workload::TransformerOps ops(gpt2_124m(), training(workload::Framework::kTrainsimTrain), 8);
   // softmax_cross_entropy_bytes(8192, 50304, 50304): bf16 logits in, bf16 gradients out,
   // an int32 target and an fp32 loss per row: 8192 x (4 x 50304 + 8) = 1,648,427,008 B.
-  const workload::Op& loss = op_named(ops.head_forward(), "loss");
+  const std::vector<workload::Op> head = ops.head_forward();
+  const workload::Op& loss = op_named(head, "loss");
   EXPECT_DOUBLE_EQ(loss.work.bytes, kT * (4.0 * kV + 8.0));
   EXPECT_DOUBLE_EQ(loss.work.bytes, 1648427008.0);
   EXPECT_EQ(loss.work.kernel, hw::KernelId::kSoftmaxCrossEntropy);
