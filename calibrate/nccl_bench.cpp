@@ -16,6 +16,7 @@
 
 #include "device_fill.h"
 #include "nccl_tests_import.h"
+#include "network/collective_kind.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/device_buffer.h"
 
@@ -49,8 +50,8 @@ std::size_t send_count(const std::string& op, std::size_t elements, int n) {
 std::size_t element_count(const std::string& op, double bytes, int n) {
   const auto un = static_cast<std::size_t>(n);
   const std::size_t elements = std::max<std::size_t>(1, static_cast<std::size_t>(bytes) / sizeof(float));
-  if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all")
-    return std::max<std::size_t>(un, elements / un * un);
+  const auto kind = net::collective_from_name(op);
+  if (kind && net::descriptor(*kind).split_among_ranks) return std::max<std::size_t>(un, elements / un * un);
   return elements;
 }
 

@@ -34,33 +34,13 @@
 #include <tuple>
 #include <utility>
 
+#include "network/collective_kind.h"
+
 namespace trainsim::calibrate {
 namespace {
 
 constexpr std::string_view kKnownOps =
     "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv";
-
-struct OpName {
-  std::string_view spelling;
-  std::string_view op;
-};
-
-// Most specific first: "all_reduce" before "reduce", "reduce_scatter" before "reduce".
-constexpr std::array<OpName, 13> kOpNames{{
-    {"all_reduce", "all_reduce"},
-    {"allreduce", "all_reduce"},
-    {"reduce_scatter", "reduce_scatter"},
-    {"reducescatter", "reduce_scatter"},
-    {"all_gather", "all_gather"},
-    {"allgather", "all_gather"},
-    {"all_to_all", "all_to_all"},
-    {"alltoall", "all_to_all"},
-    {"send_recv", "send_recv"},
-    {"sendrecv", "send_recv"},
-    {"broadcast", "broadcast"},
-    {"bcast", "broadcast"},
-    {"reduce", "reduce"},
-}};
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -82,14 +62,18 @@ std::string_view basename_of(std::string_view path) {
 // "logs/8xh100-allreduce.txt"); "alltoallv" or "reduced" mention none.
 std::optional<std::string> op_in_name(std::string_view path) {
   const std::string name = lower(basename_of(path));
-  for (const auto& candidate : kOpNames) {
-    std::size_t pos = name.find(candidate.spelling);
-    while (pos != std::string::npos) {
-      const std::size_t end = pos + candidate.spelling.size();
-      const bool starts = pos == 0 || !is_letter(name[pos - 1]);
-      const bool ends = end == name.size() || !is_letter(name[end]);
-      if (starts && ends) return std::string(candidate.op);
-      pos = name.find(candidate.spelling, pos + 1);
+  // net::kCollectives lists the most specific names first ("all_reduce" before "reduce").
+  for (const net::CollectiveDescriptor& d : net::kCollectives) {
+    for (std::string_view spelling : {d.name, d.spellings[0], d.spellings[1]}) {
+      if (spelling.empty()) continue;
+      std::size_t pos = name.find(spelling);
+      while (pos != std::string::npos) {
+        const std::size_t end = pos + spelling.size();
+        const bool starts = pos == 0 || !is_letter(name[pos - 1]);
+        const bool ends = end == name.size() || !is_letter(name[end]);
+        if (starts && ends) return std::string(d.name);
+        pos = name.find(spelling, pos + 1);
+      }
     }
   }
   return std::nullopt;
@@ -571,9 +555,7 @@ std::optional<std::string> normalize_collective_op(std::string_view name) {
   if (s.size() > kPerf.size() && s.compare(s.size() - kPerf.size(), kPerf.size(), kPerf) == 0) {
     s.resize(s.size() - kPerf.size());
   }
-  for (const auto& candidate : kOpNames) {
-    if (s == candidate.spelling) return std::string(candidate.op);
-  }
+  if (const auto kind = net::collective_from_name(s)) return std::string(net::to_string(*kind));
   return std::nullopt;
 }
 
@@ -599,10 +581,7 @@ double bus_factor(const std::string& op, int ranks) {
   const auto name = normalize_collective_op(op);
   if (!name) throw std::runtime_error("unknown collective '" + op + "' (one of " + std::string(kKnownOps) + ")");
   if (ranks < 1) throw std::runtime_error("a collective needs at least 1 rank, got " + std::to_string(ranks));
-  const double n = ranks;
-  if (*name == "all_reduce") return 2.0 * (n - 1.0) / n;
-  if (*name == "all_gather" || *name == "reduce_scatter" || *name == "all_to_all") return (n - 1.0) / n;
-  return 1.0;  // broadcast, reduce, send_recv
+  return net::bus_factor(*net::collective_from_name(*name), ranks);
 }
 
 std::vector<CollectiveFit> fit_alpha_beta(const std::vector<CollectiveRow>& rows) {

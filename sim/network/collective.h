@@ -2,14 +2,11 @@
 // A collective operation as the workload asks for it: what, how many bytes, and
 // over which group of GPUs (its shape on the cluster).
 #include <memory>
-#include <string_view>
 #include <vector>
 
+#include "network/collective_kind.h"
+
 namespace trainsim::net {
-
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kBroadcast, kReduce, kSendRecv };
-
-std::string_view to_string(CollectiveKind k);
 
 // The group's shape: `size` ranks spread over `nodes` nodes with `ranks_per_node`
 // ranks on each (size == nodes * ranks_per_node).

@@ -21,15 +21,11 @@ using net::CollectiveKind;
 constexpr double kGB = 1e9;  // nccl-tests' GB/s
 
 // nccl-tests splits the buffer of these among the ranks (a count per rank or peer).
-bool split_among_ranks(CollectiveKind k) {
-  return k == CollectiveKind::kAllGather || k == CollectiveKind::kReduceScatter || k == CollectiveKind::kAllToAll;
-}
+bool split_among_ranks(CollectiveKind k) { return net::descriptor(k).split_among_ranks; }
 
-bool reduces(CollectiveKind k) {
-  return k == CollectiveKind::kAllReduce || k == CollectiveKind::kReduceScatter || k == CollectiveKind::kReduce;
-}
+bool reduces(CollectiveKind k) { return net::descriptor(k).reduces; }
 
-bool rooted(CollectiveKind k) { return k == CollectiveKind::kBroadcast || k == CollectiveKind::kReduce; }
+bool rooted(CollectiveKind k) { return net::descriptor(k).rooted; }
 
 // The group's global ranks as the planner lays out a CommGroup without members.
 std::vector<long long> group_ranks(const net::CommGroup& g, int gpus_per_node) {
@@ -57,26 +53,13 @@ std::string time_text(double us) {
   return fmt::format("{:9.2f}", us);
 }
 
-std::string bus_factor_text(CollectiveKind k) {
-  if (k == CollectiveKind::kAllReduce) return "2(n-1)/n";
-  return split_among_ranks(k) ? "(n-1)/n" : "1";
-}
+std::string bus_factor_text(CollectiveKind k) { return std::string(net::descriptor(k).bus_text); }
 
 }  // namespace
 
 std::optional<net::CollectiveKind> collective_kind_from_string(std::string_view name) {
-  static constexpr std::array<std::pair<std::string_view, CollectiveKind>, 14> kNames{{
-      {"all_reduce", CollectiveKind::kAllReduce},         {"allreduce", CollectiveKind::kAllReduce},
-      {"all_gather", CollectiveKind::kAllGather},         {"allgather", CollectiveKind::kAllGather},
-      {"reduce_scatter", CollectiveKind::kReduceScatter}, {"reducescatter", CollectiveKind::kReduceScatter},
-      {"all_to_all", CollectiveKind::kAllToAll},          {"alltoall", CollectiveKind::kAllToAll},
-      {"broadcast", CollectiveKind::kBroadcast},          {"bcast", CollectiveKind::kBroadcast},
-      {"reduce", CollectiveKind::kReduce},                {"send_recv", CollectiveKind::kSendRecv},
-      {"sendrecv", CollectiveKind::kSendRecv},            {"p2p", CollectiveKind::kSendRecv},
-  }};
-  for (const auto& [n, k] : kNames)
-    if (n == name) return k;
-  return std::nullopt;
+  if (name == "p2p") return CollectiveKind::kSendRecv;  // the CLI's own short name
+  return net::collective_from_name(name);
 }
 
 std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
@@ -117,13 +100,6 @@ net::CommGroup collective_group(const hw::ClusterSpec& cluster, int gpus) {
   return net::CommGroup{size, size / cluster.gpus_per_node, cluster.gpus_per_node, nullptr};
 }
 
-double bus_factor(net::CollectiveKind kind, int ranks) {
-  const auto n = static_cast<double>(ranks);
-  if (kind == CollectiveKind::kAllReduce) return 2.0 * (n - 1.0) / n;
-  if (split_among_ranks(kind)) return (n - 1.0) / n;
-  return 1.0;  // broadcast, reduce, send_recv: S crosses every link once
-}
-
 std::vector<std::uint64_t> collective_sizes(net::CollectiveKind kind, int ranks, std::uint64_t min_bytes,
                                             std::uint64_t max_bytes, std::uint64_t factor) {
   if (ranks < 1) throw std::invalid_argument("collective sizes: no ranks");
@@ -161,7 +137,7 @@ CollectiveTable collective_table(const hw::ClusterSpec& cluster, const Collectiv
   table.network_model = flow ? std::string(net::FlowBackend(planner).name())
                              : std::string(net::ScheduleBackend(planner).name());
 
-  const double factor = bus_factor(options.kind, n);
+  const double factor = net::bus_factor(options.kind, n);
   const std::uint64_t per_count = split_among_ranks(options.kind) ? static_cast<std::uint64_t>(n) : 1;
   double busbw_sum = 0.0;
   for (std::uint64_t bytes : sizes) {
@@ -197,7 +173,7 @@ std::string format_collective_table(const hw::ClusterSpec& cluster, const Collec
   if (const std::string f = bus_factor_text(options.kind); f == "1")
     out += "#  busbw         : algbw\n#\n";
   else
-    out += fmt::format("#  busbw         : algbw x {} = algbw x {:.4g}\n#\n", f, bus_factor(options.kind, g.size));
+    out += fmt::format("#  busbw         : algbw x {} = algbw x {:.4g}\n#\n", f, net::bus_factor(options.kind, g.size));
   out += fmt::format("# {:>10}  {:>12}  {:>6}  {:>6}  {:>6}  {:>9}  {:>7}  {:>7}  {}\n", "size", "count", "type",
                      "redop", "root", "time", "algbw", "busbw", "algorithm");
   out += fmt::format("# {:>10}  {:>12}  {:>6}  {:>6}  {:>6}  {:>9}  {:>7}  {:>7}\n", "(B)", "(elements)", "", "", "",

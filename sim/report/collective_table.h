@@ -58,9 +58,6 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 // nodes. Throws std::invalid_argument for a group of fewer than 2 GPUs, more
 // than the cluster has, or more than a node but not whole nodes.
 net::CommGroup collective_group(const hw::ClusterSpec& cluster, int gpus);
-// busbw / algbw (nccl-tests, doc/PERFORMANCE.md): what each rank's busiest link
-// must carry relative to S, so that busbw reads against the hardware's bandwidth.
-double bus_factor(net::CollectiveKind kind, int ranks);
 // The sizes min, min*f, ... up to max, each rounded down as nccl-tests does (to
 // whole elements; to whole elements per rank where the buffer is split among
 // ranks); sizes that round to 0 are left out.
