@@ -137,7 +137,7 @@ FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOut
     if (st.degraded_link) v.cluster.inter_node.nic_bandwidth *= f.degraded_link_bandwidth;
     if (st.lost_replicas > 0) {
       const int dp = s.parallel.data - st.lost_replicas;
-      const long long microbatches = s.training.global_batch_size / (s.training.micro_batch_size * s.parallel.data);
+      const long long microbatches = workload::microbatches_per_replica(s.training, s.parallel);
       v.parallel.data = dp;
       v.training.global_batch_size = s.training.micro_batch_size * dp * microbatches;
       v.cluster.num_nodes = static_cast<int>(dp * replica_gpus / c.gpus_per_node);

@@ -100,8 +100,7 @@ KernelClassSeconds kernel_class_seconds(const scenario::Scenario& s) {
   };
 
   const workload::TransformerOps ops(s.model, s.training, s.training.micro_batch_size);
-  const double microbatches = static_cast<double>(s.training.global_batch_size) /
-                              static_cast<double>(s.training.micro_batch_size * p.data);
+  const auto microbatches = static_cast<double>(workload::microbatches_per_replica(s.training, p));
   add_all(ops.embedding_forward(), microbatches);
   add_all(ops.embedding_backward(), microbatches);
   add_all(ops.head_forward(), microbatches);

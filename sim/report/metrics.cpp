@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "execution/intervals.h"
 #include "execution/utilization.h"
 #include "hardware/calibration_profile.h"
 #include "hardware/power.h"
@@ -15,27 +16,8 @@ namespace trainsim::report {
 
 namespace {
 
-using Interval = std::pair<core::Time, core::Time>;
-
-// Total length of the union of intervals.
-core::Time union_length(std::vector<Interval> v) {
-  // A lane's spans come in time order; sorting them again is most of a small run's metrics.
-  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
-  core::Time total = 0;
-  core::Time cur_start = 0;
-  core::Time cur_end = -1;
-  for (const auto& [a, b] : v) {
-    if (a > cur_end) {
-      if (cur_end > cur_start) total += cur_end - cur_start;
-      cur_start = a;
-      cur_end = b;
-    } else {
-      cur_end = std::max(cur_end, b);
-    }
-  }
-  if (cur_end > cur_start) total += cur_end - cur_start;
-  return total;
-}
+using exec::Interval;
+using exec::union_length;
 
 Breakdown breakdown_of(const exec::SimulationOutput& out, int rank) {
   const auto& graph = out.iteration.graph;

@@ -285,7 +285,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                                  "at least 2 pipeline stages (num_layers {} / pipeline_model_parallel_size {}, "
                                  "rounded up)",
                                  *p.layers_per_virtual_stage, per_stage, model.num_layers, p.pipeline));
-    const long long microbatches = training.global_batch_size / (training.micro_batch_size * p.data);
+    const long long microbatches = workload::microbatches_per_replica(training, p);
     if (microbatches % p.pipeline != 0)
       throw ScenarioError(root.file(), "/training/global_batch_size",
                           fmt::format("the interleaved schedule needs the micro-batches per replica ({}) to be a "

@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "execution/intervals.h"
 #include "execution/simulate.h"
 #include "scenario/errors.h"
 #include "scenario/reader.h"
@@ -20,25 +21,8 @@ namespace trainsim::sweep {
 
 namespace {
 
-using Interval = std::pair<core::Time, core::Time>;
-
-core::Time union_length(std::vector<Interval> v) {
-  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
-  core::Time total = 0;
-  core::Time start = 0;
-  core::Time end = -1;
-  for (const auto& [a, b] : v) {
-    if (a > end) {
-      if (end > start) total += end - start;
-      start = a;
-      end = b;
-    } else {
-      end = std::max(end, b);
-    }
-  }
-  if (end > start) total += end - start;
-  return total;
-}
+using exec::Interval;
+using exec::union_length;
 
 // Communication of each stream exposed on the rank compute_metrics() measures:
 // |compute U stream| - |compute|, per iteration; and the recomputation time.
@@ -154,7 +138,7 @@ PointResult evaluate_point(const SweepSpec& spec, const Point& p) {
   const workload::MemoryEstimate memory = workload::estimate_memory(s.model, s.training, s.parallel);
   r.peak_bytes_per_gpu = memory.total();
   r.capacity_bytes_per_gpu = s.cluster.gpu.memory_capacity_bytes;
-  const long long microbatches = s.training.global_batch_size / (s.training.micro_batch_size * s.parallel.data);
+  const long long microbatches = workload::microbatches_per_replica(s.training, s.parallel);
   fill_layout(s, microbatches, r);
   if (r.peak_bytes_per_gpu > r.capacity_bytes_per_gpu) {
     r.status = Status::kDoesNotFit;

@@ -42,7 +42,7 @@ std::optional<std::array<long long, 3>> extrapolation_counts(const scenario::Sce
   if (p.mode != workload::TrainingMode::kSync) return std::nullopt;
   const long long replicas_batch = s.training.micro_batch_size * p.data;
   if (replicas_batch <= 0 || s.training.global_batch_size % replicas_batch != 0) return std::nullopt;
-  const long long m = s.training.global_batch_size / replicas_batch;
+  const long long m = workload::microbatches_per_replica(s.training, p);
   long long chunks = 1;
   try {
     chunks = workload::model_chunks(s.model.num_layers, p);
@@ -64,7 +64,7 @@ bool extrapolate_microbatches(const scenario::Scenario& s, const PointTimer& tim
   const std::optional<std::array<long long, 3>> counts = extrapolation_counts(s);
   if (!counts) return false;
   const long long replicas_batch = s.training.micro_batch_size * s.parallel.data;
-  const long long m = s.training.global_batch_size / replicas_batch;
+  const long long m = workload::microbatches_per_replica(s.training, s.parallel);
   const long long step = (*counts)[1] - (*counts)[0];
   const int iterations = s.simulation.iterations;
   // The nanoseconds of every time-like key of the run with `count` micro-batches

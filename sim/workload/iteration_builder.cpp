@@ -215,7 +215,7 @@ class StageEmitter {
 }  // namespace
 
 IterationWork iteration_work(const ModelConfig& model, const TrainingConfig& training, const ParallelConfig& parallel) {
-  const long long microbatches = training.global_batch_size / (training.micro_batch_size * parallel.data);
+  const long long microbatches = microbatches_per_replica(training, parallel);
   const TransformerOps whole(model, training, training.micro_batch_size);
   return {training.global_batch_size * model.seq_length,
           whole.model_flops_per_microbatch() * static_cast<double>(microbatches) * parallel.data};
@@ -246,7 +246,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
 
   IterationGraph out;
   out.iterations = iterations;
-  out.num_microbatches = training.global_batch_size / replicas_batch;
+  out.num_microbatches = microbatches_per_replica(training, parallel);
   out.num_gpus = cluster.num_gpus();
   // Rank order tp-cp-ep-dp-pp: stage s holds ranks [s tp dp, (s+1) tp dp); its
   // rank s tp dp stands for every rank of the stage (DESIGN.md, "Scale").

@@ -288,13 +288,13 @@ MemoryEstimate eager_estimate(const ModelConfig& m, const TrainingConfig& t) {
 //   workspaces   cuBLASLt's 64 MiB, the attention backward's fp32 delta and dq
 //                (t a + t h) x 4 bytes, each rounded to 256 bytes; the layer-norm and
 //                embedding backward scratch (under 1 MiB at these sizes) are left out
-MemoryEstimate trainer_estimate(const ModelConfig& m, const TrainingConfig& t) {
+MemoryEstimate trainer_estimate(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
   const double P = count_parameters(m).total;
   const double tokens = static_cast<double>(t.micro_batch_size) * static_cast<double>(m.seq_length);
   const double h = static_cast<double>(m.hidden_size), f = static_cast<double>(m.ffn_hidden_size);
   const double a = static_cast<double>(m.num_attention_heads), v = static_cast<double>(m.vocab_size);
   const double L = static_cast<double>(m.num_layers);
-  const double k = std::max(1.0, static_cast<double>(t.global_batch_size) / static_cast<double>(t.micro_batch_size));
+  const auto k = static_cast<double>(std::max(1LL, microbatches_per_replica(t, p)));
   constexpr double kBf16 = 2.0, kF32 = 4.0, kGemmWorkspace = 64.0 * 1024 * 1024;
   const auto round256 = [](double bytes) { return std::ceil(bytes / 256.0) * 256.0; };
   const double per_layer = (9.0 * tokens * h + 2.0 * tokens * f) * kBf16 + (4.0 * tokens + tokens * a) * kF32;
@@ -314,14 +314,13 @@ MemoryEstimate trainer_estimate(const ModelConfig& m, const TrainingConfig& t) {
 
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
   if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t)};
-  if (t.framework == Framework::kTrainsimTrain) return {trainer_estimate(m, t)};
+  if (t.framework == Framework::kTrainsimTrain) return {trainer_estimate(m, t, p)};
   const StateBytes per = state_bytes_per_parameter(t);
   const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
   const long long b = t.micro_batch_size;
   const int chunks = model_chunks(m.num_layers, p);
   const std::vector<long long> layers = split_layers(m.num_layers, p.pipeline * chunks);
-  const long long replicas = std::max(1LL, b * p.data);
-  const int microbatches = static_cast<int>(std::max(1LL, t.global_batch_size / replicas));
+  const int microbatches = static_cast<int>(std::max(1LL, microbatches_per_replica(t, p)));
   const double layer = layer_activation_bytes(m, t, p.recompute, b, split);
   // During a layer's backward its recomputed activations are alive too.
   const double recomputed = p.recompute == Recompute::kFull ? layer_activation_bytes(m, t, Recompute::kNone, b, split)

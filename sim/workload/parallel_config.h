@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "workload/training_config.h"
+
 namespace trainsim::workload {
 
 enum class Recompute { kNone, kSelective, kFull };
@@ -41,5 +43,11 @@ struct ParallelConfig {
     return ddp_bucket_size.value_or(std::max(40'000'000LL, 1'000'000LL * data));
   }
 };
+
+// Micro-batches each data-parallel replica runs per iteration: GBS / (MBS x DP). The
+// scenario reader checks that it divides (docs/scenario.md, "training").
+[[nodiscard]] inline long long microbatches_per_replica(const TrainingConfig& t, const ParallelConfig& p) {
+  return t.global_batch_size / (t.micro_batch_size * p.data);
+}
 
 }  // namespace trainsim::workload
