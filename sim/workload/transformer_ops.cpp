@@ -329,6 +329,7 @@ std::vector<Op> TransformerOps::head_forward() const {
     // backward pass starts from those gradients (no loss kernel of its own).
     ops.push_back(elementwise("loss", tokens_ * (2.0 * v * act_bytes_ + kTokenIdBytes + kFp32Bytes), 0.0, -1,
                               hw::KernelId::kSoftmaxCrossEntropy));
+    ops.back().has_backward = false;
   } else {
     // Cross-entropy in fp32 over the logits (Megatron-LM casts them to float).
     ops.push_back(elementwise("loss", tokens_ * v * loss_bytes_per_logit(false), 0.0, -1,
@@ -353,11 +354,8 @@ std::vector<Op> TransformerOps::head_backward() const {
   if (eager()) return host_dispatched(eager_head_backward(), hw::HostPass::kBackward);
   std::vector<Op> fwd = head_forward();
   std::vector<Op> ops;
-  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
-    // trainsim-train's loss kernel already wrote the logits' gradient (head_forward).
-    if (trainsim_train() && it->work.kernel == hw::KernelId::kSoftmaxCrossEntropy) continue;
-    ops.push_back(backward_of(*it, 2.0, 2.0));
-  }
+  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it)
+    if (it->has_backward) ops.push_back(backward_of(*it, 2.0, 2.0));
   return ops;
 }
 
@@ -376,7 +374,7 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
       continue;
     }
     const bool flash = attention && training_.attention_backend == AttentionBackend::kFlash;
-    ops.push_back(backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0));
+    if (it->has_backward) ops.push_back(backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0));
   }
   return ops;
 }

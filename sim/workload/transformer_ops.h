@@ -55,6 +55,9 @@ struct Op {
   // Memory-bound ops whose backward kernels do not move 2 x the forward bytes
   // (the unfused softmax, the loss): their backward bytes, set where the op is made.
   std::optional<double> backward_bytes;
+  // False for an op whose forward kernel already produced its input gradient
+  // (trainsim-train's single-pass loss): the backward pass has no op for it.
+  bool has_backward = true;
   // The kernel class a profiler files this op under (a name of the measured-run
   // classes, e.g. "other"), where its kernel and name do not say it: PyTorch
   // eager's casts, adds and reductions (docs/model.md, "PyTorch eager"). Empty:
