@@ -24,6 +24,49 @@ namespace {
 // reduce to the largest slowdown per stage.
 using StateKey = std::tuple<int, bool, std::vector<double>>;
 
+// The replay's inputs: the job's failure processes and recovery policy, the
+// checkpoint plan, stragglers, degraded links, maintenance, power and price.
+faults::ReplayConfig replay_config(const scenario::Scenario& s, const FullRunReport& rep, long long train_tokens,
+                                   int per_node_loss) {
+  const faults::FailureConfig& f = *s.failures;
+  const hw::ClusterSpec& c = s.cluster;
+  faults::ReplayConfig rc;
+  rc.train_tokens = train_tokens;
+  rc.num_gpus = c.num_gpus();
+  rc.num_nodes = c.num_nodes;
+  rc.data_parallel = s.parallel.data;
+  rc.replicas_per_node_loss = per_node_loss;
+  rc.processes = rep.processes;
+  rc.distribution = f.distribution;
+  rc.weibull_shape = f.weibull_shape;
+  rc.detection = core::from_seconds(f.detection_time_s);
+  rc.restart = core::from_seconds(f.restart_overhead_s);
+  rc.reload = core::from_seconds(rep.checkpoint_cost.reload_s);
+  rc.policy = f.policy;
+  rc.hot_spares = f.hot_spares.value_or(-1);
+  rc.repair = core::from_seconds(f.repair_time_s.value_or(0.0));
+  rc.checkpoint_interval = core::from_seconds(rep.checkpoint_interval_s);
+  rc.checkpoint_blocking = core::from_seconds(rep.checkpoint_cost.blocking_s);
+  rc.checkpoint_background = core::from_seconds(rep.checkpoint_cost.background_write_s);
+  rc.straggler_fraction = f.straggler_fraction;
+  rc.straggler_slowdown = f.straggler_slowdown;
+  if (f.degraded_links_per_1000_node_days > 0.0)
+    rc.degraded_mean_s = 1000.0 / f.degraded_links_per_1000_node_days * 86400.0 / static_cast<double>(c.num_nodes);
+  rc.degraded_duration = core::from_seconds(f.degraded_link_duration_s);
+  if (f.maintenance_interval_s) {
+    rc.maintenance_interval = core::from_seconds(*f.maintenance_interval_s);
+    rc.maintenance_duration = core::from_seconds(f.maintenance_duration_s);
+  }
+  // Power (docs/model.md, "Energy"): the cluster's figures, as for a run without failures.
+  const long long spare_nodes = f.hot_spares.value_or(0);
+  rc.power = hw::power_draw(c, rep.gpu_utilization, spare_nodes);
+  rc.pue = c.pue;
+  rc.allocated_gpus = (c.num_nodes + spare_nodes) * c.gpus_per_node;
+  rc.price_per_gpu_hour = c.price_per_gpu_hour.value_or(0.0);
+
+  return rc;
+}
+
 }  // namespace
 
 faults::StatePerformance performance_of(const SimulationOutput& out) {
@@ -89,39 +132,7 @@ FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOut
         "a multiple or a divisor of a node's {} GPUs",
         replica_gpus, c.gpus_per_node));
 
-  faults::ReplayConfig rc;
-  rc.train_tokens = train_tokens;
-  rc.num_gpus = c.num_gpus();
-  rc.num_nodes = c.num_nodes;
-  rc.data_parallel = s.parallel.data;
-  rc.replicas_per_node_loss = per_node_loss;
-  rc.processes = rep.processes;
-  rc.distribution = f.distribution;
-  rc.weibull_shape = f.weibull_shape;
-  rc.detection = core::from_seconds(f.detection_time_s);
-  rc.restart = core::from_seconds(f.restart_overhead_s);
-  rc.reload = core::from_seconds(rep.checkpoint_cost.reload_s);
-  rc.policy = f.policy;
-  rc.hot_spares = f.hot_spares.value_or(-1);
-  rc.repair = core::from_seconds(f.repair_time_s.value_or(0.0));
-  rc.checkpoint_interval = core::from_seconds(rep.checkpoint_interval_s);
-  rc.checkpoint_blocking = core::from_seconds(rep.checkpoint_cost.blocking_s);
-  rc.checkpoint_background = core::from_seconds(rep.checkpoint_cost.background_write_s);
-  rc.straggler_fraction = f.straggler_fraction;
-  rc.straggler_slowdown = f.straggler_slowdown;
-  if (f.degraded_links_per_1000_node_days > 0.0)
-    rc.degraded_mean_s = 1000.0 / f.degraded_links_per_1000_node_days * 86400.0 / static_cast<double>(c.num_nodes);
-  rc.degraded_duration = core::from_seconds(f.degraded_link_duration_s);
-  if (f.maintenance_interval_s) {
-    rc.maintenance_interval = core::from_seconds(*f.maintenance_interval_s);
-    rc.maintenance_duration = core::from_seconds(f.maintenance_duration_s);
-  }
-  // Power (docs/model.md, "Energy"): the cluster's figures, as for a run without failures.
-  const long long spare_nodes = f.hot_spares.value_or(0);
-  rc.power = hw::power_draw(c, rep.gpu_utilization, spare_nodes);
-  rc.pue = c.pue;
-  rc.allocated_gpus = (c.num_nodes + spare_nodes) * c.gpus_per_node;
-  rc.price_per_gpu_hour = c.price_per_gpu_hour.value_or(0.0);
+  const faults::ReplayConfig rc = replay_config(s, rep, train_tokens, per_node_loss);
 
   // The oracle: one iteration simulation per distinct reduced state. Trials on
   // different threads may ask for different states at once (faults/replay.h):

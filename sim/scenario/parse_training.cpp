@@ -15,12 +15,10 @@ namespace trainsim::scenario {
 namespace {
 constexpr long long kMaxBatch = 1'000'000'000;
 constexpr long long kMaxParallel = 1'000'000;
-// "framework": "pytorch_eager" is the single-GPU program of docs/model.md,
-// "PyTorch eager" (scripts/pytorch-gpt-step.py): a GPT-2 model, one optimizer
-// step per micro-batch, no parallelism. Anything else would need kernels the op
-// list does not have (DDP's bucket copies, gradient accumulation's adds,
-// checkpointing, RMSNorm, rotary embeddings, ...).
-// The block both framework op lists model (docs/model.md): a GPT-2 block.
+// "framework": "pytorch_eager" and "trainsim_train" are single programs (docs/model.md,
+// "PyTorch eager", "trainsim-train"): a GPT-2 block, and only the layouts they run.
+// Anything else would need kernels their op lists do not have (DDP's bucket copies,
+// gradient accumulation's adds, checkpointing, RMSNorm, rotary embeddings, ...).
 void check_gpt2_block(const ObjectReader& root, const workload::ModelConfig& model, std::string_view framework) {
   std::vector<std::string_view> unlike;
   if (model.is_moe()) unlike.emplace_back("num_experts > 1");
@@ -37,49 +35,62 @@ void check_gpt2_block(const ObjectReader& root, const workload::ModelConfig& mod
                                     framework, fmt::join(unlike, ", ")));
 }
 
-// trainsim-train runs synchronous data-parallel replicas of the whole model and nothing
-// else (kernels/trainer/README.md).
-void check_trainsim_train(const ObjectReader& root, const ObjectReader& o, const workload::ModelConfig& model,
-                          const workload::ParallelConfig& p) {
+// The layouts the two single-program op lists model (docs/model.md, "PyTorch eager",
+// "trainsim-train"): no model parallelism, sharding, recomputation or asynchronous mode;
+// trainsim-train runs synchronous data-parallel replicas with gradient accumulation,
+// the PyTorch eager program one GPU and one optimizer step per micro-batch.
+void check_program_layout(const ObjectReader& root, const ObjectReader& o, const workload::ModelConfig& model,
+                          const workload::TrainingConfig& training, const workload::ParallelConfig& p) {
+  const bool eager = training.framework == workload::Framework::kPytorchEager;
+  const std::string_view name = eager ? "pytorch_eager" : "trainsim_train";
+  const std::string_view models = eager ? "one GPU without model parallelism, sharding or checkpointing"
+                                        : "data-parallel replicas without model parallelism, sharding or recomputation";
   const auto parallel = [&](std::string_view key, bool ok, std::string_view what) {
     if (!ok)
-      o.fail_message(key, fmt::format("\"framework\": \"trainsim_train\" models data-parallel replicas without model "
-                                      "parallelism, sharding or recomputation; {} is not modeled with it",
-                                      what));
+      o.fail_message(key, fmt::format("\"framework\": \"{}\" models {}; {} is not modeled with it", name, models, what));
   };
   parallel("tensor_model_parallel_size", p.tensor == 1, "tensor parallelism");
   parallel("pipeline_model_parallel_size", p.pipeline == 1, "pipeline parallelism");
   parallel("context_parallel_size", p.context == 1, "context parallelism");
   parallel("expert_model_parallel_size", p.expert == 1, "expert parallelism");
+  if (eager) parallel("data_parallel_size", p.data == 1, "data parallelism (DDP)");
   parallel("zero_stage", p.zero_stage == 0, "ZeRO");
   parallel("recompute_granularity", p.recompute == workload::Recompute::kNone, "activation recomputation");
   parallel("mode", p.mode == workload::TrainingMode::kSync, "an asynchronous mode");
-  check_gpt2_block(root, model, "trainsim_train");
-}
-
-void check_pytorch_eager(const ObjectReader& root, const ObjectReader& o, const workload::ModelConfig& model,
-                         const workload::TrainingConfig& training, const workload::ParallelConfig& p) {
-  const auto parallel = [&](std::string_view key, bool ok, std::string_view what) {
-    if (!ok)
-      o.fail_message(key, fmt::format("\"framework\": \"pytorch_eager\" models one GPU without model parallelism, "
-                                      "sharding or checkpointing; {} is not modeled with it",
-                                      what));
-  };
-  parallel("tensor_model_parallel_size", p.tensor == 1, "tensor parallelism");
-  parallel("pipeline_model_parallel_size", p.pipeline == 1, "pipeline parallelism");
-  parallel("context_parallel_size", p.context == 1, "context parallelism");
-  parallel("expert_model_parallel_size", p.expert == 1, "expert parallelism");
-  parallel("data_parallel_size", p.data == 1, "data parallelism (DDP)");
-  parallel("zero_stage", p.zero_stage == 0, "ZeRO");
-  parallel("recompute_granularity", p.recompute == workload::Recompute::kNone, "activation recomputation");
-  parallel("mode", p.mode == workload::TrainingMode::kSync, "an asynchronous mode");
-  if (training.global_batch_size != training.micro_batch_size)
+  if (eager && training.global_batch_size != training.micro_batch_size)
     throw ScenarioError(root.file(), "/training/global_batch_size",
                         fmt::format("\"framework\": \"pytorch_eager\" models one optimizer step per micro-batch; "
                                     "global_batch_size ({}) must equal micro_batch_size ({}) (gradient accumulation "
                                     "is not modeled with it)",
                                     training.global_batch_size, training.micro_batch_size));
-  check_gpt2_block(root, model, "pytorch_eager");
+  check_gpt2_block(root, model, name);
+}
+
+// What each single-program op list runs (docs/model.md): bf16 with fp32 gradients,
+// AdamW, fused attention and the program's own loss; a training key saying otherwise
+// is an error naming it.
+struct ProgramTraining {
+  std::string_view precision, gradients, optimizer, attention, loss;
+};
+
+void check_program_training(const ObjectReader& t, const workload::TrainingConfig& c, std::string_view name) {
+  const ProgramTraining what =
+      c.framework == workload::Framework::kPytorchEager
+          ? ProgramTraining{"torch.autocast(dtype=torch.bfloat16), precision \"bf16\"",
+                            "fp32 gradients of fp32 parameters", "torch.optim.AdamW(fused=True)",
+                            "F.scaled_dot_product_attention (a fused kernel, \"flash\")",
+                            "F.cross_entropy (its own fp32 kernels), so cross_entropy"}
+          : ProgramTraining{"trainsim-train's bf16 step, precision \"bf16\"", "its fp32 gradients", "its AdamW",
+                            "its flash attention kernels", "its fused softmax + cross-entropy kernel, so cross_entropy"};
+  const auto only = [&](std::string_view key, bool ok, std::string_view models) {
+    if (!ok)
+      t.fail_message(key, fmt::format("\"framework\": \"{}\" models {}; {} is not modeled with it", name, models, key));
+  };
+  only("precision", c.precision == hw::Precision::kBf16, what.precision);
+  only("grad_reduce_dtype", c.grad_reduce_dtype == hw::Precision::kFp32, what.gradients);
+  only("optimizer", c.optimizer == workload::Optimizer::kAdam, what.optimizer);
+  only("attention_backend", c.attention_backend == workload::AttentionBackend::kFlash, what.attention);
+  only("cross_entropy", !t.has("cross_entropy"), what.loss);
 }
 
 }  // namespace
@@ -125,60 +136,16 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   c.framework = framework == "pytorch_eager"    ? workload::Framework::kPytorchEager
                 : framework == "trainsim_train" ? workload::Framework::kTrainsimTrain
                                                 : workload::Framework::kFused;
-  if (c.framework == workload::Framework::kTrainsimTrain) {
-    // trainsim-train's one program: bf16 with fp32 gradients, flash attention, its
-    // fused softmax + cross-entropy, AdamW (kernels/trainer/gpt_model.cpp).
-    const auto only = [&](std::string_view key, bool ok, std::string_view what) {
-      if (!ok)
-        t.fail_message(key, fmt::format("\"framework\": \"trainsim_train\" models {}; {} is not modeled with it", what,
-                                        key));
-    };
-    only("precision", c.precision == hw::Precision::kBf16, "trainsim-train's bf16 step, precision \"bf16\"");
-    only("grad_reduce_dtype", c.grad_reduce_dtype == hw::Precision::kFp32, "its fp32 gradients");
-    only("optimizer", c.optimizer == workload::Optimizer::kAdam, "its AdamW");
-    only("attention_backend", c.attention_backend == workload::AttentionBackend::kFlash, "its flash attention kernels");
-    only("cross_entropy", !t.has("cross_entropy"), "its fused softmax + cross-entropy kernel, so cross_entropy");
-  }
-  if (c.framework == workload::Framework::kPytorchEager) {
-    // The eager op list is one program (docs/model.md, "PyTorch eager"): bf16
-    // autocast over fp32 parameters and gradients, SDPA, F.cross_entropy, AdamW.
-    const auto only = [&](std::string_view key, bool ok, std::string_view what) {
-      if (!ok)
-        t.fail_message(key, fmt::format("\"framework\": \"pytorch_eager\" models {}; {} is not modeled with it", what,
-                                        key));
-    };
-    only("precision", c.precision == hw::Precision::kBf16, "torch.autocast(dtype=torch.bfloat16), precision \"bf16\"");
-    only("grad_reduce_dtype", c.grad_reduce_dtype == hw::Precision::kFp32, "fp32 gradients of fp32 parameters");
-    only("optimizer", c.optimizer == workload::Optimizer::kAdam, "torch.optim.AdamW(fused=True)");
-    only("attention_backend", c.attention_backend == workload::AttentionBackend::kFlash,
-         "F.scaled_dot_product_attention (a fused kernel, \"flash\")");
-    only("cross_entropy", !t.has("cross_entropy"), "F.cross_entropy (its own fp32 kernels), so cross_entropy");
-  }
+  if (c.framework != workload::Framework::kFused) check_program_training(t, c, framework);
   return c;
 }
 
-workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::ClusterSpec& cluster,
-                                           const workload::ModelConfig& model,
-                                           const workload::TrainingConfig& training) {
-  workload::ParallelConfig p;
-  const nlohmann::json empty = nlohmann::json::object();
-  const ObjectReader o =
-      root.has("parallelism")
-          ? root.object("parallelism",
-                        {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
-                         "context_parallel_size", "expert_model_parallel_size",
-                         "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage",
-                         "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
-                         "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",
-                         "sync_period"},
-                        {{"tp", "tensor_model_parallel_size"},
-                         {"pp", "pipeline_model_parallel_size"},
-                         {"dp", "data_parallel_size"},
-                         {"cp", "context_parallel_size"},
-                         {"ep", "expert_model_parallel_size"},
-                         {"vpp", "num_layers_per_virtual_pipeline_stage"}})
-          : ObjectReader(empty, root.file(), "/parallelism", {});
-  const long long gpus = cluster.num_gpus();
+namespace {
+
+// The parallel sizes, data parallelism resolved from "auto", and what the model and
+// batch allow of them.
+void parse_sizes(const ObjectReader& root, const ObjectReader& o, long long gpus, const workload::ModelConfig& model,
+                 const workload::TrainingConfig& training, workload::ParallelConfig& p) {
   p.tensor = static_cast<int>(o.integer("tensor_model_parallel_size", 1, kMaxParallel, 1));
   p.pipeline = static_cast<int>(o.integer("pipeline_model_parallel_size", 1, kMaxParallel, 1));
   p.context = static_cast<int>(o.integer("context_parallel_size", 1, kMaxParallel, 1));
@@ -254,6 +221,11 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                      "context parallelism runs ring attention on fused (flash) attention; set "
                      "training.attention_backend to \"flash\"");
   }
+}
+
+// Sequence parallelism, ZeRO, recomputation, overlaps and the pipeline schedule.
+void parse_options_and_schedule(const ObjectReader& root, const ObjectReader& o, const workload::ModelConfig& model,
+                                const workload::TrainingConfig& training, workload::ParallelConfig& p) {
   if (o.has_non_null("num_layers_per_virtual_pipeline_stage"))
     p.layers_per_virtual_stage =
         static_cast<int>(o.integer("num_layers_per_virtual_pipeline_stage", 1, model.num_layers));
@@ -294,6 +266,10 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   } else if (p.schedule == workload::PipelineSchedule::kInterleaved1F1B) {
     o.fail_message("pipeline_schedule", "\"interleaved_1f1b\" needs num_layers_per_virtual_pipeline_stage");
   }
+}
+
+// The training mode, ZeRO's limits, and the asynchronous modes' keys.
+void parse_mode(const ObjectReader& o, long long gpus, workload::ParallelConfig& p) {
   const std::string mode = o.choice("mode", {"sync", "async_ps", "local_sgd"}, "sync");
   p.mode = mode == "sync"       ? workload::TrainingMode::kSync
            : mode == "async_ps" ? workload::TrainingMode::kAsyncPs
@@ -348,8 +324,36 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
     o.fail_message("num_servers", fmt::format("{} co-located parameter servers on {} GPUs: at most one per GPU "
                                               "(or \"server_placement\": \"dedicated\")",
                                               p.num_servers, gpus));
-  if (training.framework == workload::Framework::kPytorchEager) check_pytorch_eager(root, o, model, training, p);
-  if (training.framework == workload::Framework::kTrainsimTrain) check_trainsim_train(root, o, model, p);
+}
+
+}  // namespace
+
+workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::ClusterSpec& cluster,
+                                           const workload::ModelConfig& model,
+                                           const workload::TrainingConfig& training) {
+  workload::ParallelConfig p;
+  const nlohmann::json empty = nlohmann::json::object();
+  const ObjectReader o =
+      root.has("parallelism")
+          ? root.object("parallelism",
+                        {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
+                         "context_parallel_size", "expert_model_parallel_size",
+                         "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage",
+                         "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
+                         "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",
+                         "sync_period"},
+                        {{"tp", "tensor_model_parallel_size"},
+                         {"pp", "pipeline_model_parallel_size"},
+                         {"dp", "data_parallel_size"},
+                         {"cp", "context_parallel_size"},
+                         {"ep", "expert_model_parallel_size"},
+                         {"vpp", "num_layers_per_virtual_pipeline_stage"}})
+          : ObjectReader(empty, root.file(), "/parallelism", {});
+  const long long gpus = cluster.num_gpus();
+  parse_sizes(root, o, gpus, model, training, p);
+  parse_options_and_schedule(root, o, model, training, p);
+  parse_mode(o, gpus, p);
+  if (training.framework != workload::Framework::kFused) check_program_layout(root, o, model, training, p);
   return p;
 }
 
