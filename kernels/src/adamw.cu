@@ -12,12 +12,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "launch_checks.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/elementwise.h"
 #include "bf16x8.cuh"
 
 namespace trainsim::kernels {
 namespace {
+
+using launch::require;
+using launch::aligned;
 
 constexpr int kThreads = 256;
 constexpr std::size_t kMaxBlocks = 4096;  // grid-stride beyond 1M threads (H200: 270K resident)
@@ -77,15 +81,7 @@ __global__ void __launch_bounds__(kThreads) adamw_kernel(float* params,         
   }
 }
 
-void require(bool ok, const char* what, const std::string& message) {
-  if (!ok) throw std::invalid_argument(std::string(what) + ": " + message);
-}
-
-bool aligned(const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
-
-unsigned flat_blocks(std::size_t work) {
-  return static_cast<unsigned>(std::clamp<std::size_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks));
-}
+unsigned flat_blocks(std::size_t work) { return launch::flat_blocks(work, kThreads, kMaxBlocks); }
 
 }  // namespace
 

@@ -17,12 +17,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "launch_checks.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/elementwise.h"
 #include "bf16x8.cuh"
 
 namespace trainsim::kernels {
 namespace {
+
+using launch::require;
+using launch::aligned16;
 
 constexpr int kVec = 8;            // bf16 elements in one 16-byte vector
 constexpr int kMaxThreads = 256;   // threads of a row block (rows are C / 8 vectors wide)
@@ -131,12 +135,6 @@ __global__ void embedding_backward_wpe_kernel(float* dwpe,                // (T,
     }
   }
 }
-
-void require(bool ok, const char* what, const std::string& message) {
-  if (!ok) throw std::invalid_argument(std::string(what) + ": " + message);
-}
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 // Threads for a block that covers one row of `vecs` vectors: whole warps, at most kMaxThreads.
 int row_block_threads(int vecs) { return std::min(kMaxThreads, (vecs + 31) / 32 * 32); }

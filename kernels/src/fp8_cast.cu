@@ -15,11 +15,15 @@
 #include <string>
 
 #include "bf16x8.cuh"
+#include "launch_checks.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/fp8.h"
 
 namespace trainsim::kernels {
 namespace {
+
+using launch::require;
+using launch::aligned;
 
 constexpr int kVec = 8;
 constexpr int kThreads = 256;
@@ -113,15 +117,7 @@ __global__ void __launch_bounds__(kTile* kTileRows) fp8_cast_transpose_kernel(un
   block_amax(m, amax);
 }
 
-void require(bool ok, const char* what, const std::string& message) {
-  if (!ok) throw std::invalid_argument(std::string(what) + ": " + message);
-}
-
-bool aligned(const void* p, std::uintptr_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
-
-unsigned flat_blocks(std::size_t work) {
-  return static_cast<unsigned>(std::clamp<std::size_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks));
-}
+unsigned flat_blocks(std::size_t work) { return launch::flat_blocks(work, kThreads, kMaxBlocks); }
 
 template <__nv_fp8_interpretation_t kFormat>
 void launch_cast(unsigned char* out, float* amax, const __nv_bfloat16* in, const float* scale, std::size_t n,

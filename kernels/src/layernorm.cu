@@ -17,12 +17,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "launch_checks.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/elementwise.h"
 #include "bf16x8.cuh"
 
 namespace trainsim::kernels {
 namespace {
+
+using launch::require;
+using launch::aligned16;
 
 constexpr int kVec = 8;            // bf16 elements in one 16-byte vector
 constexpr float kEps = 1e-5f;      // GPT-2's layernorm epsilon (torch.nn.LayerNorm default)
@@ -222,12 +226,6 @@ __global__ void __launch_bounds__(32 * 8) layernorm_backward_finish_kernel(float
     dst[c] += acc;
   }
 }
-
-void require(bool ok, const char* what, const std::string& message) {
-  if (!ok) throw std::invalid_argument(std::string(what) + ": " + message);
-}
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 void check_shape(const char* what, int rows, int cols) {
   require(rows > 0, what, "rows must be positive, got " + std::to_string(rows));

@@ -11,12 +11,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "launch_checks.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/elementwise.h"
 #include "bf16x8.cuh"
 
 namespace trainsim::kernels {
 namespace {
+
+using launch::require;
+using launch::aligned16;
 
 constexpr int kVec = 8;  // bf16 elements in one 16-byte vector
 constexpr int kThreads = 256;
@@ -46,15 +50,7 @@ __global__ void __launch_bounds__(kThreads) residual_forward_kernel(__nv_bfloat1
     out[i] = __float2bfloat16_rn(__bfloat162float(a[i]) + __bfloat162float(b[i]));
 }
 
-void require(bool ok, const char* what, const std::string& message) {
-  if (!ok) throw std::invalid_argument(std::string(what) + ": " + message);
-}
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-unsigned flat_blocks(std::size_t work) {
-  return static_cast<unsigned>(std::clamp<std::size_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks));
-}
+unsigned flat_blocks(std::size_t work) { return launch::flat_blocks(work, kThreads, kMaxBlocks); }
 
 }  // namespace
 

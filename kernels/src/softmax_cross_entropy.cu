@@ -13,12 +13,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "launch_checks.h"
 #include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/elementwise.h"
 #include "bf16x8.cuh"
 
 namespace trainsim::kernels {
 namespace {
+
+using launch::require;
+using launch::aligned16;
 
 constexpr int kVec = 8;  // bf16 elements in one 16-byte vector
 constexpr int kThreads = 512;
@@ -146,12 +150,6 @@ __global__ void __launch_bounds__(kThreads) softmax_cross_entropy_kernel(float* 
     __syncthreads();  // the shared reduction slots are reused by the next row
   }
 }
-
-void require(bool ok, const char* what, const std::string& message) {
-  if (!ok) throw std::invalid_argument(std::string(what) + ": " + message);
-}
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 
