@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Shows that two trainsim binaries write byte-identical files for everything the project
+# ships: `run` (result, timeline, run timeline, Chrome trace) on every scenario in
+# scenarios/ and on the ten Megatron-LM SC'21 rows of tests/validation, `collective` for
+# every operation and model, `sweep --top 2` and `plan` on every sweep spec, and `validate`
+# on every measured run in tests/validation. A restructuring that must not change
+# behaviour (issue 22) is checked with it: build the old commit, build the new one, run
+#   scripts/same-outputs.sh OLD/trainsim NEW/trainsim [WORKDIR]
+# It prints one line per case and exits 1 when any file differs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+old=$(realpath "${1:?old trainsim binary}")
+new=$(realpath "${2:?new trainsim binary}")
+work=${3:-$(mktemp -d)}
+mkdir -p "$work/cases"
+
+# The ten Megatron rows as scenario files, with the settings the validation test uses.
+python3 - "$work/cases" <<'EOF'
+import json, sys
+for row in json.load(open("tests/validation/megatron_sc21_table1.json")):
+    sc = row["scenario"]
+    sc["training"]["attention_backend"] = "unfused"
+    sc["training"]["cross_entropy"] = "unfused"
+    sc["cluster"]["inter_node"]["multipath"] = 8
+    json.dump(sc, open(f"{sys.argv[1]}/megatron-{row['id']}.json", "w"), indent=1)
+EOF
+
+# Runs one case with both binaries, each in its own folder, and compares the folders.
+status=0
+check() {
+  local name=$1
+  shift
+  local side
+  for side in old new; do
+    rm -rf "$work/$side/$name"
+    mkdir -p "$work/$side/$name"
+    local bin=$old
+    [[ $side == new ]] && bin=$new
+    (cd "$work/$side/$name" && "$bin" "$@" >stdout.txt 2>stderr.txt) || echo "exit $?" >>"$work/$side/$name/stdout.txt"
+    # The wall-clock time a run reports of itself is the one figure allowed to differ.
+    sed -E -i 's/ in [0-9]+\.[0-9]+ s/ in (wall time) s/' "$work/$side/$name/stdout.txt"
+  done
+  if diff -r "$work/old/$name" "$work/new/$name" >"$work/$name.diff" 2>&1; then
+    echo "same       $name ($(find "$work/new/$name" -type f | wc -l) files)"
+    rm -f "$work/$name.diff"
+  else
+    echo "DIFFERENT  $name (see $work/$name.diff)"
+    status=1
+  fi
+}
+
+here=$(pwd)
+for f in scenarios/*.json "$work"/cases/*.json; do
+  f=$(realpath "$f")
+  check "run-$(basename "$f" .json)" run "$f" --out result.json --trace trace.json
+done
+for op in all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_recv; do
+  for model in analytic flow; do
+    check "collective-$op-$model" collective --cluster "$here/scenarios/llama3-8b-64xh100.json" --op "$op" \
+      --model "$model" -e 1G
+  done
+done
+for f in scenarios/sweeps/*.json tests/integration/sweep_small.json tests/integration/sweep_small_failures.json; do
+  check "sweep-$(basename "$f" .json)" sweep "$here/$f" --out sweep --top 2 -j 2
+  check "plan-$(basename "$f" .json)" plan "$here/$f" --out plan.json -j 2
+done
+for f in tests/validation/h100/train-gpt2-*m.json tests/validation/h100/pytorch-*.run.json; do
+  check "validate-$(basename "$f" .json)" validate --measured "$here/$f" \
+    --calibration "$here/scenarios/calibration/h100-sxm5-80gb.json" --out validation
+done
+exit $status
