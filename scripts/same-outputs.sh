@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shows that two trainsim binaries write byte-identical files for everything the project
 # ships: `run` (result, timeline, run timeline, Chrome trace) on every scenario in
-# scenarios/ and on the ten Megatron-LM SC'21 rows of tests/validation, `collective` for
+# scenarios/ and scenarios/strategies/, variants of the strategies that take the other
+# paths through the graph builder, and the ten Megatron-LM SC'21 rows of tests/validation, `collective` for
 # every operation and model, `sweep --top 2` and `plan` on every sweep spec, and `validate`
 # on every measured run in tests/validation. A restructuring that must not change
 # behaviour (issue 22) is checked with it: build the old commit, build the new one, run
@@ -23,6 +24,30 @@ for row in json.load(open("tests/validation/megatron_sc21_table1.json")):
     sc["training"]["cross_entropy"] = "unfused"
     sc["cluster"]["inter_node"]["multipath"] = 8
     json.dump(sc, open(f"{sys.argv[1]}/megatron-{row['id']}.json", "w"), indent=1)
+
+# Each strategy picture with the switches that take other paths through the
+# graph builder: ZeRO 1-3 with and without overlap, the asynchronous modes,
+# expert data parallelism, several iterations, the schedules.
+variants = {
+    "zero3.json": [{"overlap_param_gather": False}, {"overlap_grad_reduce": False}],
+    "tp.json": [{"zero_stage": 1}, {"zero_stage": 2, "overlap_param_gather": True},
+                {"zero_stage": 1, "overlap_grad_reduce": False}],
+    "ep.json": [{"ep": 4, "zero_stage": 1, "overlap_param_gather": True}, {"ep": 2}],
+    "cp.json": [{"cp": 2, "zero_stage": 1}],
+    "pp-1f1b.json": [{"pipeline_schedule": "gpipe"}, {"zero_stage": 1, "overlap_param_gather": True}],
+    "pp-interleaved.json": [{"zero_stage": 1, "overlap_param_gather": True}],
+    "async-ps.json": [{"staleness": 0}, {"server_placement": "dedicated", "staleness": 0},
+                      {"overlap_grad_reduce": False, "num_servers": 1}],
+    "tp.json#sgd": [{"mode": "local_sgd", "sync_period": 2, "tp": 1, "sequence_parallel": False}],
+}
+for name, changes in variants.items():
+    base = json.load(open("scenarios/strategies/" + name.split("#")[0]))
+    for i, change in enumerate(changes):
+        sc = json.loads(json.dumps(base))
+        sc["parallelism"].update(change)
+        sc["simulation"]["iterations"] = 3
+        sc["name"] += f" variant {i}"
+        json.dump(sc, open(f"{sys.argv[1]}/strategy-{name.replace('.json', '').replace('#', '-')}-{i}.json", "w"), indent=1)
 EOF
 
 # Runs one case with both binaries, each in its own folder, and compares the folders.
@@ -50,7 +75,7 @@ check() {
 }
 
 here=$(pwd)
-for f in scenarios/*.json "$work"/cases/*.json; do
+for f in scenarios/*.json scenarios/strategies/*.json "$work"/cases/*.json; do
   f=$(realpath "$f")
   check "run-$(basename "$f" .json)" run "$f" --out result.json --trace trace.json
 done

@@ -25,13 +25,13 @@ enum Class : int {
 };
 static_assert(kOther + 1 == static_cast<int>(kNumKernelClasses));
 
-bool has(const std::string& name, std::string_view part) { return name.find(part) != std::string::npos; }
-
 }  // namespace
 
 int kernel_class_of(const workload::Op& op) {
   if (op.comm_marker) return -1;
-  // Ops that say where a profiler files them (PyTorch eager's casts, adds, reductions).
+  // Ops that say where a profiler files them: PyTorch eager's casts, adds and
+  // reductions, and the ops no measured kernel does (the residual's backward,
+  // SwiGLU, unfused attention's softmax, trainsim-train's layout copies).
   if (!op.kernel_class.empty()) {
     for (std::size_t i = 0; i < scenario::kKernelClasses.size(); ++i)
       if (scenario::kKernelClasses[i] == op.kernel_class) return static_cast<int>(i);
@@ -72,12 +72,7 @@ int kernel_class_of(const workload::Op& op) {
     case hw::KernelId::kFp8CastTranspose: return kOther;
     case hw::KernelId::kNone: break;
   }
-  // Ops no measured kernel does: the residual's backward (a gradient passed to
-  // both branches), SwiGLU, unfused attention's softmax.
-  if (has(op.name, "residual")) return kResidual;
-  if (has(op.name, "mlp_act")) return kGelu;
-  if (has(op.name, "attention")) return kAttention;
-  if (has(op.name, "optimizer")) return kOptimizer;
+  // Ops no measured kernel does and that name no class (MoE permutes).
   return kOther;
 }
 

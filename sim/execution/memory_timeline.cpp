@@ -44,6 +44,16 @@ struct Window {
   }
 };
 
+// The pass a compute task is part of: its decoder layer's, or the embedding's
+// (-1), or the head's (-2: final norm to loss).
+long long pass_key(const workload::Task& t) {
+  switch (t.role) {
+    case workload::Role::kEmbedding: return -1;
+    case workload::Role::kHead: return -2;
+    default: return t.layer;
+  }
+}
+
 // Megatron-style passes (docs/model.md, "Memory over time").
 void add_pass_changes(const scenario::Scenario& s, const SimulationOutput& out, int rank,
                       std::vector<Change>& changes) {
@@ -80,9 +90,9 @@ void add_pass_changes(const scenario::Scenario& s, const SimulationOutput& out, 
       continue;
     }
     // Outside the layers: the embedding's pass, and the head's (final norm to loss).
-    if (t.name == "embedding" || t.name == "final_norm") forward[{t.iteration, t.microbatch, t.name == "embedding" ? -1 : -2}].add(span);
-    if (t.name == "embedding.backward" || t.name == "final_norm.backward")
-      backward[{t.iteration, t.microbatch, t.name == "embedding.backward" ? -1 : -2}].add(span);
+    const PassKey outside{t.iteration, t.microbatch, pass_key(t)};
+    if (t.category == workload::Category::kForward) forward[outside].add(span);
+    if (t.category == workload::Category::kBackward) backward[outside].add(span);
   }
   for (const auto& [key, fwd] : forward) {
     const long long l = std::get<2>(key);
@@ -136,9 +146,7 @@ void add_eager_changes(const scenario::Scenario& s, const SimulationOutput& out,
     named[{t.iteration, t.microbatch, t.name}].add(span);
     // Outside the layers: the embedding's ops (wte, wpe, their sum and their
     // backward) are one pass, the head's (final norm to loss) another.
-    const bool embedding = t.name.starts_with("wte") || t.name.starts_with("wpe") || t.name == "positions" ||
-                           t.name == "embedding_add";
-    const long long key = t.layer >= 0 ? t.layer : embedding ? -1 : -2;
+    const long long key = pass_key(t);
     if (t.category == workload::Category::kForward) forward[{t.iteration, t.microbatch, key}].add(span);
     if (t.category == workload::Category::kBackward) backward[{t.iteration, t.microbatch, key}].add(span);
   }

@@ -84,8 +84,8 @@ AsyncPsResult replay_parameter_servers(const scenario::Scenario& s, const Simula
     const workload::Task& t = out.iteration.graph[span.task];
     if (t.iteration != 0) continue;
     if (t.stream == workload::Stream::kCompute) step = std::max(step, span.end);
-    if (t.name.starts_with("ps_push")) pushed = std::max(pushed, span.end);
-    if (t.name == "ps_pull") pulled = std::max(pulled, span.end);
+    if (t.role == workload::Role::kPsPush) pushed = std::max(pushed, span.end);
+    if (t.role == workload::Role::kPsPull) pulled = std::max(pulled, span.end);
   }
   AsyncPsResult r;
   const double params = workload::count_parameters(s.model).total;

@@ -20,6 +20,25 @@ enum class Category : std::uint8_t {
 };
 inline constexpr int kNumStreams = 6;
 
+// What a task does in the training step, so that the code reading a graph
+// (execution, memory timeline, reports) never recognises a task by its name.
+// A compute task says which part of the model it computes (its Category says
+// which pass); a communication task says what it carries.
+enum class Role : std::uint8_t {
+  kEmbedding,          // the token and position lookup, and its backward
+  kLayer,              // a decoder layer's kernels
+  kHead,               // the final norm, the output layer and the loss
+  kOptimizerStep,      // the parameter update
+  kLayerCollective,    // a tensor-, context- or expert-parallel collective inside a pass
+  kActivationSend,     // pipeline: activations to the next virtual stage
+  kGradientSend,       // pipeline: activation gradients to the previous one
+  kGradientReduction,  // data-parallel all-reduce or ZeRO reduce-scatter of weight gradients
+  kParameterGather,    // ZeRO: all-gather of parameters
+  kParameterAverage,   // local SGD: the replicas average their parameters
+  kPsPush,             // async_ps: gradients to the parameter servers
+  kPsPull,             // async_ps: parameters back from them
+};
+
 std::string_view to_string(Stream s);
 std::string_view to_string(Category c);
 Category category_of(net::CollectiveKind k);
@@ -31,6 +50,7 @@ struct Task {
   int rank = 0;
   Stream stream = Stream::kCompute;
   Category category = Category::kForward;
+  Role role = Role::kLayer;
   hw::KernelWork compute;                 // compute tasks
   std::optional<net::Collective> collective;  // communication tasks
   // Tasks of one collective call on different simulated ranks share an instance

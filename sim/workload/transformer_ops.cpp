@@ -233,6 +233,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
              count};
   qk.model_flops = full_flops / 2.0;
   Op softmax = elementwise("attention.softmax", scores * softmax_bytes_per_score(false), 0.0, layer);
+  softmax.kernel_class = "attention";
   softmax.backward_bytes = scores * softmax_bytes_per_score(true);
   Op av;
   av.name = "attention.context";
@@ -275,6 +276,7 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   ops.push_back(matmul("attn_out_proj", tokens_, h, q, q * h + bias * h, layer));
   if (tp_ > 1.0) ops.push_back(tp_exit("attn_g", layer));
   ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer, kResidual));
+  ops.back().kernel_class = "residual";  // its backward too, which no kernel of ours runs
   ops.push_back(elementwise("post_attn_norm", norm_bytes, norm_params, layer, kNorm));
   if (!model_.is_moe()) {
     const double up = model_.swiglu ? 2.0 * f : f;
@@ -283,12 +285,14 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
     if (tp_ > 1.0) ops.push_back(tp_enter("mlp_f", layer));
     ops.push_back(matmul("mlp_up", tokens_, up, h, h * up + bias * up, layer));
     ops.push_back(elementwise("mlp_act", act_bytes, 0.0, layer, activation));
+    ops.back().kernel_class = "gelu";  // SwiGLU too, which no kernel of ours runs
     ops.push_back(matmul("mlp_down", tokens_, h, f, f * h + bias * h, layer));
     if (tp_ > 1.0) ops.push_back(tp_exit("mlp_g", layer));
   } else {
     for (Op& op : moe_forward(layer)) ops.push_back(std::move(op));
   }
   ops.push_back(elementwise("mlp_residual", residual_bytes, 0.0, layer, kResidual));
+  ops.back().kernel_class = "residual";
   for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
   return ops;
 }
@@ -304,9 +308,11 @@ std::vector<Op> TransformerOps::trainer_attention_forward(long long layer) const
   const double h = static_cast<double>(model_.hidden_size);
   std::vector<Op> ops;
   ops.push_back(elementwise("attention.permute_qkv", 6.0 * tokens_ * h * act_bytes_, 0.0, layer, hw::KernelId::kNone));
+  ops.back().kernel_class = "attention";
   ops.back().backward_bytes = ops.back().work.bytes;
   for (Op& op : attention_core_forward(layer)) ops.push_back(std::move(op));
   ops.push_back(elementwise("attention.heads_to_rows", 2.0 * tokens_ * h * act_bytes_, 0.0, layer, hw::KernelId::kNone));
+  ops.back().kernel_class = "attention";
   ops.back().backward_bytes = ops.back().work.bytes;
   return ops;
 }
@@ -551,6 +557,7 @@ Op TransformerOps::optimizer_step(double params) const {
   // Adam's update is our adamw kernel; SGD has no measured kernel (roofline).
   const hw::KernelId kernel = training_.optimizer == Optimizer::kAdam ? hw::KernelId::kAdamw : hw::KernelId::kNone;
   Op op = elementwise("optimizer_step", params * bytes_per_param, 0.0, -1, kernel);
+  op.kernel_class = "optimizer";
   return op;
 }
 

@@ -58,10 +58,11 @@ struct Op {
   // False for an op whose forward kernel already produced its input gradient
   // (trainsim-train's single-pass loss): the backward pass has no op for it.
   bool has_backward = true;
-  // The kernel class a profiler files this op under (a name of the measured-run
-  // classes, e.g. "other"), where its kernel and name do not say it: PyTorch
-  // eager's casts, adds and reductions (docs/model.md, "PyTorch eager"). Empty:
-  // the class follows the kernel. A view of a string literal (ops are copied a
+  // The kernel class a profiler files this op (and its backward) under, a name
+  // of the measured-run classes (e.g. "other"), where its kernel does not say
+  // it: PyTorch eager's casts, adds and reductions (docs/model.md, "PyTorch
+  // eager"), and ops without a measured kernel (the residual's backward,
+  // SwiGLU, the unfused softmax, the SGD step). Empty: the class follows the kernel. A view of a string literal (ops are copied a
   // lot: no allocation, nothing to copy).
   std::string_view kernel_class;
 };

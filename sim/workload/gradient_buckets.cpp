@@ -1,0 +1,132 @@
+#include "workload/gradient_buckets.h"
+
+#include <string>
+#include <utility>
+
+namespace trainsim::workload {
+
+BucketFiller::BucketFiller(double limit) : limit_(limit) { open_[1].expert = true; }
+
+void BucketFiller::add(const std::vector<Op>& ops, long long unit, const std::vector<TaskId>& done) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (op.grad_params <= 0.0 || op.comm_marker) continue;
+    params_ += op.grad_params;
+    if (op.expert_params) expert_params_ += op.grad_params;
+    GradientBucket& open = open_[op.expert_params ? 1 : 0];
+    open.params += op.grad_params;
+    if (open.units.empty() || open.units.back() != unit) open.units.push_back(unit);
+    if (!done.empty()) open.ready_after = done[i];
+    if (open.params >= limit_) {
+      full_.push_back(std::move(open));
+      open = {};
+      open.expert = op.expert_params;
+    }
+  }
+}
+
+std::vector<GradientBucket> BucketFiller::finish() {
+  std::vector<GradientBucket> out = std::move(full_);
+  full_.clear();
+  for (GradientBucket& open : open_)
+    if (open.params > 0.0) out.push_back(std::move(open));
+  return out;
+}
+
+std::vector<GradientBucket> plan_buckets(const IterationLayout& layout, PipelineSchedule schedule, CachedOps& ops,
+                                         int stage) {
+  BucketFiller filler(layout.bucket_limit);
+  std::vector<int> left(static_cast<std::size_t>(layout.chunks), layout.microbatches);
+  for (const PipelineStep& step : pipeline_steps(schedule, layout.pp, stage, layout.microbatches, layout.chunks)) {
+    if (step.forward || --left[static_cast<std::size_t>(step.chunk)] != 0) continue;
+    const int j = step.chunk * layout.pp + stage;
+    const long long first = layout.first_layer[static_cast<std::size_t>(j)];
+    const long long count = layout.layers_per_virtual_stage[static_cast<std::size_t>(j)];
+    if (j == layout.last_virtual()) filler.add(ops.head_backward(), kHeadUnit, {});
+    for (long long l = first + count - 1; l >= first; --l) filler.add(ops.layer_backward(l), l, {});
+    if (j == 0) filler.add(ops.embedding_backward(), kEmbeddingUnit, {});
+  }
+  return filler.finish();
+}
+
+Task data_parallel_task(std::string name, Role role, net::Collective collective, int rank, int iteration) {
+  Task t;
+  t.name = std::move(name);
+  t.rank = rank;
+  t.stream = Stream::kDpComm;
+  t.category = category_of(collective.kind);
+  t.role = role;
+  t.collective = std::move(collective);
+  t.iteration = iteration;
+  return t;
+}
+
+Task parameter_gather(std::string name, double params, const IterationLayout& layout, const net::CommGroup& group,
+                      int rank, int iteration) {
+  return data_parallel_task(std::move(name), Role::kParameterGather,
+                            net::Collective{net::CollectiveKind::kAllGather, params * layout.weight_bytes, group},
+                            rank, iteration);
+}
+
+namespace {
+
+const net::CommGroup& group_of(const GradientBucket& bucket, const StageGroups& groups) {
+  return bucket.expert ? groups.expert_data : groups.data;
+}
+
+std::string bucket_name(std::string_view what, std::size_t i) { return std::string(what) + std::to_string(i); }
+
+}  // namespace
+
+ParameterGates::ParameterGates(TaskGraph& graph, const std::vector<GradientBucket>& plan,
+                               std::optional<TaskId> previous_step, const IterationLayout& layout,
+                               const StageGroups& groups, int rank, int iteration) {
+  for (std::size_t i = plan.size(); i-- > 0;) {
+    Task t = parameter_gather(bucket_name("param_all_gather.bucket", i), plan[i].params, layout,
+                              group_of(plan[i], groups), rank, iteration);
+    if (previous_step) t.deps.push_back(*previous_step);
+    const TaskId id = graph.add(std::move(t));
+    for (long long unit : plan[i].units) gathers_[unit].push_back(id);
+  }
+}
+
+std::vector<TaskId> ParameterGates::take(long long unit) {
+  const auto found = gathers_.find(unit);
+  if (found == gathers_.end()) return {};
+  std::vector<TaskId> ids = std::move(found->second);
+  gathers_.erase(found);
+  return ids;
+}
+
+std::vector<TaskId> add_gradient_reductions(TaskGraph& graph, const std::vector<GradientBucket>& buckets,
+                                            const IterationLayout& layout, bool overlap, const StageGroups& groups,
+                                            TaskId last_backward, int rank, int iteration) {
+  const net::CollectiveKind kind =
+      layout.shard_optimizer ? net::CollectiveKind::kReduceScatter : net::CollectiveKind::kAllReduce;
+  const std::string_view what = layout.shard_optimizer ? "grad_reduce_scatter.bucket" : "grad_all_reduce.bucket";
+  std::vector<TaskId> ids;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    const GradientBucket& b = buckets[i];
+    Task t = data_parallel_task((b.expert ? "expert_" : "") + bucket_name(what, i), Role::kGradientReduction,
+                                net::Collective{kind, b.params * layout.grad_bytes, group_of(b, groups)}, rank,
+                                iteration);
+    t.deps = {overlap ? b.ready_after : last_backward};
+    ids.push_back(graph.add(std::move(t)));
+  }
+  return ids;
+}
+
+std::vector<TaskId> add_gathers_after_step(TaskGraph& graph, const std::vector<GradientBucket>& buckets,
+                                           const IterationLayout& layout, const StageGroups& groups, TaskId step,
+                                           int rank, int iteration) {
+  std::vector<TaskId> ids;
+  for (std::size_t i = buckets.size(); i-- > 0;) {
+    Task t = parameter_gather(bucket_name("param_all_gather.bucket", i), buckets[i].params, layout,
+                              group_of(buckets[i], groups), rank, iteration);
+    t.deps = {step};
+    ids.push_back(graph.add(std::move(t)));
+  }
+  return ids;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,55 @@
+#include "workload/iteration_layout.h"
+
+#include <stdexcept>
+
+#include "workload/memory.h"
+#include "workload/pipeline_schedule.h"
+
+namespace trainsim::workload {
+
+IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig& training,
+                                 const ParallelConfig& parallel, const hw::ClusterSpec& cluster) {
+  IterationLayout l;
+  l.tp = parallel.tensor;
+  l.pp = parallel.pipeline;
+  l.dp = parallel.data;
+  l.cp = parallel.context;
+  l.ep = parallel.expert;
+  if (l.cp < 1 || l.ep < 1 || l.dp % l.ep != 0)
+    throw std::invalid_argument("expert-parallel size must divide the data-parallel size");
+  l.dense_dp = l.dp * l.cp;
+  l.expert_dp = l.dense_dp / l.ep;
+  if (parallel.zero_stage >= 3 && model.is_moe() && l.ep > 1)
+    throw std::invalid_argument("ZeRO-3 with expert parallelism is not supported");
+  if (training.global_batch_size % (training.micro_batch_size * l.dp) != 0)
+    throw std::invalid_argument("global batch not divisible by micro-batch x data-parallel size");
+  l.ranks_per_stage = static_cast<long long>(l.tp) * l.cp * l.dp;
+  if (l.ranks_per_stage * l.pp != cluster.num_gpus())
+    throw std::invalid_argument("tp x cp x dp x pp is not the number of GPUs");
+  l.gpus_per_node = cluster.gpus_per_node;
+  l.microbatches = static_cast<int>(microbatches_per_replica(training, parallel));
+
+  l.chunks = model_chunks(model.num_layers, parallel);
+  l.virtual_stages = l.pp * l.chunks;
+  if (model.num_layers < l.virtual_stages) throw std::invalid_argument("fewer layers than pipeline stages");
+  l.layers_per_virtual_stage = split_layers(model.num_layers, l.virtual_stages);
+  l.first_layer.assign(static_cast<std::size_t>(l.virtual_stages), 0);
+  for (std::size_t j = 1; j < l.first_layer.size(); ++j)
+    l.first_layer[j] = l.first_layer[j - 1] + l.layers_per_virtual_stage[j - 1];
+
+  l.shard_optimizer = parallel.zero_stage >= 1 && l.dense_dp > 1;
+  l.zero3 = parallel.zero_stage >= 3 && l.dense_dp > 1;
+  l.gather_buckets = l.shard_optimizer && !l.zero3;
+  if (l.zero3 && l.pp > 1) throw std::invalid_argument("ZeRO-3 with pipeline parallelism is not supported");
+
+  l.weight_bytes = state_bytes_per_parameter(training).weights;
+  l.grad_bytes = hw::bytes_per_element(training.grad_reduce_dtype);
+  l.bucket_limit = parallel.overlap_grad_reduce ? static_cast<double>(parallel.bucket_size_params()) : 1e300;
+  // b s h / t per TP rank (Megatron-LM's scatter-gather; with SP they are split
+  // already); under context parallelism the rank's s / c tokens.
+  l.p2p_bytes = static_cast<double>(training.micro_batch_size) * static_cast<double>(model.seq_length) *
+                static_cast<double>(model.hidden_size) * activation_element_bytes(training) / l.tp / l.cp;
+  return l;
+}
+
+}  // namespace trainsim::workload

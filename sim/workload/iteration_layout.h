@@ -1,0 +1,65 @@
+#pragma once
+// The sizes, layer split and switches an iteration graph is built from, derived
+// and checked once (docs/model.md, "Iteration"; docs/strategies.md). The
+// builder's emitters (pipeline_passes, gradient_buckets, zero3_passes,
+// async_traffic) read them from here rather than each deriving its own.
+#include <cstddef>
+#include <vector>
+
+#include "hardware/cluster.h"
+#include "workload/model_config.h"
+#include "workload/parallel_config.h"
+#include "workload/training_config.h"
+
+namespace trainsim::workload {
+
+struct IterationLayout {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int cp = 1;
+  int ep = 1;
+  // Weights are replicated over the data- and context-parallel ranks, expert
+  // weights over the dp x cp / ep ranks holding the same experts (Megatron-LM).
+  int dense_dp = 1;
+  int expert_dp = 1;
+  // Rank order tp-cp-ep-dp-pp: stage s holds ranks [s tp cp dp, (s+1) tp cp dp).
+  long long ranks_per_stage = 1;
+  int gpus_per_node = 1;
+  int microbatches = 1;  // per replica and iteration
+  int chunks = 1;        // model chunks per stage (interleaved schedule)
+  int virtual_stages = 1;
+  // Decoder layers of virtual stage j (stage s, chunk c at j = c pp + s) and its first one.
+  std::vector<long long> layers_per_virtual_stage;
+  std::vector<long long> first_layer;
+
+  // ZeRO (docs/strategies.md, "ZeRO and the distributed optimizer"): with one
+  // data-parallel rank there is nothing to shard and every stage runs as stage 0.
+  bool shard_optimizer = false;  // ZeRO >= 1
+  bool zero3 = false;
+  bool gather_buckets = false;  // ZeRO-1/2, Megatron's distributed optimizer: gathers by bucket
+
+  double weight_bytes = 0.0;  // bytes of one weight element
+  double grad_bytes = 0.0;    // bytes of one reduced gradient element
+  // Gradient bucket size in parameters (no limit: one bucket per stage).
+  double bucket_limit = 0.0;
+  // Activations and their gradients between stages, per transfer.
+  double p2p_bytes = 0.0;
+
+  [[nodiscard]] long long rank_of_stage(int s) const { return static_cast<long long>(s) * ranks_per_stage; }
+  [[nodiscard]] int last_virtual() const { return virtual_stages - 1; }
+  // Index of (micro-batch, virtual stage) in per-pass tables.
+  [[nodiscard]] std::size_t slot(int microbatch, int virtual_stage) const {
+    return static_cast<std::size_t>(microbatch) * static_cast<std::size_t>(virtual_stages) +
+           static_cast<std::size_t>(virtual_stage);
+  }
+  [[nodiscard]] std::size_t slots() const {
+    return static_cast<std::size_t>(microbatches) * static_cast<std::size_t>(virtual_stages);
+  }
+};
+
+// Throws std::invalid_argument for a layout the graph cannot be built for.
+IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig& training,
+                                 const ParallelConfig& parallel, const hw::ClusterSpec& cluster);
+
+}  // namespace trainsim::workload

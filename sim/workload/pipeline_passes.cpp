@@ -1,0 +1,79 @@
+#include "workload/pipeline_passes.h"
+
+#include <string>
+
+namespace trainsim::workload {
+
+namespace {
+
+TaskId add_send(StageIteration& stage, const PipelineStep& step, std::string name, Role role, int to_stage) {
+  const IterationLayout& l = stage.in.layout;
+  Task t;
+  t.name = std::move(name);
+  t.rank = stage.rank;
+  t.stream = Stream::kPpComm;
+  t.category = Category::kSend;
+  t.role = role;
+  t.collective = net::Collective{net::CollectiveKind::kSendRecv, l.p2p_bytes, stage_pair(l, stage.stage, to_stage)};
+  t.deps = {stage.emit.last()};
+  t.iteration = stage.iteration;
+  t.microbatch = step.microbatch;
+  return stage.in.graph.add(std::move(t));
+}
+
+}  // namespace
+
+void add_forward_pass(StageIteration& stage, const PipelineStep& step) {
+  const IterationLayout& l = stage.in.layout;
+  CachedOps& ops = stage.in.ops;
+  StageEmitter& emit = stage.emit;
+  const int j = step.chunk * l.pp + stage.stage;
+  const long long first = l.first_layer[static_cast<std::size_t>(j)];
+  const long long count = l.layers_per_virtual_stage[static_cast<std::size_t>(j)];
+  if (j == 0) {
+    stage.gate(kEmbeddingUnit);
+    emit.add(ops.embedding_forward(), Category::kForward, Role::kEmbedding);
+  }
+  for (long long layer = first; layer < first + count; ++layer) {
+    stage.gate(layer);
+    emit.add(ops.layer_forward(layer), Category::kForward, Role::kLayer);
+  }
+  if (j == l.last_virtual()) {
+    stage.gate(kHeadUnit);
+    emit.add(ops.head_forward(), Category::kForward, Role::kHead);
+  }
+  const TaskId first_task = emit.first();
+  std::optional<TaskId> send;
+  if (j < l.last_virtual())
+    send = add_send(stage, step, "send_activation.vstage" + std::to_string(j), Role::kActivationSend,
+                    (j + 1) % l.pp);
+  stage.links.forward(step.microbatch, j, first_task, send);
+}
+
+void add_backward_pass(StageIteration& stage, const PipelineStep& step) {
+  const IterationLayout& l = stage.in.layout;
+  CachedOps& ops = stage.in.ops;
+  StageEmitter& emit = stage.emit;
+  const int j = step.chunk * l.pp + stage.stage;
+  const long long first = l.first_layer[static_cast<std::size_t>(j)];
+  const long long count = l.layers_per_virtual_stage[static_cast<std::size_t>(j)];
+  const bool last_pass = stage.last_backward_of_chunk(step);
+  const auto backward = [&](const std::vector<Op>& list, Role role, long long unit) {
+    const std::vector<TaskId> added = emit.add(list, Category::kBackward, role);
+    if (last_pass) stage.grads.add(list, unit, added);
+  };
+  if (j == l.last_virtual()) backward(ops.head_backward(), Role::kHead, kHeadUnit);
+  for (long long layer = first + count - 1; layer >= first; --layer) {
+    emit.add(ops.layer_recompute(layer, stage.in.parallel.recompute), Category::kRecompute, Role::kLayer);
+    backward(ops.layer_backward(layer), Role::kLayer, layer);
+  }
+  if (j == 0) backward(ops.embedding_backward(), Role::kEmbedding, kEmbeddingUnit);
+  const TaskId first_task = emit.first();
+  std::optional<TaskId> send;
+  if (j > 0)
+    send = add_send(stage, step, "send_gradient.vstage" + std::to_string(j), Role::kGradientSend,
+                    (j - 1 + l.pp) % l.pp);
+  stage.links.backward(step.microbatch, j, first_task, send);
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,132 @@
+#include "workload/stage_groups.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "workload/layout.h"
+
+namespace trainsim::workload {
+
+net::CommGroup explicit_group(const net::CommGroup& shape, Members groups) {
+  net::CommGroup g = shape;
+  g.members = std::make_shared<const Members>(std::move(groups));
+  return g;
+}
+
+net::CommGroup pair_shape(bool across_nodes) {
+  return net::CommGroup{2, across_nodes ? 2 : 1, across_nodes ? 1 : 2, nullptr};
+}
+
+net::CommGroup stage_pair(const IterationLayout& layout, int from, int to) {
+  const long long a = layout.rank_of_stage(from);
+  const long long b = layout.rank_of_stage(to);
+  return explicit_group(pair_shape(a / layout.gpus_per_node != b / layout.gpus_per_node), {{a, b}});
+}
+
+namespace {
+
+// The shapes of a stage's groups: TP peers are adjacent; their copies on other
+// nodes share no link, so they are listed only when the group spans nodes. DP
+// peers are tp ranks apart; the tp copies of a DP group share the NICs.
+struct Shapes {
+  net::CommGroup tensor;
+  net::CommGroup data;
+  net::CommGroup context;
+  net::CommGroup expert;
+};
+
+class StageRanks {
+ public:
+  StageRanks(const IterationLayout& l, int stage) : l_(l), base_(l.rank_of_stage(stage)) {}
+  // The rank with TP index i, context index c and data-parallel index x.
+  [[nodiscard]] long long at(int i, int c, int x) const {
+    return base_ + i + static_cast<long long>(l_.tp) * (c + static_cast<long long>(l_.cp) * x);
+  }
+
+  [[nodiscard]] net::CommGroup tensor(const net::CommGroup& shape) const {
+    Members tps;
+    for (int d = 0; d < (shape.nodes > 1 ? l_.dense_dp : 1); ++d) {
+      tps.emplace_back();
+      for (int i = 0; i < l_.tp; ++i) tps.back().push_back(base_ + static_cast<long long>(d) * l_.tp + i);
+    }
+    return explicit_group(shape, std::move(tps));
+  }
+
+  // Ring attention: every context rank sends to the next at once; a pair that
+  // crosses nodes (the ring's wrap-around) goes first so the analytic model
+  // prices the slowest link.
+  [[nodiscard]] net::CommGroup context(const net::CommGroup& shape) const {
+    Members pairs;
+    for (int i = 0; i < (shape.nodes > 1 ? l_.tp : 1); ++i)
+      for (int c = 0; c < l_.cp; ++c) pairs.push_back({at(i, c, 0), at(i, (c + 1) % l_.cp, 0)});
+    const int gpn = l_.gpus_per_node;
+    const auto crosses = [&](const std::vector<long long>& pair) { return pair[0] / gpn != pair[1] / gpn; };
+    const auto first_across = std::find_if(pairs.begin(), pairs.end(), crosses);
+    if (first_across != pairs.end()) std::iter_swap(pairs.begin(), first_across);
+    const bool across = crosses(pairs.front());
+    return explicit_group(pair_shape(across), std::move(pairs));
+  }
+
+  [[nodiscard]] net::CommGroup expert(const net::CommGroup& shape) const {
+    Members eps;
+    for (int i = 0; i < (shape.nodes > 1 ? l_.tp : 1); ++i)
+      for (int c = 0; c < (shape.nodes > 1 ? l_.cp : 1); ++c) {
+        eps.emplace_back();
+        for (int x = 0; x < l_.ep; ++x) eps.back().push_back(at(i, c, x));
+      }
+    return explicit_group(shape, std::move(eps));
+  }
+
+  [[nodiscard]] net::CommGroup data(const net::CommGroup& shape) const {
+    Members dps;
+    for (int i = 0; i < l_.tp; ++i) {
+      dps.emplace_back();
+      for (int d = 0; d < l_.dense_dp; ++d) dps.back().push_back(base_ + i + static_cast<long long>(d) * l_.tp);
+    }
+    return explicit_group(shape, std::move(dps));
+  }
+
+  // The ranks holding the same experts (same place x in their expert-parallel
+  // group), over all context ranks.
+  [[nodiscard]] net::CommGroup expert_data() const {
+    Members edps;
+    for (int i = 0; i < l_.tp; ++i)
+      for (int x = 0; x < l_.ep; ++x) {
+        edps.emplace_back();
+        for (int d = 0; d < l_.dp / l_.ep; ++d)
+          for (int c = 0; c < l_.cp; ++c) edps.back().push_back(at(i, c, x + l_.ep * d));
+      }
+    const net::CommGroup shape = members_shape(edps.front(), l_.gpus_per_node);
+    return explicit_group(shape, std::move(edps));
+  }
+
+ private:
+  const IterationLayout& l_;
+  long long base_;
+};
+
+}  // namespace
+
+std::vector<StageGroups> stage_groups(const IterationLayout& l) {
+  const int gpn = l.gpus_per_node;
+  Shapes shape;
+  shape.tensor = group_shape(l.tp, 1, gpn);
+  shape.data = group_shape(l.dense_dp, l.tp, gpn);
+  shape.context = group_shape(l.cp, l.tp, gpn);
+  shape.expert = group_shape(l.ep, static_cast<long long>(l.tp) * l.cp, gpn);
+  std::vector<StageGroups> out;
+  for (int s = 0; s < l.pp; ++s) {
+    const StageRanks ranks(l, s);
+    StageGroups g;
+    g.scope.tensor = ranks.tensor(shape.tensor);
+    if (l.cp > 1) g.scope.context = ranks.context(shape.context);
+    if (l.ep > 1) g.scope.expert = ranks.expert(shape.expert);
+    g.data = ranks.data(shape.data);
+    g.expert_data = l.ep > 1 && l.expert_dp > 1 ? ranks.expert_data() : g.data;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace trainsim::workload
