@@ -15,7 +15,7 @@ namespace {
 using namespace trainsim;
 
 // scenarios/llama3-405b-16384xh100-failures.json with its failures section replaced.
-scenario::Scenario llama405b(const std::string& failures) {
+config::Scenario llama405b(const std::string& failures) {
   return scenario::parse_scenario_text(
       R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 2048, "gpus_per_node": 8, "price_per_gpu_hour": 2.99},
           "model": "llama3-405b",
@@ -36,7 +36,7 @@ const std::string kElastic = R"({"failures_per_1000_node_days": 6.50, "straggler
   "threads": 1, "trials": )";
 
 void run_full(benchmark::State& state, const std::string& failures) {
-  const scenario::Scenario s = llama405b(failures + std::to_string(state.range(0)) + "}");
+  const config::Scenario s = llama405b(failures + std::to_string(state.range(0)) + "}");
   const exec::SimulationOutput healthy = exec::simulate(s);
   int states = 0;
   double days = 0.0;
@@ -59,7 +59,7 @@ BENCHMARK(BM_FullRunLlama405bElasticShrink48h)->Arg(10)->Arg(100)->Unit(benchmar
 
 // One iteration of a shrunk state: 127 of 128 replicas, a straggler in every stage.
 void BM_SimulateShrunkStateWithStragglers(benchmark::State& state) {
-  scenario::Scenario s = llama405b("null");
+  config::Scenario s = llama405b("null");
   s.parallel.data = 127;
   s.training.global_batch_size = 127 * 16;
   s.cluster.num_nodes = 127 * 16;

@@ -9,7 +9,7 @@ namespace {
 
 using namespace trainsim;
 
-scenario::Scenario make(const std::string& model, int nodes, int global_batch) {
+config::Scenario make(const std::string& model, int nodes, int global_batch) {
   return scenario::parse_scenario_text(
       R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": )" + std::to_string(nodes) + R"(}, "model": ")" + model +
           R"(", "training": {"global_batch_size": )" + std::to_string(global_batch) +
@@ -20,7 +20,7 @@ scenario::Scenario make(const std::string& model, int nodes, int global_batch) {
 // llama3-8b data parallel: 64 GPUs (8 micro-batches each) up to 16,384 GPUs.
 void BM_SimulateLlama3_8bDataParallel(benchmark::State& state) {
   const auto nodes = static_cast<int>(state.range(0));
-  const scenario::Scenario s = make("llama3-8b", nodes, nodes * 8 * 8);
+  const config::Scenario s = make("llama3-8b", nodes, nodes * 8 * 8);
   std::size_t tasks = 0;
   for (auto _ : state) {
     const exec::SimulationOutput out = exec::simulate(s);
@@ -36,7 +36,7 @@ BENCHMARK(BM_SimulateLlama3_8bDataParallel)->Arg(8)->Arg(128)->Arg(2048)->Unit(b
 // The scale target (issue #4, DESIGN.md "Scale"): one iteration of Llama 3 405B
 // on 16,384 H100, TP 8 x PP 16 (interleaved, 4 chunks) x DP 128, flow network model.
 void BM_SimulateLlama3_405b(benchmark::State& state) {
-  const scenario::Scenario s = scenario::parse_scenario_text(
+  const config::Scenario s = scenario::parse_scenario_text(
       R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 2048, "gpus_per_node": 8,
                       "inter_node": {"topology": "fat_tree", "nics_per_node": 8, "nic_bandwidth": "400Gbps"}},
           "model": "llama3-405b",

@@ -31,7 +31,7 @@ void add_shapes(const workload::Op& op, std::set<GemmShape>& out) {
 }  // namespace
 
 std::string write_scenario_shapes(const std::string& scenario, const std::string& profile) {
-  const scenario::Scenario s = scenario::read_scenario_file(scenario);
+  const config::Scenario s = scenario::read_scenario_file(scenario);
   const workload::TransformerOps ops(s.model, s.training, s.training.micro_batch_size, s.parallel.tensor,
                                      s.parallel.sequence_parallel);
   std::set<GemmShape> shapes;
@@ -54,7 +54,7 @@ std::string write_scenario_shapes(const std::string& scenario, const std::string
 }
 
 std::string scenario_gemm_dtype(const std::string& scenario) {
-  const scenario::Scenario s = scenario::read_scenario_file(scenario);
+  const config::Scenario s = scenario::read_scenario_file(scenario);
   return std::string(hw::to_string(s.training.precision));
 }
 

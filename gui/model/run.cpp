@@ -75,8 +75,8 @@ ResultSummary parse_measured_run_text(std::string_view text, const std::string& 
   const auto tokens = static_cast<double>(m.micro_batch_size * m.grad_accumulation_steps * m.seq_length) *
                       m.data_parallel_size;
   r.tokens_per_s = tokens / m.step_median_s;
-  for (std::size_t i = 0; i < scenario::kKernelClasses.size(); ++i)
-    r.breakdown_s.emplace_back(std::string(scenario::kKernelClasses[i]), m.kernel_class_s[i]);
+  for (std::size_t i = 0; i < config::kKernelClasses.size(); ++i)
+    r.breakdown_s.emplace_back(std::string(config::kKernelClasses[i]), m.kernel_class_s[i]);
   r.peak_bytes_per_gpu = m.peak_memory_bytes.value_or(0.0);
   r.timeline = m.timeline.string();  // resolved against the run file's folder
   MeasuredFigures f;

@@ -31,7 +31,7 @@ bool SimulationRunner::start(const QString& scenario_path) {
   thread_ = QThread::create([this, scenario, result] {
     try {
       emit progress(0, tr("reading the scenario"));
-      const scenario::Scenario s = scenario::read_scenario_file(scenario);
+      const config::Scenario s = scenario::read_scenario_file(scenario);
       const QString simulating = tr("simulating");
       emit progress(kSimulateBegin, simulating);
       // With failures the bar's second part is the full-run replay's trials.

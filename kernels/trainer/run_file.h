@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "options.h"
-#include "scenario/kernel_class_names.h"
+#include "config/kernel_class_names.h"
 
 namespace trainsim::trainer {
 
 // The kernel classes of RUN.json, in file order (shared with trainsim validate).
-using scenario::kKernelClasses;
+using config::kKernelClasses;
 // Index of a class name; throws std::invalid_argument for an unknown one.
 [[nodiscard]] std::size_t kernel_class_index(std::string_view name);
 

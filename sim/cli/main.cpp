@@ -55,7 +55,7 @@ fs::path timeline_path_for(const fs::path& result, const std::string& kind, bool
 int run(const RunOptions& o) {
   scenario::ReadOptions read;
   if (!o.calibration.empty()) read.calibration = o.calibration;
-  const scenario::Scenario s = scenario::read_scenario_file(o.scenario, read);
+  const config::Scenario s = scenario::read_scenario_file(o.scenario, read);
   if (s.calibration && !o.quiet)
     for (const std::string& w : s.calibration->warnings) std::cerr << "warning: " << w << '\n';
   std::vector<long long> ranks;

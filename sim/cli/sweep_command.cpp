@@ -84,7 +84,7 @@ void write_top(const sweep::SweepSpec& spec, const sweep::Outcome& o, int top, c
   fs::create_directories(dir);
   for (std::size_t k = 0; k < o.ranking.size() && k < static_cast<std::size_t>(top); ++k) {
     const sweep::Point& p = o.points[o.ranking[k]];
-    const scenario::Scenario s = sweep::scenario_of(spec, p);
+    const config::Scenario s = sweep::scenario_of(spec, p);
     const exec::SimulationOutput out = exec::simulate(s);
     report::Metrics m = report::compute_metrics(s, out);
     // Under failures, the result file has the replay's keys, as `trainsim run` writes them.

@@ -51,7 +51,7 @@ int ValidateCommand::run() const {
   scenario::MeasuredScenarioOptions so;
   if (!options_.gpu.empty()) so.gpu = options_.gpu;
   if (!options_.calibration.empty()) so.calibration = fs::path(options_.calibration);
-  const scenario::Scenario s = scenario::scenario_for_measured_run(measured, so);
+  const config::Scenario s = scenario::scenario_for_measured_run(measured, so);
   if (s.calibration && !options_.quiet)
     for (const std::string& w : s.calibration->warnings) std::cerr << "warning: " << w << '\n';
 

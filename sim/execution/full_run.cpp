@@ -26,7 +26,7 @@ using StateKey = std::tuple<int, bool, std::vector<double>>;
 
 // The replay's inputs: the job's failure processes and recovery policy, the
 // checkpoint plan, stragglers, degraded links, maintenance, power and price.
-faults::ReplayConfig replay_config(const scenario::Scenario& s, const FullRunReport& rep, long long train_tokens,
+faults::ReplayConfig replay_config(const config::Scenario& s, const FullRunReport& rep, long long train_tokens,
                                    int per_node_loss) {
   const faults::FailureConfig& f = *s.failures;
   const hw::ClusterSpec& c = s.cluster;
@@ -73,7 +73,7 @@ faults::StatePerformance performance_of(const SimulationOutput& out) {
   return {out.timeline.makespan / out.iteration.iterations, out.iteration.tokens_per_iteration};
 }
 
-FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOutput& healthy,
+FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutput& healthy,
                                 const core::ProgressCallback& progress) {
   if (!s.failures) throw std::invalid_argument("simulate_full_run: the scenario has no failures section");
   if (!s.training.train_tokens) throw std::invalid_argument("simulate_full_run: needs training.train_tokens");
@@ -144,7 +144,7 @@ FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOut
   std::map<StateKey, std::shared_future<faults::StatePerformance>> cache;
   int simulated = 0;
   const auto simulate_state = [&](const faults::ClusterState& st, const std::vector<double>& per_stage) {
-    scenario::Scenario v = s;
+    config::Scenario v = s;
     if (st.degraded_link) v.cluster.inter_node.nic_bandwidth *= f.degraded_link_bandwidth;
     if (st.lost_replicas > 0) {
       const int dp = s.parallel.data - st.lost_replicas;

@@ -9,7 +9,7 @@
 #include "execution/simulate.h"
 #include "faults/checkpoint.h"
 #include "faults/replay.h"
-#include "scenario/scenario.h"
+#include "config/scenario.h"
 
 namespace trainsim::exec {
 
@@ -31,7 +31,7 @@ struct FullRunReport {
 // Needs s.failures and s.training.train_tokens. `healthy` is the scenario's own
 // simulation. Throws std::invalid_argument for a layout the policy cannot shrink.
 // `progress` gets the fraction of Monte Carlo trials done (faults::monte_carlo).
-FullRunReport simulate_full_run(const scenario::Scenario& s, const SimulationOutput& healthy,
+FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutput& healthy,
                                 const core::ProgressCallback& progress = {});
 
 // The iteration time (ns) and tokens of one simulated iteration.

@@ -10,7 +10,7 @@ namespace trainsim::exec {
 
 namespace {
 
-// Indices into scenario::kKernelClasses.
+// Indices into config::kKernelClasses.
 enum Class : int {
   kGemm,
   kAttention,
@@ -33,8 +33,8 @@ int kernel_class_of(const workload::Op& op) {
   // reductions, and the ops no measured kernel does (the residual's backward,
   // SwiGLU, unfused attention's softmax, trainsim-train's layout copies).
   if (!op.kernel_class.empty()) {
-    for (std::size_t i = 0; i < scenario::kKernelClasses.size(); ++i)
-      if (scenario::kKernelClasses[i] == op.kernel_class) return static_cast<int>(i);
+    for (std::size_t i = 0; i < config::kKernelClasses.size(); ++i)
+      if (config::kKernelClasses[i] == op.kernel_class) return static_cast<int>(i);
     throw std::logic_error("unknown kernel class " + std::string(op.kernel_class) + " of op " + op.name);
   }
   switch (op.work.kind) {
@@ -76,7 +76,7 @@ int kernel_class_of(const workload::Op& op) {
   return kOther;
 }
 
-KernelClassSeconds kernel_class_seconds(const scenario::Scenario& s) {
+KernelClassSeconds kernel_class_seconds(const config::Scenario& s) {
   const workload::ParallelConfig& p = s.parallel;
   if (p.tensor != 1 || p.pipeline != 1 || p.context != 1 || p.expert != 1 || p.zero_stage != 0 ||
       p.mode != workload::TrainingMode::kSync)

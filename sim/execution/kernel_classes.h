@@ -6,14 +6,14 @@
 #include <array>
 #include <string_view>
 
-#include "scenario/kernel_class_names.h"
-#include "scenario/scenario.h"
+#include "config/kernel_class_names.h"
+#include "config/scenario.h"
 #include "workload/transformer_ops.h"
 
 namespace trainsim::exec {
 
-// The measured-run classes, in scenario::kKernelClasses order.
-inline constexpr std::size_t kNumKernelClasses = scenario::kKernelClasses.size();
+// The measured-run classes, in config::kKernelClasses order.
+inline constexpr std::size_t kNumKernelClasses = config::kKernelClasses.size();
 using KernelClassSeconds = std::array<double, kNumKernelClasses>;
 
 // The class index of one op; communication markers have none (-1).
@@ -24,6 +24,6 @@ int kernel_class_of(const workload::Op& op);
 // others throw std::invalid_argument. The all_reduce class stays 0: collectives
 // are priced by the network model, and `trainsim validate` takes the exposed
 // communication of the simulated iteration for it.
-KernelClassSeconds kernel_class_seconds(const scenario::Scenario& s);
+KernelClassSeconds kernel_class_seconds(const config::Scenario& s);
 
 }  // namespace trainsim::exec

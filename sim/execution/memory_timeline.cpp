@@ -55,7 +55,7 @@ long long pass_key(const workload::Task& t) {
 }
 
 // Megatron-style passes (docs/model.md, "Memory over time").
-void add_pass_changes(const scenario::Scenario& s, const SimulationOutput& out, int rank,
+void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, int rank,
                       std::vector<Change>& changes) {
   const workload::ActivationSplit split{s.parallel.tensor, s.parallel.sequence_parallel, s.parallel.context};
   const long long b = s.training.micro_batch_size;
@@ -120,7 +120,7 @@ struct Transient {
   double bytes = 0.0;
 };
 
-void add_eager_changes(const scenario::Scenario& s, const SimulationOutput& out, int rank,
+void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, int rank,
                        std::vector<Change>& changes) {
   const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
   const workload::ParameterCount c = workload::count_parameters(s.model);
@@ -187,7 +187,7 @@ void add_eager_changes(const scenario::Scenario& s, const SimulationOutput& out,
 
 }  // namespace
 
-MemoryTimeline track_memory(const scenario::Scenario& s, const SimulationOutput& out, int rank) {
+MemoryTimeline track_memory(const config::Scenario& s, const SimulationOutput& out, int rank) {
   const auto& ranks = out.iteration.simulated_ranks;
   const auto at = std::find(ranks.begin(), ranks.end(), rank);
   if (at == ranks.end()) throw std::invalid_argument("track_memory: rank is not simulated");

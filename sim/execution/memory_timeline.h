@@ -10,6 +10,6 @@
 namespace trainsim::exec {
 
 // `rank` must be one of the simulated ranks; its pipeline stage sets the states.
-MemoryTimeline track_memory(const scenario::Scenario& s, const SimulationOutput& out, int rank);
+MemoryTimeline track_memory(const config::Scenario& s, const SimulationOutput& out, int rank);
 
 }  // namespace trainsim::exec

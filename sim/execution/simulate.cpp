@@ -75,7 +75,7 @@ CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledCompu
 // async_ps: one worker's step, push and pull from its simulated iteration, the
 // servers' times from their NIC bandwidth and the update kernel; then the replay
 // of all workers at the servers (docs/model.md, "Asynchronous training").
-AsyncPsResult replay_parameter_servers(const scenario::Scenario& s, const SimulationOutput& out,
+AsyncPsResult replay_parameter_servers(const config::Scenario& s, const SimulationOutput& out,
                                        const hw::ComputeModel& compute, const SimulateOptions& options) {
   core::Time step = 0;
   core::Time pushed = 0;
@@ -126,12 +126,12 @@ AsyncPsResult replay_parameter_servers(const scenario::Scenario& s, const Simula
 
 }  // namespace
 
-std::unique_ptr<hw::ComputeModel> compute_model_for(const scenario::Scenario& s) {
+std::unique_ptr<hw::ComputeModel> compute_model_for(const config::Scenario& s) {
   if (s.calibration) return std::make_unique<hw::ProfiledComputeModel>(*s.calibration->profile, s.cluster.gpu);
   return std::make_unique<hw::RooflineComputeModel>(s.cluster.gpu);
 }
 
-SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& options) {
+SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& options) {
   SimulationOutput out;
   out.iteration = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, s.simulation.iterations);
   out.memory = workload::estimate_memory(s.model, s.training, s.parallel);
@@ -148,7 +148,7 @@ SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& op
   net::CollectivePlanner planner(topology, s.simulation.collective_algorithm, s.cluster.inter_node.multipath);
   std::unique_ptr<net::CommunicationBackend> network;
   net::FlowBackend* flow = nullptr;
-  if (s.simulation.network_model == scenario::NetworkModel::kFlow) {
+  if (s.simulation.network_model == config::NetworkModel::kFlow) {
     auto backend = std::make_unique<net::FlowBackend>(
         planner, options.link_counters ? watched_links(topology) : std::vector<std::uint32_t>{});
     flow = backend.get();

@@ -12,7 +12,7 @@
 #include "execution/timeline.h"
 #include "hardware/compute_model.h"
 #include "hardware/profiled_compute_model.h"
-#include "scenario/scenario.h"
+#include "config/scenario.h"
 #include "workload/iteration_builder.h"
 #include "workload/memory.h"
 
@@ -106,8 +106,8 @@ struct SimulateOptions {
 
 // The compute cost model a scenario selects: its calibration profile (measured
 // kernels, roofline fallback), else the GPU spec's roofline.
-std::unique_ptr<hw::ComputeModel> compute_model_for(const scenario::Scenario& s);
+std::unique_ptr<hw::ComputeModel> compute_model_for(const config::Scenario& s);
 
-SimulationOutput simulate(const scenario::Scenario& s, const SimulateOptions& options = {});
+SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& options = {});
 
 }  // namespace trainsim::exec

@@ -59,7 +59,7 @@ std::string bytes_text(double b) { return fmt::format("{:.1f} GiB", b / (1024.0 
 
 }  // namespace
 
-Metrics rates(const scenario::Scenario& s, double iteration_time_s, double tokens_per_iteration,
+Metrics rates(const config::Scenario& s, double iteration_time_s, double tokens_per_iteration,
               double model_flops_per_iteration, double gpu_utilization) {
   Metrics m;
   m.num_gpus = s.cluster.num_gpus();
@@ -88,7 +88,7 @@ Metrics rates(const scenario::Scenario& s, double iteration_time_s, double token
   return m;
 }
 
-Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out) {
+Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out) {
   double iteration_time_s = core::to_seconds(out.timeline.makespan) / out.iteration.iterations;
   // Asynchronous modes: the mean over the replayed steps (docs/model.md, "Asynchronous training").
   if (const auto async = out.async.iteration_time_s(s.parallel.data)) iteration_time_s = *async;

@@ -8,7 +8,7 @@
 
 #include "execution/full_run.h"
 #include "execution/simulate.h"
-#include "scenario/scenario.h"
+#include "config/scenario.h"
 
 namespace trainsim::report {
 
@@ -144,7 +144,7 @@ struct Metrics {
   std::optional<exec::FullRunReport> reliability;
 };
 
-Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutput& out);
+Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out);
 
 // The figures that follow from an iteration time and the iteration's work
 // (docs/results.md): the GPU count, tokens/s, TFLOP/s per GPU, MFU, and with
@@ -152,7 +152,7 @@ Metrics compute_metrics(const scenario::Scenario& s, const exec::SimulationOutpu
 // power by `gpu_utilization`, hardware/power.h). compute_metrics() starts from
 // it; the sweep's micro-batch extrapolation (sweep/microbatch_extrapolation.h)
 // calls it with an extrapolated time.
-Metrics rates(const scenario::Scenario& s, double iteration_time_s, double tokens_per_iteration,
+Metrics rates(const config::Scenario& s, double iteration_time_s, double tokens_per_iteration,
               double model_flops_per_iteration, double gpu_utilization);
 
 // Time to train, cost and energy become the Monte Carlo means of the replay

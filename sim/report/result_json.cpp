@@ -10,7 +10,7 @@ namespace {
 nlohmann::ordered_json optional_number(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
-nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const scenario::Scenario& s,
+nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const config::Scenario& s,
                                         const std::string& run_timeline_file) {
   const faults::MonteCarloResult& mc = r.monte_carlo;
   const faults::FailureConfig& f = *s.failures;
@@ -60,7 +60,7 @@ nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const scen
 
 }  // namespace
 
-nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m, const std::string& timeline_file,
+nlohmann::ordered_json result_json(const config::Scenario& s, const Metrics& m, const std::string& timeline_file,
                                    const std::string& run_timeline_file) {
   nlohmann::ordered_json j;
   j["scenario"] = m.scenario;

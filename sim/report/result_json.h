@@ -10,7 +10,7 @@
 namespace trainsim::report {
 
 // `run_timeline_file`: the full-run timeline beside it (with failures only).
-nlohmann::ordered_json result_json(const scenario::Scenario& s, const Metrics& m, const std::string& timeline_file,
+nlohmann::ordered_json result_json(const config::Scenario& s, const Metrics& m, const std::string& timeline_file,
                                    const std::string& run_timeline_file = "");
 void write_result(const std::filesystem::path& path, const nlohmann::ordered_json& result);
 

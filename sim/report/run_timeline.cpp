@@ -12,7 +12,7 @@ namespace {
 std::string seconds_text(core::Time t) { return fmt::format("{}.{:09d}", t / core::kSecond, t % core::kSecond); }
 }  // namespace
 
-void write_run_timeline(const std::filesystem::path& path, const scenario::Scenario& s,
+void write_run_timeline(const std::filesystem::path& path, const config::Scenario& s,
                         const exec::FullRunReport& full_run) {
   const auto& trials = full_run.monte_carlo.per_trial;
   write_atomically_gz(path, [&](std::ostream& os) {

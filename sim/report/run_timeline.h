@@ -6,11 +6,11 @@
 #include <filesystem>
 
 #include "execution/full_run.h"
-#include "scenario/scenario.h"
+#include "config/scenario.h"
 
 namespace trainsim::report {
 
-void write_run_timeline(const std::filesystem::path& path, const scenario::Scenario& s,
+void write_run_timeline(const std::filesystem::path& path, const config::Scenario& s,
                         const exec::FullRunReport& full_run);
 
 }  // namespace trainsim::report

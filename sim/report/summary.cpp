@@ -51,7 +51,7 @@ std::string energy_text(double kwh, std::optional<double> watts, std::string_vie
 
 }  // namespace
 
-std::string summary_text(const scenario::Scenario& s, const Metrics& m) {
+std::string summary_text(const config::Scenario& s, const Metrics& m) {
   const auto& c = s.cluster;
   const auto& p = s.parallel;
   std::string out;

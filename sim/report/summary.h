@@ -6,6 +6,6 @@
 
 namespace trainsim::report {
 
-std::string summary_text(const scenario::Scenario& s, const Metrics& m);
+std::string summary_text(const config::Scenario& s, const Metrics& m);
 
 }  // namespace trainsim::report

@@ -52,7 +52,7 @@ std::string_view trace_category(const faults::Event& e) {
 }
 
 template <typename Emit>
-void job_events(const scenario::Scenario& s, const faults::TrialResult& trial, Emit& emit) {
+void job_events(const config::Scenario& s, const faults::TrialResult& trial, Emit& emit) {
   const long long pid = s.cluster.num_gpus() + 1;
   emit(fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"name\": \"process_name\", \"args\": {{\"name\": \"job "
                    "(full run, trial 0, seed {})\"}}}}",
@@ -88,7 +88,7 @@ void job_events(const scenario::Scenario& s, const faults::TrialResult& trial, E
 
 }  // namespace
 
-void write_timeline(const std::filesystem::path& path, const scenario::Scenario& s, const exec::SimulationOutput& out) {
+void write_timeline(const std::filesystem::path& path, const config::Scenario& s, const exec::SimulationOutput& out) {
   const auto by_rank = spans_by_rank(out);
   const auto& graph = out.iteration.graph;
   write_atomically_gz(path, [&](std::ostream& os) {
@@ -156,7 +156,7 @@ void write_timeline(const std::filesystem::path& path, const scenario::Scenario&
   });
 }
 
-void write_trace(const std::filesystem::path& path, const scenario::Scenario& s, const exec::SimulationOutput& out,
+void write_trace(const std::filesystem::path& path, const config::Scenario& s, const exec::SimulationOutput& out,
                  const std::vector<long long>& ranks, const exec::FullRunReport* full_run) {
   const auto by_rank = spans_by_rank(out);
   const auto& graph = out.iteration.graph;

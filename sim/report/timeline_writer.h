@@ -6,11 +6,11 @@
 
 #include "execution/full_run.h"
 #include "execution/simulate.h"
-#include "scenario/scenario.h"
+#include "config/scenario.h"
 
 namespace trainsim::report {
 
-void write_timeline(const std::filesystem::path& path, const scenario::Scenario& s, const exec::SimulationOutput& out);
+void write_timeline(const std::filesystem::path& path, const config::Scenario& s, const exec::SimulationOutput& out);
 
 // A process per GPU (named with its node), a thread per stream. Ranks not
 // simulated in full show their representative's spans (args.replica_of).
@@ -19,7 +19,7 @@ void write_timeline(const std::filesystem::path& path, const scenario::Scenario&
 // wall-clock axis: failures as instants; training, checkpoint, detection, down,
 // restart, reload and maintenance spans on one track; degraded-link episodes and
 // background checkpoint writes on tracks of their own (docs/results.md, "Perfetto trace").
-void write_trace(const std::filesystem::path& path, const scenario::Scenario& s, const exec::SimulationOutput& out,
+void write_trace(const std::filesystem::path& path, const config::Scenario& s, const exec::SimulationOutput& out,
                  const std::vector<long long>& ranks, const exec::FullRunReport* full_run = nullptr);
 
 }  // namespace trainsim::report

@@ -34,8 +34,8 @@ ValidationReport validation_report(const scenario::MeasuredRun& run, const Metri
   r.framework = run.framework;
   r.compute_model = m.compute_model;
   r.step = {"step", m.iteration_time_s, run.step_median_s};
-  for (std::size_t i = 0; i < scenario::kKernelClasses.size(); ++i) {
-    const std::string name(scenario::kKernelClasses[i]);
+  for (std::size_t i = 0; i < config::kKernelClasses.size(); ++i) {
+    const std::string name(config::kKernelClasses[i]);
     const double predicted = name == "all_reduce" ? m.breakdown_s.exposed_communication : classes[i];
     r.kernel_classes.push_back({name, predicted, run.kernel_class_s[i]});
   }

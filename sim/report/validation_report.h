@@ -27,7 +27,7 @@ struct ValidationReport {
   std::string framework;      // whose kernels ran it: "fused" (trainsim-train) or "pytorch_eager"
   std::string compute_model;  // "roofline (GPU spec)" or the profile's path
   ValidationRow step;         // seconds per training step (measured: the median)
-  std::vector<ValidationRow> kernel_classes;  // seconds per step, in scenario::kKernelClasses order
+  std::vector<ValidationRow> kernel_classes;  // seconds per step, in config::kKernelClasses order
   std::optional<ValidationRow> peak_memory;    // bytes per GPU
   std::optional<double> loss_initial, loss_final, loss_held_out;
 };

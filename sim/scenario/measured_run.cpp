@@ -70,10 +70,10 @@ void read_measurements(const ObjectReader& root, MeasuredRun& r) {
   r.step_max_s = st.number("max", r.step_median_s, kInf, r.step_median_s);
   r.steps_timed = st.integer("steps_timed", 1, std::numeric_limits<int>::max());
 
-  std::vector<std::string_view> names(kKernelClasses.begin(), kKernelClasses.end());
+  std::vector<std::string_view> names(config::kKernelClasses.begin(), config::kKernelClasses.end());
   const ObjectReader k = root.object("kernel_class_s", names);
-  for (std::size_t i = 0; i < kKernelClasses.size(); ++i)
-    r.kernel_class_s[i] = k.number(kKernelClasses[i], 0.0, kInf, 0.0);
+  for (std::size_t i = 0; i < config::kKernelClasses.size(); ++i)
+    r.kernel_class_s[i] = k.number(config::kKernelClasses[i], 0.0, kInf, 0.0);
 
   if (root.has_non_null("peak_memory_bytes")) r.peak_memory_bytes = root.number("peak_memory_bytes", 1.0, kInf);
   r.peak_memory_source = root.text("peak_memory_source", "");
@@ -140,7 +140,7 @@ std::optional<std::string> gpu_preset_for_device(std::string_view device_name) {
   return std::nullopt;
 }
 
-Scenario scenario_for_measured_run(const MeasuredRun& run, const MeasuredScenarioOptions& options) {
+config::Scenario scenario_for_measured_run(const MeasuredRun& run, const MeasuredScenarioOptions& options) {
   std::string gpu;
   if (options.gpu) {
     gpu = *options.gpu;

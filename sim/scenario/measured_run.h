@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "scenario/kernel_class_names.h"
-#include "scenario/scenario.h"
+#include "config/kernel_class_names.h"
+#include "config/scenario.h"
 
 namespace trainsim::scenario {
 
@@ -44,7 +44,7 @@ struct MeasuredRun {
   double step_min_s = 0.0;
   double step_max_s = 0.0;
   long long steps_timed = 0;
-  std::array<double, kKernelClasses.size()> kernel_class_s{};  // by kKernelClasses
+  std::array<double, config::kKernelClasses.size()> kernel_class_s{};  // by config::kKernelClasses
   std::optional<double> peak_memory_bytes;
   std::string peak_memory_source;
   std::optional<double> loss_initial;
@@ -70,6 +70,6 @@ struct MeasuredScenarioOptions {
 // The scenario of the same run: its model, micro-batch, accumulation steps and
 // data-parallel GPUs on the matching GPU preset, without tensor or pipeline
 // parallelism, recomputation or ZeRO (trainsim-train uses none of them).
-Scenario scenario_for_measured_run(const MeasuredRun& run, const MeasuredScenarioOptions& options = {});
+config::Scenario scenario_for_measured_run(const MeasuredRun& run, const MeasuredScenarioOptions& options = {});
 
 }  // namespace trainsim::scenario

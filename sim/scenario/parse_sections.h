@@ -6,7 +6,7 @@
 
 #include "scenario/json_fields.h"
 #include "scenario/presets.h"
-#include "scenario/scenario.h"
+#include "config/scenario.h"
 
 namespace trainsim::scenario {
 
@@ -18,7 +18,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
 workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::ClusterSpec& cluster,
                                            const workload::ModelConfig& model,
                                            const workload::TrainingConfig& training);
-SimulationOptions parse_simulation(const ObjectReader& root);
+config::SimulationOptions parse_simulation(const ObjectReader& root);
 // Also applies the section's power keys (gpu_idle_power, node_overhead_power,
 // pue: their place before "cluster.pue") to `cluster`, so that every energy uses them.
 std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, const workload::TrainingConfig& training,

@@ -357,12 +357,12 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   return p;
 }
 
-SimulationOptions parse_simulation(const ObjectReader& root) {
-  SimulationOptions s;
+config::SimulationOptions parse_simulation(const ObjectReader& root) {
+  config::SimulationOptions s;
   if (!root.has("simulation")) return s;
   const ObjectReader o = root.object("simulation", {"network_model", "iterations", "seed", "collective_algorithm"});
   const std::string model = o.choice("network_model", {"analytic", "flow"}, "flow");
-  s.network_model = model == "flow" ? NetworkModel::kFlow : NetworkModel::kAnalytic;
+  s.network_model = model == "flow" ? config::NetworkModel::kFlow : config::NetworkModel::kAnalytic;
   s.iterations = static_cast<int>(o.integer("iterations", 1, 1000, 1));
   s.seed = static_cast<std::uint64_t>(o.integer("seed", 0, INT64_MAX, 1));
   const std::string algo = o.choice(

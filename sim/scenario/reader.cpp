@@ -16,7 +16,7 @@ namespace trainsim::scenario {
 
 namespace {
 
-CalibrationSource load_profile(const std::filesystem::path& path, const hw::GpuSpec& gpu, const std::string& file,
+config::CalibrationSource load_profile(const std::filesystem::path& path, const hw::GpuSpec& gpu, const std::string& file,
                                const std::string& json_path) {
   ProfileReading reading = read_calibration_file(path);
   check_profile_device(reading.profile, path.string(), gpu, file, json_path);
@@ -25,7 +25,7 @@ CalibrationSource load_profile(const std::filesystem::path& path, const hw::GpuS
 }
 
 // The scenario's "calibration": a path relative to the scenario's folder, or absolute.
-std::optional<CalibrationSource> parse_calibration(const ObjectReader& root, const hw::GpuSpec& gpu,
+std::optional<config::CalibrationSource> parse_calibration(const ObjectReader& root, const hw::GpuSpec& gpu,
                                                    const ReadOptions& options) {
   if (options.calibration) return load_profile(*options.calibration, gpu, options.calibration->string(), "");
   if (!root.has_non_null("calibration")) return std::nullopt;
@@ -44,13 +44,13 @@ std::optional<CalibrationSource> parse_calibration(const ObjectReader& root, con
 // Both readers: a scenario file's sections; without `with_parallelism` (a sweep's
 // base) the "parallelism" key is not allowed and each point brings its own
 // (parse_parallelism_for).
-Scenario parse_root(const nlohmann::json& doc, const std::string& file, const ReadOptions& options,
+config::Scenario parse_root(const nlohmann::json& doc, const std::string& file, const ReadOptions& options,
                     bool with_parallelism) {
   std::vector<std::string_view> keys = {"name", "description", "cluster", "model", "training",
                                         "failures", "calibration", "simulation"};
   if (with_parallelism) keys.insert(keys.begin() + 5, "parallelism");
   const ObjectReader root(doc, file, "", keys);
-  Scenario s;
+  config::Scenario s;
   s.source_file = file;
   s.name = root.text("name", std::filesystem::path(file).stem().string());
   root.text("description", "");
@@ -75,21 +75,21 @@ Scenario parse_root(const nlohmann::json& doc, const std::string& file, const Re
 
 }  // namespace
 
-Scenario parse_scenario_text(std::string_view text, const std::string& file, const ReadOptions& options) {
+config::Scenario parse_scenario_text(std::string_view text, const std::string& file, const ReadOptions& options) {
   return parse_root(parse_document(text, file, "scenario"), file, options, true);
 }
 
-Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options) {
+config::Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options) {
   return parse_root(doc, file, options, false);
 }
 
-workload::ParallelConfig parse_parallelism_for(const nlohmann::json& parallelism, const Scenario& base) {
+workload::ParallelConfig parse_parallelism_for(const nlohmann::json& parallelism, const config::Scenario& base) {
   const nlohmann::json doc = {{"parallelism", parallelism}};
   const ObjectReader root(doc, base.source_file, "", {"parallelism"});
   return parse_parallelism(root, base.cluster, base.model, base.training);
 }
 
-Scenario read_scenario_file(const std::filesystem::path& path, const ReadOptions& options) {
+config::Scenario read_scenario_file(const std::filesystem::path& path, const ReadOptions& options) {
   return parse_scenario_text(read_document_file(path, "scenario"), path.string(), options);
 }
 

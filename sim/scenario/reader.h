@@ -7,7 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "scenario/scenario.h"
+#include "config/scenario.h"
 
 namespace trainsim::scenario {
 
@@ -21,15 +21,15 @@ struct ReadOptions {
 // was expected and what was found. A "calibration" path is relative to the
 // scenario file's folder; the profile is read and checked against the cluster's
 // GPU (scenario/calibration_reader.h).
-Scenario read_scenario_file(const std::filesystem::path& path, const ReadOptions& options = {});
+config::Scenario read_scenario_file(const std::filesystem::path& path, const ReadOptions& options = {});
 // `file` names the source in messages and anchors a relative "calibration" path.
-Scenario parse_scenario_text(std::string_view text, const std::string& file, const ReadOptions& options = {});
+config::Scenario parse_scenario_text(std::string_view text, const std::string& file, const ReadOptions& options = {});
 
 // Strategy sweeps (sweep/, docs/sweep.md) read a scenario document once without
 // its "parallelism" (left at its defaults), then check each layout of their space
 // with parse_parallelism_for(): the same rules and errors as a scenario file's
 // "parallelism" section, against the base's cluster, model and training.
-Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options = {});
-workload::ParallelConfig parse_parallelism_for(const nlohmann::json& parallelism, const Scenario& base);
+config::Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options = {});
+workload::ParallelConfig parse_parallelism_for(const nlohmann::json& parallelism, const config::Scenario& base);
 
 }  // namespace trainsim::scenario

@@ -62,7 +62,7 @@ void attribute(const exec::SimulationOutput& out, PointResult& r) {
   r.recompute_s = core::to_seconds(recompute) / iters;
 }
 
-void fill_layout(const scenario::Scenario& s, long long microbatches, PointResult& r) {
+void fill_layout(const config::Scenario& s, long long microbatches, PointResult& r) {
   r.data = s.parallel.data;
   r.num_microbatches = microbatches;
   r.zero_stage = s.parallel.zero_stage;
@@ -83,9 +83,9 @@ std::string_view to_string(Status s) {
   return "rejected";
 }
 
-scenario::Scenario scenario_of(const SweepSpec& spec, const Point& p) {
+config::Scenario scenario_of(const SweepSpec& spec, const Point& p) {
   const ClusterOption& option = spec.clusters[static_cast<std::size_t>(p.cluster)];
-  scenario::Scenario s = option.base;
+  config::Scenario s = option.base;
   s.training.micro_batch_size = p.micro_batch;
   s.parallel = scenario::parse_parallelism_for(parallelism_json(p), s);
   s.simulation.network_model = p.network_model;
@@ -103,7 +103,7 @@ void set_rates(const report::Metrics& m, PointResult& r) {
   r.energy_kwh = m.energy_kwh;
 }
 
-void time_point(const scenario::Scenario& s, PointResult& r) {
+void time_point(const config::Scenario& s, PointResult& r) {
   exec::SimulateOptions options;
   options.memory_timeline = false;  // the sweep reports the estimate (docs/sweep.md, "Pruning and evaluation")
   options.link_counters = false;    // and writes no trace
@@ -122,7 +122,7 @@ void time_point(const scenario::Scenario& s, PointResult& r) {
 PointResult evaluate_point(const SweepSpec& spec, const Point& p) {
   PointResult r;
   r.id = p.id;
-  scenario::Scenario s;
+  config::Scenario s;
   try {
     s = scenario_of(spec, p);
   } catch (const scenario::NotSupportedYet& e) {

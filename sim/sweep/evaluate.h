@@ -76,12 +76,12 @@ struct PointResult {
 };
 
 // The scenario of a point; throws what the scenario reader throws for a layout it rejects.
-scenario::Scenario scenario_of(const SweepSpec& spec, const Point& p);
+config::Scenario scenario_of(const SweepSpec& spec, const Point& p);
 
 // Times a point's scenario by one full simulation: sets status (kEvaluated), the
 // iteration time, rates, breakdown, memory peak and exposed communication of `r`.
 // Throws std::invalid_argument for a layout the simulator cannot build.
-void time_point(const scenario::Scenario& s, PointResult& r);
+void time_point(const config::Scenario& s, PointResult& r);
 
 // Tokens/s, model FLOPs, TFLOP/s per GPU, MFU, time to train, cost and energy from `m`.
 void set_rates(const report::Metrics& m, PointResult& r);

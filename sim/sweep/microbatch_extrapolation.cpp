@@ -37,7 +37,7 @@ std::optional<core::Time> nanoseconds(double per_iteration_s, int iterations) {
 
 }  // namespace
 
-std::optional<std::array<long long, 3>> extrapolation_counts(const scenario::Scenario& s) {
+std::optional<std::array<long long, 3>> extrapolation_counts(const config::Scenario& s) {
   const workload::ParallelConfig& p = s.parallel;
   if (p.mode != workload::TrainingMode::kSync) return std::nullopt;
   const long long replicas_batch = s.training.micro_batch_size * p.data;
@@ -60,7 +60,7 @@ std::optional<std::array<long long, 3>> extrapolation_counts(const scenario::Sce
   return counts;
 }
 
-bool extrapolate_microbatches(const scenario::Scenario& s, const PointTimer& time, PointResult& r) {
+bool extrapolate_microbatches(const config::Scenario& s, const PointTimer& time, PointResult& r) {
   const std::optional<std::array<long long, 3>> counts = extrapolation_counts(s);
   if (!counts) return false;
   const long long replicas_batch = s.training.micro_batch_size * s.parallel.data;
@@ -71,7 +71,7 @@ bool extrapolate_microbatches(const scenario::Scenario& s, const PointTimer& tim
   // (and the same simulated ranks computing in every run).
   int compute_ranks = -1;
   const auto run = [&](long long count, std::array<core::Time, kTimes>& out) {
-    scenario::Scenario shorter = s;
+    config::Scenario shorter = s;
     shorter.training.global_batch_size = count * replicas_batch;
     PointResult pr;
     time(shorter, pr);

@@ -17,7 +17,7 @@
 #include <functional>
 #include <optional>
 
-#include "scenario/scenario.h"
+#include "config/scenario.h"
 #include "sweep/evaluate.h"
 
 namespace trainsim::sweep {
@@ -30,10 +30,10 @@ namespace trainsim::sweep {
 // >= max(2, pp x chunks) (every stage's warm-up filled) with m_a = m modulo pp
 // (the interleaved schedule's counts are multiples of pp), m_b = m_a + pp,
 // m_c = m_a + 2 pp, and m >= 2 m_c.
-std::optional<std::array<long long, 3>> extrapolation_counts(const scenario::Scenario& s);
+std::optional<std::array<long long, 3>> extrapolation_counts(const config::Scenario& s);
 
 // Times a scenario in full (time_point, or a stand-in in tests).
-using PointTimer = std::function<void(const scenario::Scenario&, PointResult&)>;
+using PointTimer = std::function<void(const config::Scenario&, PointResult&)>;
 
 // Fills the fields time_point() fills (status, times, rates, memory, exposed
 // communication) from the three short runs and returns true; returns false,
@@ -42,6 +42,6 @@ using PointTimer = std::function<void(const scenario::Scenario&, PointResult&)>;
 // growth differs only over the first step (a warm-up transient), a fourth run
 // with m_c + pp micro-batches is tried and the line taken through the last
 // three when they are on one.
-bool extrapolate_microbatches(const scenario::Scenario& s, const PointTimer& time, PointResult& r);
+bool extrapolate_microbatches(const config::Scenario& s, const PointTimer& time, PointResult& r);
 
 }  // namespace trainsim::sweep

@@ -30,8 +30,8 @@ std::string money(const std::optional<double>& v) {
 }
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-const char* network_name(scenario::NetworkModel n) {
-  return n == scenario::NetworkModel::kFlow ? "flow" : "analytic";
+const char* network_name(config::NetworkModel n) {
+  return n == config::NetworkModel::kFlow ? "flow" : "analytic";
 }
 
 ojson layout_json(const Point& p, const PointResult& r) {

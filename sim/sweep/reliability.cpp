@@ -62,7 +62,7 @@ void replay_points(const SweepSpec& spec, std::span<const Point> points, std::sp
   std::size_t done = 0;
   for (std::size_t i : selection) {
     PointResult& r = results[i];
-    scenario::Scenario s = scenario_of(spec, points[i]);
+    config::Scenario s = scenario_of(spec, points[i]);
     s.failures->threads = std::max(1, threads);
     try {
       const exec::SimulationOutput healthy = exec::simulate(s);

@@ -33,7 +33,7 @@ bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.
 
 // "auto": every value that is valid on its own for this cluster and model
 // (docs/sweep.md, "auto"); combinations are checked in enumerate().
-ResolvedSpace resolve(const Space& space, const scenario::Scenario& base) {
+ResolvedSpace resolve(const Space& space, const config::Scenario& base) {
   const long long gpus = base.cluster.num_gpus();
   const workload::ModelConfig& m = base.model;
   ResolvedSpace r;
@@ -88,12 +88,12 @@ Enumeration enumerate(const SweepSpec& spec, std::uint64_t max_combinations) {
   Point p;
   const auto prune = [&](const char* reason) { ++e.pruned[reason]; };
   for (std::size_t c = 0; c < spec.clusters.size(); ++c) {
-    const scenario::Scenario& base = spec.clusters[c].base;
+    const config::Scenario& base = spec.clusters[c].base;
     const ResolvedSpace& r = spaces[c];
     const long long gpus = base.cluster.num_gpus();
     const workload::ModelConfig& m = base.model;
     p.cluster = static_cast<int>(c);
-    for (scenario::NetworkModel net : sp.network_model)
+    for (config::NetworkModel net : sp.network_model)
       for (long long tp : r.tensor)
         for (long long pp : r.pipeline)
           for (long long vpp : r.virtual_stage)
@@ -183,7 +183,7 @@ std::string layout_label(const Point& p) {
   if (p.schedule >= 0) s += fmt::format(" {}", kScheduleNames[p.schedule]);
   if (p.overlap_grad_reduce == 1) s += " ogr";
   if (p.overlap_param_gather == 1) s += " opg";
-  s += p.network_model == scenario::NetworkModel::kFlow ? " flow" : " analytic";
+  s += p.network_model == config::NetworkModel::kFlow ? " flow" : " analytic";
   return s;
 }
 

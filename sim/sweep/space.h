@@ -18,7 +18,7 @@ namespace trainsim::sweep {
 struct Point {
   std::uint64_t id = 0;  // index of the combination in enumeration order: the stable key
   int cluster = 0;
-  scenario::NetworkModel network_model = scenario::NetworkModel::kAnalytic;
+  config::NetworkModel network_model = config::NetworkModel::kAnalytic;
   int tensor = 1, pipeline = 1, context = 1, expert = 1, data = 1;
   int virtual_stage = 0;  // num_layers_per_virtual_pipeline_stage; 0: none
   long long micro_batch = 1;
@@ -31,7 +31,7 @@ struct ResolvedSpace {
   std::vector<long long> tensor, pipeline, context, expert, micro_batch, virtual_stage;
   std::optional<std::vector<long long>> data;  // none: derived, GPUs / (tp x pp x cp)
 };
-ResolvedSpace resolve(const Space& space, const scenario::Scenario& base);
+ResolvedSpace resolve(const Space& space, const config::Scenario& base);
 
 // Reasons of the cheap pruning, in the order they are checked (docs/sweep.md).
 inline constexpr const char* kPruneGpus = "tp x pp x cp does not divide the GPUs";

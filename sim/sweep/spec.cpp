@@ -176,8 +176,8 @@ Space parse_space(const json& doc, const std::string& file) {
   const std::vector<int> nets = r.choices("network_model", kNetworkNames);
   if (nets != std::vector<int>{-1}) {
     s.network_model.clear();
-    for (int n : nets) s.network_model.push_back(n == 0 ? scenario::NetworkModel::kAnalytic
-                                                        : scenario::NetworkModel::kFlow);
+    for (int n : nets) s.network_model.push_back(n == 0 ? config::NetworkModel::kAnalytic
+                                                        : config::NetworkModel::kFlow);
   }
   return s;
 }
@@ -220,7 +220,7 @@ std::vector<ClusterOption> parse_clusters(const json& doc, const std::string& fi
       json scenario_doc = base;
       scenario_doc["cluster"] = cluster;
       // The reader names errors by this document's paths; point them at the spec's.
-      scenario::Scenario s;
+      config::Scenario s;
       try {
         s = scenario::parse_scenario_base(scenario_doc, file);
       } catch (const ScenarioError& e) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/scenario.h"
+#include "config/scenario.h"
 
 namespace trainsim::sweep {
 
@@ -16,7 +16,7 @@ enum class Objective { kTimeToTrain, kCost };
 // parse_scenario_base), read once.
 struct ClusterOption {
   std::string name;
-  scenario::Scenario base;
+  config::Scenario base;
 };
 
 // The values one key of "space" takes. Sizes are integers; a missing key leaves
@@ -38,7 +38,7 @@ struct Space {
   std::vector<int> zero_stage{-1};         // -1 or 0..3
   std::vector<int> recompute{-1};          // -1 or an index into kRecomputeNames
   std::vector<int> schedule{-1};           // -1 or an index into kScheduleNames
-  std::vector<scenario::NetworkModel> network_model{scenario::NetworkModel::kAnalytic};
+  std::vector<config::NetworkModel> network_model{config::NetworkModel::kAnalytic};
   std::vector<int> overlap_grad_reduce{-1};
   std::vector<int> overlap_param_gather{-1};
 };

@@ -180,7 +180,7 @@ void expect_same_spans(const TimelineData& a, const TimelineData& b) {
 TEST(GzipTimeline, TheSimulatorsGzippedTimelineReadsBackSpanForSpan) {
   const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_gzip_test";
   std::filesystem::create_directories(dir);
-  const scenario::Scenario s =
+  const config::Scenario s =
       scenario::read_scenario_file(TRAINSIM_SOURCE_DIR "/scenarios/gpt2-124m-1xh100.json");
   const exec::SimulationOutput out = exec::simulate(s);
   report::write_timeline(dir / "r.timeline.json", s, out);

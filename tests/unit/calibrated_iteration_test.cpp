@@ -17,11 +17,11 @@ using ::testing::Contains;
 const std::string kModel = R"({"num_layers": 4, "hidden_size": 1024, "num_attention_heads": 8,
                                 "seq_length": 512, "vocab_size": 32000})";
 
-scenario::Scenario one_gpu(hw::CalibrationProfile profile) {
-  scenario::Scenario s = testing::make_scenario(kModel, R"("micro_batch_size": 8)", R"("dp": 1)", 1,
+config::Scenario one_gpu(hw::CalibrationProfile profile) {
+  config::Scenario s = testing::make_scenario(kModel, R"("micro_batch_size": 8)", R"("dp": 1)", 1,
                                                 R"({"preset": "H100-SXM5-80GB", "platform": {"gpus_per_node": 1}})");
   profile.device.name = "NVIDIA H100 80GB HBM3";
-  s.calibration = scenario::CalibrationSource{"h100.json", std::make_shared<const hw::CalibrationProfile>(profile), {}};
+  s.calibration = config::CalibrationSource{"h100.json", std::make_shared<const hw::CalibrationProfile>(profile), {}};
   return s;
 }
 
@@ -30,7 +30,7 @@ hw::KernelRow row(hw::KernelId id, double bytes, double bandwidth) {
 }
 
 TEST(CalibratedIteration, AnEmptyProfileIsTheRoofline) {
-  scenario::Scenario s = one_gpu({});
+  config::Scenario s = one_gpu({});
   const exec::SimulationOutput profiled = exec::simulate(s);
   s.calibration.reset();
   const exec::SimulationOutput roofline = exec::simulate(s);
@@ -49,7 +49,7 @@ TEST(CalibratedIteration, CountsTheKernelsTheProfilePrices) {
   // Norms move 2 t h e = 2 x 4096 x 1024 x 2 = 16 MiB; the optimizer a few GB.
   p.kernels = {row(hw::KernelId::kLayernormForward, 1e6, 3e12), row(hw::KernelId::kLayernormForward, 1e9, 3e12),
                row(hw::KernelId::kAdamw, 1e6, 3e12), row(hw::KernelId::kAdamw, 1e12, 3e12)};
-  const scenario::Scenario s = one_gpu(p);
+  const config::Scenario s = one_gpu(p);
   const exec::SimulationOutput out = exec::simulate(s);
   ASSERT_TRUE(out.calibration.has_value());
   // Measured: 2 norms per layer + the final norm, forward only (no
@@ -67,11 +67,11 @@ TEST(CalibratedIteration, CountsTheKernelsTheProfilePrices) {
     for (std::size_t j = i + 1; j < reasons.size(); ++j) EXPECT_NE(reasons[i], reasons[j]);
 
   // 3 TB/s instead of the roofline's 3350 GB/s x 0.866 = 2.9 TB/s: faster.
-  scenario::Scenario roofline = s;
+  config::Scenario roofline = s;
   roofline.calibration.reset();
   EXPECT_LT(out.timeline.makespan, exec::simulate(roofline).timeline.makespan);
 
-  scenario::Scenario twice = s;
+  config::Scenario twice = s;
   twice.simulation.iterations = 2;
   EXPECT_EQ(exec::simulate(twice).calibration->measured, out.calibration->measured);
 
@@ -90,7 +90,7 @@ namespace {
 
 TEST(CalibratedIteration, TheMeasuredContextCountsAgainstTheCapacity) {
   hw::CalibrationProfile p;
-  const scenario::Scenario none = one_gpu(p);
+  const config::Scenario none = one_gpu(p);
   const report::Metrics without = report::compute_metrics(none, exec::simulate(none));
   EXPECT_EQ(without.memory.context_bytes, 0.0);
   ASSERT_TRUE(without.memory.fits);
@@ -98,14 +98,14 @@ TEST(CalibratedIteration, TheMeasuredContextCountsAgainstTheCapacity) {
   // and the peak itself is unchanged.
   const double free_bytes = without.memory.capacity_bytes_per_gpu - without.memory.peak_bytes_per_gpu;
   p.device.context_bytes = free_bytes + 1.0;
-  const scenario::Scenario big = one_gpu(p);
+  const config::Scenario big = one_gpu(p);
   const report::Metrics with = report::compute_metrics(big, exec::simulate(big));
   EXPECT_EQ(with.memory.context_bytes, free_bytes + 1.0);
   EXPECT_EQ(with.memory.peak_bytes_per_gpu, without.memory.peak_bytes_per_gpu);
   EXPECT_FALSE(with.memory.fits);
   EXPECT_THAT(with.memory.reason, ::testing::HasSubstr("of CUDA context (measured)"));
   p.device.context_bytes = free_bytes;  // exactly full still fits
-  const scenario::Scenario exact = one_gpu(p);
+  const config::Scenario exact = one_gpu(p);
   EXPECT_TRUE(report::compute_metrics(exact, exec::simulate(exact)).memory.fits);
 }
 

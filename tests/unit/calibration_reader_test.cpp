@@ -340,7 +340,7 @@ class CalibrationFiles : public ::testing::Test {
 
 TEST_F(CalibrationFiles, AScenarioKeyIsRelativeToTheScenariosFolder) {
   write("calibration/h100.json", patched(R"({"device": {"name": "NVIDIA H100 80GB HBM3"}})"));
-  const Scenario s = read_scenario_file(scenario(R"("calibration/h100.json")"));
+  const config::Scenario s = read_scenario_file(scenario(R"("calibration/h100.json")"));
   ASSERT_TRUE(s.calibration.has_value());
   EXPECT_EQ(s.calibration->file, (dir_ / "calibration/h100.json").string());
   EXPECT_EQ(s.calibration->profile->device.name, "NVIDIA H100 80GB HBM3");
@@ -372,7 +372,7 @@ TEST_F(CalibrationFiles, AnOverrideReplacesTheKeyWithoutReadingIt) {
   const std::filesystem::path profile = write("h100.json", patched(R"({"device": {"name": "NVIDIA H100"}})"));
   ReadOptions options;
   options.calibration = profile;
-  const Scenario s = read_scenario_file(scenario(R"("calibration/missing.json")"), options);
+  const config::Scenario s = read_scenario_file(scenario(R"("calibration/missing.json")"), options);
   ASSERT_TRUE(s.calibration.has_value());
   EXPECT_EQ(s.calibration->file, profile.string());
 }

@@ -27,7 +27,7 @@ TEST(CommittedProfile, IsCompleteAndFromAnH200) {
 }
 
 TEST(CommittedProfile, MeasuredShapeCostsItsMeasuredMedian) {
-  const scenario::Scenario s = scenario::read_scenario_file(
+  const config::Scenario s = scenario::read_scenario_file(
       kRoot + "/scenarios/validation/gpt2-124m-1xh200.json",
       scenario::ReadOptions{.calibration = kRoot + "/scenarios/calibration/h200-sxm-141gb.json"});
   ASSERT_TRUE(s.calibration.has_value());
@@ -49,7 +49,7 @@ TEST(CommittedProfile, MeasuredShapeCostsItsMeasuredMedian) {
 
 // The validation scenario with async checkpoints, `host_copy` in its failures
 // section when given, read with the committed profile.
-scenario::Scenario with_async_checkpoints(const char* host_copy) {
+config::Scenario with_async_checkpoints(const char* host_copy) {
   std::ifstream in(kRoot + "/scenarios/validation/gpt2-124m-1xh200.json");
   std::stringstream text;
   text << in.rdbuf();
@@ -63,12 +63,12 @@ scenario::Scenario with_async_checkpoints(const char* host_copy) {
 
 TEST(CommittedProfile, AsyncCheckpointsCopyToHostAtTheMeasuredBandwidth) {
   // The profile's largest device-to-host copy: 1 GiB in 19.417408 ms, 55.3 GB/s.
-  const scenario::Scenario measured = with_async_checkpoints(nullptr);
+  const config::Scenario measured = with_async_checkpoints(nullptr);
   ASSERT_TRUE(measured.failures.has_value());
   EXPECT_DOUBLE_EQ(measured.failures->host_copy_bandwidth, 1073741824.0 / 0.019417407989501954);
   EXPECT_EQ(measured.failures->host_copy_source, faults::FailureConfig::Source::kProfile);
   // The scenario's own figure wins.
-  const scenario::Scenario given = with_async_checkpoints("20GB/s");
+  const config::Scenario given = with_async_checkpoints("20GB/s");
   EXPECT_DOUBLE_EQ(given.failures->host_copy_bandwidth, 20e9);
   EXPECT_EQ(given.failures->host_copy_source, faults::FailureConfig::Source::kScenario);
 }

@@ -35,7 +35,7 @@ struct Traffic {
 };
 
 // What rank 0 sends on `stream` for layer 0 of micro-batch 0.
-Traffic layer_traffic(const scenario::Scenario& s, Stream stream) {
+Traffic layer_traffic(const config::Scenario& s, Stream stream) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   Traffic out;
   for (const workload::Task& t : g.graph.tasks()) {
@@ -48,7 +48,7 @@ Traffic layer_traffic(const scenario::Scenario& s, Stream stream) {
   return out;
 }
 
-double layer_attention_flops(const scenario::Scenario& s) {
+double layer_attention_flops(const config::Scenario& s) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   double flops = 0.0;
   for (const workload::Task& t : g.graph.tasks())

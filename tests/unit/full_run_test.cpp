@@ -16,7 +16,7 @@ namespace {
 
 // GPT-2 124M, data parallel over one node of 8 H100; no overlap, so an
 // iteration is forward + backward, then the gradient all-reduce, then the optimizer.
-scenario::Scenario gpt2(const std::string& failures, const std::string& parallelism = "", int nodes = 1,
+config::Scenario gpt2(const std::string& failures, const std::string& parallelism = "", int nodes = 1,
                         const std::string& tokens = "2e8") {
   const std::string text =
       R"({"cluster": {"gpu": "H100-SXM5-80GB", "price_per_gpu_hour": 2.0, "num_nodes": )" + std::to_string(nodes) +
@@ -40,7 +40,7 @@ core::Time compute_busy(const SimulationOutput& out, int rank) {
 }
 
 TEST(Straggler, OneTenPercentSlowGpuSlowsASynchronousIterationByItsComputeTimes0Point1) {
-  const scenario::Scenario s = gpt2("null");
+  const config::Scenario s = gpt2("null");
   const SimulationOutput healthy = simulate(s);
   SimulateOptions slow;
   slow.slow_ranks = {{5, 0.10}};  // GPU 5 of 8, 10% slower
@@ -60,7 +60,7 @@ TEST(Straggler, AsyncParameterServersLoseOnlyTheSlowWorkersShare) {
   // slower stretches only worker 5's step. With the servers far from saturated,
   // the rate is 7 / c + 1 / (c + 0.1 step) for the healthy cycle c, less what the
   // slow worker's pushes lose when they land behind the others' (under 1%).
-  const scenario::Scenario s = gpt2("null", R"(, "mode": "async_ps", "num_servers": 8, "staleness": 1000)");
+  const config::Scenario s = gpt2("null", R"(, "mode": "async_ps", "num_servers": 8, "staleness": 1000)");
   const SimulationOutput healthy = simulate(s);
   SimulateOptions slow;
   slow.slow_ranks = {{5, 0.10}};
@@ -73,7 +73,7 @@ TEST(Straggler, AsyncParameterServersLoseOnlyTheSlowWorkersShare) {
   EXPECT_NEAR(straggler.async.async_ps->report.updates_per_s, 7.0 / cycle + 1.0 / (cycle + 0.1 * step),
               1e-2 * h.report.updates_per_s);
   // Far less than the synchronous cost (every step waits for GPU 5).
-  const scenario::Scenario sync = gpt2("null");
+  const config::Scenario sync = gpt2("null");
   const double sync_loss = core::to_seconds(simulate(sync, slow).timeline.makespan) /
                                core::to_seconds(simulate(sync).timeline.makespan) - 1.0;
   const double async_loss = h.report.updates_per_s / straggler.async.async_ps->report.updates_per_s - 1.0;
@@ -81,7 +81,7 @@ TEST(Straggler, AsyncParameterServersLoseOnlyTheSlowWorkersShare) {
 }
 
 TEST(Straggler, PipelineStageWithAStragglerPacesThePipeline) {
-  const scenario::Scenario s = gpt2("null", R"(, "pp": 2)");
+  const config::Scenario s = gpt2("null", R"(, "pp": 2)");
   const SimulationOutput healthy = simulate(s);
   SimulateOptions slow;
   slow.slow_ranks = {{7, 0.10}};  // a rank of stage 1
@@ -94,7 +94,7 @@ TEST(Straggler, PipelineStageWithAStragglerPacesThePipeline) {
 }
 
 TEST(FullRun, NoFailuresIsIterationsTimesIterationTimePlusCheckpointsExactly) {
-  const scenario::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "20s",
+  const config::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "20s",
                                         "checkpoint_write_bandwidth": "10GB/s", "trials": 3})");
   const SimulationOutput healthy = simulate(s);
   const FullRunReport r = simulate_full_run(s, healthy);
@@ -123,7 +123,7 @@ TEST(FullRun, DefaultEnergyTakesThePresetsIdleAndNodePowerAndPue1Point58) {
   // H100 preset: P_idle 140 W, P_node 4600 W (one node); PUE 1.58. With u the
   // healthy iteration's compute utilization:
   // E = 1.58 [8 (140 + (700 - 140) u) t_run + 8 x 140 (T - t_run) + 4600 T] / 3.6e6 kWh.
-  const scenario::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "20s",
+  const config::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "20s",
                                         "checkpoint_write_bandwidth": "10GB/s", "trials": 1})");
   const FullRunReport r = simulate_full_run(s, simulate(s));
   const faults::TrialResult& t = r.monte_carlo.per_trial.front();
@@ -137,7 +137,7 @@ TEST(FullRun, DefaultEnergyTakesThePresetsIdleAndNodePowerAndPue1Point58) {
   const double expected = 1.58 * (8 * (140.0 + 560.0 * u) * run + 8 * 140.0 * (wall - run) + 4600.0 * wall) / 3.6e6;
   EXPECT_NEAR(r.monte_carlo.energy_kwh, expected, 1e-9 * expected);
   // Given in the scenario, the facility's figures replace the defaults.
-  const scenario::Scenario own = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "20s",
+  const config::Scenario own = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "20s",
                                           "checkpoint_write_bandwidth": "10GB/s", "trials": 1,
                                           "gpu_idle_power": "0W", "node_overhead_power": "0W", "pue": 1})");
   const FullRunReport bare = simulate_full_run(own, simulate(own));
@@ -147,7 +147,7 @@ TEST(FullRun, DefaultEnergyTakesThePresetsIdleAndNodePowerAndPue1Point58) {
 TEST(FullRun, NothingFailingNorStoppingCostsTheEnergyOfTheRunWithoutFailures) {
   // One power model (hardware/power.h): with no failures and no checkpoint
   // inside the run, the replay's energy is the failure-free time to train's.
-  const scenario::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "1000d",
+  const config::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "checkpoint_interval": "1000d",
                                         "trials": 1})");
   const SimulationOutput out = simulate(s);
   const report::Metrics plain = report::compute_metrics(s, out);
@@ -160,7 +160,7 @@ TEST(FullRun, NothingFailingNorStoppingCostsTheEnergyOfTheRunWithoutFailures) {
 }
 
 TEST(FullRun, AutoIntervalIsDalysFormula) {
-  const scenario::Scenario s = gpt2(R"({"node_mtbf": "2h", "checkpoint_write_bandwidth": "1GB/s", "trials": 2})");
+  const config::Scenario s = gpt2(R"({"node_mtbf": "2h", "checkpoint_write_bandwidth": "1GB/s", "trials": 2})");
   const FullRunReport r = simulate_full_run(s, simulate(s));
   ASSERT_TRUE(r.checkpoint_interval_auto);
   EXPECT_DOUBLE_EQ(r.mean_time_to_interrupt_s, 7200.0);  // one node
@@ -171,7 +171,7 @@ TEST(FullRun, AutoIntervalIsDalysFormula) {
 }
 
 TEST(FullRun, StragglersOnEveryGpuRunTheWholeTrainingAtTheStragglerPace) {
-  const scenario::Scenario s =
+  const config::Scenario s =
       gpt2(R"({"failures_per_1000_node_days": 0, "straggler_fraction": 1.0, "straggler_slowdown": 0.1, "trials": 2})");
   const SimulationOutput healthy = simulate(s);
   const FullRunReport r = simulate_full_run(s, healthy);
@@ -186,8 +186,8 @@ TEST(FullRun, StragglersOnEveryGpuRunTheWholeTrainingAtTheStragglerPace) {
 TEST(FullRun, SameSeedByteIdenticalOnOneOrManyThreads) {
   const std::string f = R"({"node_mtbf": "3h", "degraded_links_per_1000_node_days": 50000,
                             "straggler_fraction": 0.2, "trials": 16, "seed": 11, "threads": )";
-  const scenario::Scenario one = gpt2(f + "1}", "", 1, "2e10");
-  const scenario::Scenario many = gpt2(f + "4}", "", 1, "2e10");
+  const config::Scenario one = gpt2(f + "1}", "", 1, "2e10");
+  const config::Scenario many = gpt2(f + "4}", "", 1, "2e10");
   const SimulationOutput healthy = simulate(one);
   const FullRunReport a = simulate_full_run(one, healthy);
   const FullRunReport b = simulate_full_run(many, healthy);
@@ -204,12 +204,12 @@ TEST(FullRun, SameSeedByteIdenticalOnOneOrManyThreads) {
 TEST(FullRun, ElasticShrinkSimulatesFewerReplicas) {
   const std::string f = R"({"node_mtbf": "8h", "policy": "elastic_shrink", "repair_time": "2h", "trials": 8})";
   // Two nodes of 8 GPUs, data parallel 16: a node out takes 8 replicas with it.
-  const scenario::Scenario s = gpt2(f, "", 2, "2e10");
+  const config::Scenario s = gpt2(f, "", 2, "2e10");
   const FullRunReport r = simulate_full_run(s, simulate(s));
   EXPECT_GT(r.monte_carlo.shrunk_s, 0.0);
   EXPECT_GE(r.states_simulated, 1);
   // One node: a node out takes every replica, so the job waits for the repair instead.
-  const scenario::Scenario single =
+  const config::Scenario single =
       gpt2(R"({"node_mtbf": "8h", "policy": "elastic_shrink", "repair_time": "30min", "trials": 8})", "", 1, "2e10");
   const FullRunReport w = simulate_full_run(single, simulate(single));
   EXPECT_EQ(w.monte_carlo.shrunk_s, 0.0);
@@ -227,7 +227,7 @@ namespace trainsim::scenario {
 namespace {
 
 TEST(FailuresSection, DefaultsFromThePublishedSources) {
-  const Scenario s = parse_scenario_text(
+  const config::Scenario s = parse_scenario_text(
       R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": "gpt2-124m",
           "training": {"global_batch_size": 8, "train_tokens": "1B"}, "failures": {}})",
       "test.json");
@@ -247,7 +247,7 @@ TEST(FailuresSection, DefaultsFromThePublishedSources) {
 }
 
 TEST(FailuresSection, UnitsAndChoices) {
-  const Scenario s = parse_scenario_text(
+  const config::Scenario s = parse_scenario_text(
       R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": "gpt2-124m",
           "training": {"global_batch_size": 8, "train_tokens": "1B"},
           "failures": {"gpu_mtbf": "50000h", "distribution": "weibull", "weibull_shape": 0.7,

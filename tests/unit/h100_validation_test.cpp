@@ -32,7 +32,7 @@ Errors predicted_over_measured(const std::string& run_file, workload::Framework 
   const scenario::MeasuredRun run = scenario::read_measured_run(kRoot + "/tests/validation/h100/" + run_file);
   scenario::MeasuredScenarioOptions o;
   o.calibration = kRoot + "/scenarios/calibration/h100-sxm5-80gb.json";
-  const scenario::Scenario s = scenario::scenario_for_measured_run(run, o);
+  const config::Scenario s = scenario::scenario_for_measured_run(run, o);
   EXPECT_EQ(s.training.framework, expected) << run_file;
   EXPECT_TRUE(s.calibration.has_value());
   const report::Metrics m = report::compute_metrics(s, exec::simulate(s));

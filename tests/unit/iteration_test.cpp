@@ -18,7 +18,7 @@ const std::string kModel = R"({"num_layers": 4, "hidden_size": 1024, "num_attent
                                 "seq_length": 512, "vocab_size": 32000})";
 
 // Sum of the compute model's times for every compute task of one micro-batch.
-double microbatch_seconds(const scenario::Scenario& s) {
+double microbatch_seconds(const config::Scenario& s) {
   const hw::RooflineComputeModel model(s.cluster.gpu);
   const workload::TransformerOps ops(s.model, s.training, s.training.micro_batch_size);
   double t = 0;
@@ -34,7 +34,7 @@ double microbatch_seconds(const scenario::Scenario& s) {
   return t;
 }
 
-double optimizer_seconds(const scenario::Scenario& s) {
+double optimizer_seconds(const config::Scenario& s) {
   const hw::RooflineComputeModel model(s.cluster.gpu);
   const workload::TransformerOps ops(s.model, s.training, s.training.micro_batch_size);
   const double params = workload::count_parameters(s.model).total;

@@ -146,14 +146,14 @@ TEST(MeasuredCollectives, DataParallelAllReducesAcrossNodesTakeTheirMeasuredTime
   // all_reduce on 2 ranks over 2 nodes at a flat 25 GB/s of algbw from 8 B to
   // 4 GiB: each of them lasts S / 25 GB/s (rounded up to the ns); the tensor-
   // parallel ones (8 ranks in a node, not measured) keep the network model's times.
-  scenario::Scenario s = testing::make_scenario(
+  config::Scenario s = testing::make_scenario(
       R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8, "seq_length": 512, "vocab_size": 32000})",
       R"("micro_batch_size": 8)", R"("tp": 8, "dp": 2)", 2);
   auto profile = std::make_shared<hw::CalibrationProfile>();
   profile->device.name = "NVIDIA H100 80GB HBM3";
   for (double bytes = 8; bytes <= 4.0 * 1024 * kMiB; bytes *= 2)
     profile->collectives.push_back(across(2, 2, bytes, bytes / 25e9));
-  s.calibration = scenario::CalibrationSource{"h100-2nodes.json", profile, {}};
+  s.calibration = config::CalibrationSource{"h100-2nodes.json", profile, {}};
   const exec::SimulationOutput out = exec::simulate(s);
   int across_nodes = 0;
   for (const exec::Span& span : out.timeline.spans) {
@@ -185,14 +185,14 @@ TEST(MeasuredCollectives, TensorParallelAllReducesTakeTheirMeasuredTimes) {
   // GPT-style layers with TP 8 on one 8-GPU H100 node; the profile measured
   // all_reduce on 8 ranks at a flat 100 GB/s of algbw from 8 B to 4 GiB, nothing
   // else: every all-reduce of 8 ranks lasts S / 100 GB/s (rounded up to the ns).
-  scenario::Scenario s = testing::make_scenario(
+  config::Scenario s = testing::make_scenario(
       R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8, "seq_length": 512, "vocab_size": 32000})",
       R"("micro_batch_size": 8)", R"("tp": 8, "dp": 1)");
   auto profile = std::make_shared<hw::CalibrationProfile>();
   profile->device.name = "NVIDIA H100 80GB HBM3";
   for (double bytes = 8; bytes <= 4.0 * 1024 * kMiB; bytes *= 2)
     profile->collectives.push_back(row("all_reduce", 8, bytes, bytes / 100e9));
-  s.calibration = scenario::CalibrationSource{"h100.json", profile, {}};
+  s.calibration = config::CalibrationSource{"h100.json", profile, {}};
   const exec::SimulationOutput out = exec::simulate(s);
   int all_reduces = 0;
   for (const exec::Span& span : out.timeline.spans) {

@@ -100,7 +100,7 @@ TEST(MeasuredRun, DeviceNamesMapToPresets) {
 
 TEST(MeasuredRun, TheScenarioIsTheSameRun) {
   const scenario::MeasuredRun r = scenario::read_measured_run(kFixture);
-  const scenario::Scenario s = scenario::scenario_for_measured_run(r);
+  const config::Scenario s = scenario::scenario_for_measured_run(r);
   EXPECT_EQ(s.cluster.gpu.name, "H100-SXM5-80GB");
   EXPECT_EQ(s.model.num_layers, 2);
   EXPECT_EQ(s.model.vocab_size, 50304);
@@ -128,7 +128,7 @@ TEST(MeasuredRun, TheScenarioIsTheSameRun) {
 
 // A GPU whose GEMMs run at peak (one efficiency point, 1.0) and whose memory is
 // fast enough that every GEMM below is compute-bound.
-scenario::Scenario ideal_gpu_run(int layers, int hidden, int vocab) {
+config::Scenario ideal_gpu_run(int layers, int hidden, int vocab) {
   const nlohmann::json doc = {
       {"cluster",
        {{"gpu",
@@ -156,7 +156,7 @@ TEST(KernelClasses, GemmTimeIsThreeTimesTheForwardMatmulFlopsAtPeak) {
   // Forward matmuls per layer 24 t h^2 (QKV 6, projection 2, MLP 16 with f = 4h),
   // output layer 2 t V h; backward twice the forward; t = 8 x 1024 tokens per
   // micro-batch, 2 micro-batches.
-  const scenario::Scenario s = ideal_gpu_run(2, 768, 50304);
+  const config::Scenario s = ideal_gpu_run(2, 768, 50304);
   const double t = 8.0 * 1024.0, h = 768.0, v = 50304.0;
   const double forward = 24.0 * t * h * h * 2.0 + 2.0 * t * v * h;
   const double expected = 2.0 * 3.0 * forward / 1e15;
@@ -168,14 +168,14 @@ TEST(KernelClasses, GemmTimeIsThreeTimesTheForwardMatmulFlopsAtPeak) {
 TEST(KernelClasses, ClassesAddUpToTheSimulatedComputeOfOneGpu) {
   // One GPU, no communication: the iteration's compute and optimizer time is the
   // sum of its kernels, each task rounded to 1 ns.
-  const scenario::Scenario s = ideal_gpu_run(3, 768, 50304);
+  const config::Scenario s = ideal_gpu_run(3, 768, 50304);
   const exec::KernelClassSeconds c = exec::kernel_class_seconds(s);
   const double sum = std::accumulate(c.begin(), c.end(), 0.0);
   const report::Metrics m = report::compute_metrics(s, exec::simulate(s));
   EXPECT_NEAR(sum, m.breakdown_s.compute + m.breakdown_s.optimizer, 1e-6);
   EXPECT_NEAR(sum, m.iteration_time_s, 1e-6);
   // Every op of a GPT-2 falls in a named class: nothing in "other".
-  for (std::size_t i = 0; i + 2 < c.size(); ++i) EXPECT_GT(c[i], 0.0) << scenario::kKernelClasses[i];
+  for (std::size_t i = 0; i + 2 < c.size(); ++i) EXPECT_GT(c[i], 0.0) << config::kKernelClasses[i];
   EXPECT_EQ(c[9], 0.0);
 }
 
@@ -184,7 +184,7 @@ TEST(KernelClasses, RefusesLayoutsTheTrainerDoesNotRun) {
                         {"model", "gpt2-124m"},
                         {"training", {{"global_batch_size", 16}, {"micro_batch_size", 1}}},
                         {"parallelism", {{"tp", 2}}}};
-  const scenario::Scenario s = scenario::parse_scenario_text(doc.dump(), "tp.json");
+  const config::Scenario s = scenario::parse_scenario_text(doc.dump(), "tp.json");
   EXPECT_THROW((void)exec::kernel_class_seconds(s), std::invalid_argument);
 }
 

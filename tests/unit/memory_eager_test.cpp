@@ -15,7 +15,7 @@ namespace {
 
 constexpr double kWorkspaces = 2.0 * 32 * 1024 * 1024;  // two cuBLAS handles x 32 MiB (Hopper)
 
-scenario::Scenario eager_scenario(const std::string& model, int batch) {
+config::Scenario eager_scenario(const std::string& model, int batch) {
   const std::string text = R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "gpus_per_node": 1},
     "model": )" + model + R"(, "training": {"global_batch_size": )" +
                            std::to_string(batch) + R"(, "micro_batch_size": )" + std::to_string(batch) +
@@ -30,7 +30,7 @@ const std::string kTiny = R"({"num_layers": 2, "hidden_size": 8, "ffn_hidden_siz
   "hidden_dropout": 0.0, "attention_dropout": 0.0})";
 
 TEST(EagerMemory, TinyGpt2TensorByTensor) {
-  const scenario::Scenario s = eager_scenario(kTiny, 2);
+  const config::Scenario s = eager_scenario(kTiny, 2);
   const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
   // Per layer 12 h^2 + 13 h = 768 + 104 = 872; 2 layers 1744, wte 16 x 8 = 128,
   // wpe 4 x 8 = 32, ln_f 16: P = 1920.
@@ -73,7 +73,7 @@ TEST(EagerMemory, FewTokensPeakInTheEmbeddingBackwardWithEveryGradient) {
   // 1024 + 64 + 128 = 51200. The head's moment: 12 P = 614400 + casts 98304 +
   // 2048 + layer 20 x 64 + 4 x 256 + 16 + 4 = 2324 + head 392 + ids 24 + 12 T V
   // = 192: 717684. The embedding's: 16 P = 819200 + 4 V h = 4096 + 24 = 823320.
-  const scenario::Scenario s = eager_scenario(R"({"num_layers": 1, "hidden_size": 64, "ffn_hidden_size": 256,
+  const config::Scenario s = eager_scenario(R"({"num_layers": 1, "hidden_size": 64, "ffn_hidden_size": 256,
     "num_attention_heads": 1, "seq_length": 1, "max_position_embeddings": 1, "vocab_size": 16,
     "hidden_dropout": 0.0, "attention_dropout": 0.0})",
                                               1);
@@ -89,7 +89,7 @@ TEST(EagerMemory, FewTokensPeakInTheEmbeddingBackwardWithEveryGradient) {
 TEST(EagerMemory, TimelinePeaksInLogSoftmaxBackwardAtTheClosedForm) {
   // Large enough for every kernel to take time (the tiny model's kernels tie at
   // the same nanosecond).
-  const scenario::Scenario s = eager_scenario(R"({"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024,
+  const config::Scenario s = eager_scenario(R"({"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024,
     "num_attention_heads": 4, "seq_length": 256, "max_position_embeddings": 256, "vocab_size": 2048,
     "hidden_dropout": 0.0, "attention_dropout": 0.0})",
                                               2);

@@ -14,11 +14,11 @@
 namespace trainsim {
 namespace {
 
-std::vector<scenario::Scenario> table1(const std::string& recompute, bool sequence_parallel) {
+std::vector<config::Scenario> table1(const std::string& recompute, bool sequence_parallel) {
   std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/megatron_sc21_table1.json");
   std::stringstream text;
   text << in.rdbuf();
-  std::vector<scenario::Scenario> out;
+  std::vector<config::Scenario> out;
   for (auto row : nlohmann::json::parse(text.str())) {
     nlohmann::json& sc = row["scenario"];
     sc["parallelism"]["recompute_granularity"] = recompute;
@@ -34,7 +34,7 @@ std::vector<scenario::Scenario> table1(const std::string& recompute, bool sequen
 
 // compute_weight_and_optimizer_memory: 18 bytes per parameter of the most loaded
 // shard, ((transformer layers / p) + V h) / t, tied embeddings, no biases.
-double megatron_states(const scenario::Scenario& s) {
+double megatron_states(const config::Scenario& s) {
   const double h = static_cast<double>(s.model.hidden_size), L = static_cast<double>(s.model.num_layers);
   const double f = static_cast<double>(s.model.ffn_hidden_size), v = static_cast<double>(s.model.vocab_size);
   const double groups = static_cast<double>(s.model.num_query_groups) / static_cast<double>(s.model.num_attention_heads);
@@ -52,7 +52,7 @@ double megatron_states(const scenario::Scenario& s) {
 // multiplied by 1 + (p-1)/(p v) and ceil((1 + (p-1)/(p v)) p) micro-batches are in
 // flight. The 8 s b p bytes of token ids are left out: trainsim does not keep the
 // input batch.
-double megatron_activations(const scenario::Scenario& s) {
+double megatron_activations(const config::Scenario& s) {
   const double sbh = static_cast<double>(s.model.seq_length) * static_cast<double>(s.training.micro_batch_size) *
                      static_cast<double>(s.model.hidden_size);
   const double h = static_cast<double>(s.model.hidden_size), p = s.parallel.pipeline;

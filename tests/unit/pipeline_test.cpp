@@ -18,7 +18,7 @@ namespace {
 
 // Four stages of two equal layers each on one node whose links cost nothing;
 // a 64-word vocabulary keeps the embedding and the head out of the balance.
-scenario::Scenario free_pipeline(const std::string& schedule, const std::string& extra = "") {
+config::Scenario free_pipeline(const std::string& schedule, const std::string& extra = "") {
   const std::string text = R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "gpus_per_node": 4,
       "intra_node": {"bandwidth": "1000TB/s", "latency": "0us", "nvls_latency": "0us"}},
     "model": {"num_layers": 8, "hidden_size": 1024, "num_attention_heads": 8, "seq_length": 1024, "vocab_size": 64},
@@ -28,7 +28,7 @@ scenario::Scenario free_pipeline(const std::string& schedule, const std::string&
   return scenario::parse_scenario_text(text, "pipeline.json");
 }
 
-double bubble_fraction(const scenario::Scenario& s) {
+double bubble_fraction(const config::Scenario& s) {
   const auto out = exec::simulate(s);
   const report::Metrics m = report::compute_metrics(s, out);
   EXPECT_EQ(m.breakdown_s.other, 0.0);
@@ -51,7 +51,7 @@ TEST(Pipeline, InterleavingDividesTheBubbleByV) {
 }
 
 TEST(Pipeline, FirstStageKeepsTheScheduleInFlightMicroBatches) {
-  const auto in_flight = [](const scenario::Scenario& s) {
+  const auto in_flight = [](const config::Scenario& s) {
     return workload::memory_per_stage(s.model, s.training, s.parallel).front().in_flight_microbatches;
   };
   EXPECT_DOUBLE_EQ(in_flight(free_pipeline("1f1b")), 4.0);

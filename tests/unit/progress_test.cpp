@@ -53,7 +53,7 @@ TEST(Progress, WithoutACallbackNothingIsCalled) {
 const std::string kModel = R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8,
                                 "seq_length": 512, "vocab_size": 32000})";
 
-void expect_progress_and_same_results(const scenario::Scenario& s, std::size_t runs) {
+void expect_progress_and_same_results(const config::Scenario& s, std::size_t runs) {
   std::vector<double> seen;
   exec::SimulateOptions options;
   options.progress = [&](double f) { seen.push_back(f); };

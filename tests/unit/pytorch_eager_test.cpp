@@ -176,7 +176,7 @@ TEST(PytorchEager, KernelsLandInTheProfilersClasses) {
   const auto class_of = [&](const std::vector<workload::Op>& list, const std::string& name) {
     for (const workload::Op& op : list)
       if (op.name == name)
-        return std::string(scenario::kKernelClasses[static_cast<std::size_t>(exec::kernel_class_of(op))]);
+        return std::string(config::kKernelClasses[static_cast<std::size_t>(exec::kernel_class_of(op))]);
     throw std::runtime_error("no op " + name);
   };
   const std::vector<workload::Op> fwd = ops.layer_forward(0);
@@ -289,7 +289,7 @@ TEST(PytorchEager, AttentionIsPytorchsSdpaKernel) {
     if (op.work.kind != hw::KernelClass::kAttention) continue;
     ++forward;
     EXPECT_EQ(op.work.kernel, hw::KernelId::kSdpaForward);
-    EXPECT_EQ(scenario::kKernelClasses[static_cast<std::size_t>(exec::kernel_class_of(op))], "attention");
+    EXPECT_EQ(config::kKernelClasses[static_cast<std::size_t>(exec::kernel_class_of(op))], "attention");
   }
   int backward = 0;
   for (const workload::Op& op : eager.layer_backward(0)) {
@@ -322,7 +322,7 @@ TEST(PytorchEagerScenario, ValidationScenariosPredictTheMeasuredStepsWithinTenPe
   const nlohmann::json measured = nlohmann::json::parse(text.str());
   ASSERT_EQ(measured["rows"].size(), 3U);
   for (const nlohmann::json& row : measured["rows"]) {
-    const scenario::Scenario s = scenario::read_scenario_file(
+    const config::Scenario s = scenario::read_scenario_file(
         kRoot + "/" + row["scenario"].get<std::string>(),
         scenario::ReadOptions{.calibration = kRoot + "/scenarios/calibration/h200-sxm-141gb.json"});
     ASSERT_EQ(s.training.framework, workload::Framework::kPytorchEager);

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // GPT-2 124M data parallel on one node of 8 H100 (as in full_run_test.cpp).
-scenario::Scenario gpt2(const std::string& failures, const std::string& tokens) {
+config::Scenario gpt2(const std::string& failures, const std::string& tokens) {
   return scenario::parse_scenario_text(
       R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": "gpt2-124m",
           "training": {"global_batch_size": 64, "micro_batch_size": 4, "train_tokens": )" +
@@ -50,7 +50,7 @@ struct Traced {
   long long job_pid = 0;
 };
 
-Traced trace_of(const scenario::Scenario& s, const std::string& tag) {
+Traced trace_of(const config::Scenario& s, const std::string& tag) {
   const exec::SimulationOutput out = exec::simulate(s);
   Traced t{exec::simulate_full_run(s, out), json::array(), json::array(), s.cluster.num_gpus() + 1};
   const fs::path dir = fs::temp_directory_path() / ("trainsim_run_trace_test_" + tag);
@@ -78,7 +78,7 @@ double seconds(const json& micros) { return micros.get<double>() * 1e-6; }
 TEST(RunTrace, MaintenanceWindowSplitsIntoWindowRestartAndReloadAtTheirClosedFormTimes) {
   // No failures; a maintenance window every 60 s of 20 s, restart 30 s; the
   // checkpoint (124.4M parameters x 14 B = 1.74 GB) written and read at 10 GB/s.
-  const scenario::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "maintenance_interval": "60s",
+  const config::Scenario s = gpt2(R"({"failures_per_1000_node_days": 0, "maintenance_interval": "60s",
                                         "maintenance_duration": "20s", "restart_overhead": "30s",
                                         "checkpoint_write_bandwidth": "10GB/s", "trials": 1})",
                                     "2e8");
@@ -124,7 +124,7 @@ TEST(RunTrace, FailuresAreInstantsAndRecoveriesMatchTheRunTimeline) {
   // One node failing every 30 min on average over about 4 h of training: a few
   // dozen failures (many during a recovery), each detected in 10 min, restarted
   // in 10 min, reloaded at 10 GB/s.
-  const scenario::Scenario s = gpt2(R"({"node_mtbf": "30min", "checkpoint_write_bandwidth": "10GB/s",
+  const config::Scenario s = gpt2(R"({"node_mtbf": "30min", "checkpoint_write_bandwidth": "10GB/s",
                                         "seed": 3, "trials": 1})",
                                     "1e11");
   const Traced t = trace_of(s, "failures");

@@ -43,10 +43,10 @@ std::string patched(std::string_view patch) {
   return doc.dump();
 }
 
-Scenario parse(const std::string& text) { return parse_scenario_text(text, "good.json"); }
+config::Scenario parse(const std::string& text) { return parse_scenario_text(text, "good.json"); }
 
 // Parses or fails the test with the reader's message (rather than an uncaught exception).
-Scenario parse_ok(const std::string& text) {
+config::Scenario parse_ok(const std::string& text) {
   try {
     return parse(text);
   } catch (const ScenarioError& e) {
@@ -90,7 +90,7 @@ TEST(ScenarioReader, EveryShippedScenarioParses) {
   for (const auto& file : files) {
     SCOPED_TRACE(file.string());
     try {
-      const Scenario s = read_scenario_file(file);
+      const config::Scenario s = read_scenario_file(file);
       EXPECT_FALSE(s.name.empty());
       EXPECT_EQ(s.source_file, file.string());
       EXPECT_GE(s.cluster.num_gpus(), 1);
@@ -105,7 +105,7 @@ TEST(ScenarioReader, EveryShippedScenarioParses) {
 }
 
 TEST(ScenarioReader, ShippedScenariosSayWhatTheyAre) {
-  const Scenario s = read_scenario_file(kSourceDir / "scenarios" / "gpt3-175b-1024xa100-dp.json");
+  const config::Scenario s = read_scenario_file(kSourceDir / "scenarios" / "gpt3-175b-1024xa100-dp.json");
   EXPECT_EQ(s.cluster.gpu.name, "A100-SXM4-80GB");
   EXPECT_EQ(s.cluster.num_gpus(), 1024);
   EXPECT_EQ(s.parallel.data, 1024);
@@ -137,7 +137,7 @@ TEST(ScenarioReader, EveryGpuPresetParses) {
   ASSERT_FALSE(names.empty());
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
-    const Scenario s = parse_ok(patched(R"({"cluster": {"gpu": ")" + name + R"(", "num_nodes": 2},
+    const config::Scenario s = parse_ok(patched(R"({"cluster": {"gpu": ")" + name + R"(", "num_nodes": 2},
                                                     "training": {"global_batch_size": 16}})"));
     EXPECT_EQ(s.cluster.gpu.name, name);
     EXPECT_TRUE(s.cluster.gpu.supports(hw::Precision::kBf16));
@@ -164,7 +164,7 @@ TEST(ScenarioReader, EveryModelPresetParses) {
   ASSERT_FALSE(names.empty());
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
-    const Scenario s = parse_ok(patched(R"({"model": ")" + name + R"("})"));
+    const config::Scenario s = parse_ok(patched(R"({"model": ")" + name + R"("})"));
     EXPECT_EQ(s.model.name, name);
     EXPECT_GT(s.model.num_layers, 0);
     EXPECT_EQ(s.model.kv_channels * s.model.num_attention_heads, s.model.hidden_size);
@@ -176,7 +176,7 @@ TEST(ScenarioReader, EveryModelPresetParses) {
 }
 
 TEST(ScenarioReader, ModelPresetValues) {
-  const Scenario llama = parse_ok(patched(R"({"model": "llama3-8b"})"));
+  const config::Scenario llama = parse_ok(patched(R"({"model": "llama3-8b"})"));
   EXPECT_EQ(llama.model.num_layers, 32);
   EXPECT_EQ(llama.model.hidden_size, 4096);
   EXPECT_EQ(llama.model.ffn_hidden_size, 14336);
@@ -190,7 +190,7 @@ TEST(ScenarioReader, ModelPresetValues) {
   EXPECT_FALSE(llama.model.add_bias_linear);
   EXPECT_FALSE(llama.model.is_moe());
 
-  const Scenario mixtral = parse_ok(patched(R"({"model": "mixtral-8x7b"})"));
+  const config::Scenario mixtral = parse_ok(patched(R"({"model": "mixtral-8x7b"})"));
   EXPECT_TRUE(mixtral.model.is_moe());
   EXPECT_EQ(mixtral.model.num_experts, 8);
   EXPECT_EQ(mixtral.model.moe_router_topk, 2);
@@ -200,7 +200,7 @@ TEST(ScenarioReader, ModelPresetValues) {
 // --- Units and defaults.
 
 TEST(ScenarioReader, UnitsLandInSiUnits) {
-  const Scenario s = parse_ok(patched(R"({
+  const config::Scenario s = parse_ok(patched(R"({
     "cluster": {"num_nodes": 2,
                 "intra_node": {"bandwidth": "900GB/s", "latency": "1.5µs"},
                 "inter_node": {"nic_bandwidth": "400Gbps", "latency": "2us", "nics_per_node": 4}},
@@ -220,7 +220,7 @@ TEST(ScenarioReader, UnitsLandInSiUnits) {
 }
 
 TEST(ScenarioReader, PlainNumbersAreSi) {
-  const Scenario s = parse_ok(patched(R"({
+  const config::Scenario s = parse_ok(patched(R"({
     "cluster": {"num_nodes": 2, "inter_node": {"nic_bandwidth": 5e10, "latency": 2e-6}},
     "training": {"global_batch_size": 16, "train_tokens": 1e9}})"));
   EXPECT_EQ(s.cluster.inter_node.nic_bandwidth, 5e10);
@@ -229,7 +229,7 @@ TEST(ScenarioReader, PlainNumbersAreSi) {
 }
 
 TEST(ScenarioReader, DefaultsFromTheH100Preset) {
-  const Scenario s = parse_ok(std::string(kBase));
+  const config::Scenario s = parse_ok(std::string(kBase));
   EXPECT_EQ(s.name, "good");  // the file's stem when no name is given
   EXPECT_EQ(s.source_file, "good.json");
   EXPECT_EQ(s.cluster.gpus_per_node, 8);
@@ -266,13 +266,13 @@ TEST(ScenarioReader, DefaultsFromTheH100Preset) {
   EXPECT_EQ(s.parallel.mode, workload::TrainingMode::kSync);
   EXPECT_FALSE(s.parallel.ddp_bucket_size.has_value());
 
-  EXPECT_EQ(s.simulation.network_model, NetworkModel::kFlow);
+  EXPECT_EQ(s.simulation.network_model, config::NetworkModel::kFlow);
   EXPECT_EQ(s.simulation.iterations, 1);
   EXPECT_EQ(s.simulation.seed, 1u);
 }
 
 TEST(ScenarioReader, GpusPerNodeOverridesThePlatform) {
-  const Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 3, "gpus_per_node": 4},
+  const config::Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 3, "gpus_per_node": 4},
                                           "training": {"global_batch_size": 12}})"));
   EXPECT_EQ(s.cluster.gpus_per_node, 4);
   EXPECT_EQ(s.cluster.num_gpus(), 12);
@@ -282,7 +282,7 @@ TEST(ScenarioReader, GpusPerNodeOverridesThePlatform) {
 TEST(ScenarioReader, DataParallelAutoIsGpusOverModelParallel) {
   for (const char* dp : {R"("auto")", "null"}) {
     SCOPED_TRACE(dp);
-    const Scenario s =
+    const config::Scenario s =
         parse_ok(patched(std::string(R"({"cluster": {"num_nodes": 4}, "training": {"global_batch_size": 64},
                                                          "parallelism": {"tp": 1, "pp": 1, "cp": 1, "dp": )") +
                          dp + "}}"));
@@ -292,12 +292,12 @@ TEST(ScenarioReader, DataParallelAutoIsGpusOverModelParallel) {
 }
 
 TEST(ScenarioReader, AliasesAndFullNamesAreTheSameSettings) {
-  const Scenario by_alias = parse_ok(patched(R"({"parallelism": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1,
+  const config::Scenario by_alias = parse_ok(patched(R"({"parallelism": {"tp": 1, "pp": 1, "dp": 8, "cp": 1, "ep": 1,
                                                                   "vpp": null}})"));
-  const Scenario by_name = parse_ok(patched(R"({"parallelism": {
+  const config::Scenario by_name = parse_ok(patched(R"({"parallelism": {
       "tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1, "data_parallel_size": 8,
       "context_parallel_size": 1, "expert_model_parallel_size": 1, "num_layers_per_virtual_pipeline_stage": null}})"));
-  for (const Scenario* s : {&by_alias, &by_name}) {
+  for (const config::Scenario* s : {&by_alias, &by_name}) {
     EXPECT_EQ(s->parallel.tensor, 1);
     EXPECT_EQ(s->parallel.pipeline, 1);
     EXPECT_EQ(s->parallel.data, 8);
@@ -305,27 +305,27 @@ TEST(ScenarioReader, AliasesAndFullNamesAreTheSameSettings) {
     EXPECT_EQ(s->parallel.expert, 1);
     EXPECT_FALSE(s->parallel.layers_per_virtual_stage.has_value());
   }
-  const Scenario untied =
+  const config::Scenario untied =
       parse_ok(patched(R"({"model": {"preset": "gpt2-124m", "untie_embeddings_and_output_weights": true}})"));
   EXPECT_TRUE(untied.model.untie_embeddings);
-  const Scenario tied =
+  const config::Scenario tied =
       parse_ok(patched(R"({"model": {"preset": "llama3-8b", "untie_embeddings_and_output_weights": false}})"));
   EXPECT_FALSE(tied.model.untie_embeddings);
 }
 
 TEST(ScenarioReader, ParallelismOptions) {
-  const Scenario s = parse_ok(patched(R"({"parallelism": {"recompute_granularity": "selective",
+  const config::Scenario s = parse_ok(patched(R"({"parallelism": {"recompute_granularity": "selective",
       "overlap_grad_reduce": true, "pipeline_schedule": "1f1b", "mode": "sync", "ddp_bucket_size": 10000000,
       "zero_stage": 0, "sequence_parallel": false}})"));
   EXPECT_EQ(s.parallel.recompute, workload::Recompute::kSelective);
   EXPECT_TRUE(s.parallel.overlap_grad_reduce);
   EXPECT_EQ(s.parallel.ddp_bucket_size, 10'000'000);
-  const Scenario null_recompute = parse_ok(patched(R"({"parallelism": {"recompute_granularity": null}})"));
+  const config::Scenario null_recompute = parse_ok(patched(R"({"parallelism": {"recompute_granularity": null}})"));
   EXPECT_EQ(null_recompute.parallel.recompute, workload::Recompute::kNone);
 }
 
 TEST(ScenarioReader, ModelPresetWithOneOverride) {
-  const Scenario s = parse_ok(patched(R"({"model": {"preset": "llama3-8b", "seq_length": 4096}})"));
+  const config::Scenario s = parse_ok(patched(R"({"model": {"preset": "llama3-8b", "seq_length": 4096}})"));
   EXPECT_EQ(s.model.seq_length, 4096);
   // Everything else is the preset's.
   EXPECT_EQ(s.model.name, "llama3-8b");
@@ -337,7 +337,7 @@ TEST(ScenarioReader, ModelPresetWithOneOverride) {
 }
 
 TEST(ScenarioReader, InlineModelWithDefaults) {
-  const Scenario s = parse_ok(patched(R"({"model": {"num_layers": 4, "hidden_size": 256,
+  const config::Scenario s = parse_ok(patched(R"({"model": {"num_layers": 4, "hidden_size": 256,
       "num_attention_heads": 8, "seq_length": 512, "vocab_size": 1000, "num_experts": 1}})"));
   EXPECT_EQ(s.model.name, "custom model");
   EXPECT_EQ(s.model.ffn_hidden_size, 1024);
@@ -353,14 +353,14 @@ TEST(ScenarioReader, InlineModelWithDefaults) {
 }
 
 TEST(ScenarioReader, KvChannelsLiftsTheHeadDivisibilityRule) {
-  const Scenario s = parse_ok(patched(R"({"model": {"num_layers": 2, "hidden_size": 100,
+  const config::Scenario s = parse_ok(patched(R"({"model": {"num_layers": 2, "hidden_size": 100,
       "num_attention_heads": 3, "kv_channels": 32, "seq_length": 128, "vocab_size": 1000}})"));
   EXPECT_EQ(s.model.kv_channels, 32);
   EXPECT_EQ(s.model.query_width(), 96);
 }
 
 TEST(ScenarioReader, InlineGpuWithoutPreset) {
-  const Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 2, "gpus_per_node": 4,
+  const config::Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 2, "gpus_per_node": 4,
       "gpu": {"name": "X1", "peak_flops": {"bf16": "500TFLOP/s", "fp32": 6e13}, "memory_capacity": "48GiB",
               "memory_bandwidth": "2TB/s", "tdp": "1.2kW", "matmul_efficiency": [[1e12, 0.8], [1e10, 0.5]]},
       "intra_node": {"bandwidth": "200GB/s", "latency": "3us"},
@@ -384,7 +384,7 @@ TEST(ScenarioReader, InlineGpuWithoutPreset) {
 }
 
 TEST(ScenarioReader, InlineGpuDefaultsToPeakEfficiency) {
-  const Scenario s = parse_ok(patched(R"({"cluster": {"gpus_per_node": 1, "gpu": {"peak_flops": {"bf16": 1e14},
+  const config::Scenario s = parse_ok(patched(R"({"cluster": {"gpus_per_node": 1, "gpu": {"peak_flops": {"bf16": 1e14},
       "memory_capacity": 1e10, "memory_bandwidth": 1e12}}})"));
   EXPECT_EQ(s.cluster.gpu.name, "custom GPU");
   ASSERT_EQ(s.cluster.gpu.matmul_efficiency.size(), 1u);
@@ -393,7 +393,7 @@ TEST(ScenarioReader, InlineGpuDefaultsToPeakEfficiency) {
 }
 
 TEST(ScenarioReader, GpuPresetWithOverride) {
-  const Scenario s =
+  const config::Scenario s =
       parse_ok(patched(R"({"cluster": {"gpu": {"preset": "H100-SXM5-80GB", "memory_capacity": "94GiB"}}})"));
   EXPECT_EQ(s.cluster.gpu.name, "H100-SXM5-80GB");
   EXPECT_EQ(s.cluster.gpu.memory_capacity_bytes, 94.0 * 1024 * 1024 * 1024);
@@ -410,17 +410,17 @@ TEST(ScenarioReader, GradReduceDtypeDefaults) {
                                Expectation{"fp32", hw::Precision::kFp32}, Expectation{"fp8", hw::Precision::kFp32},
                                Expectation{"tf32", hw::Precision::kFp32}}) {
     SCOPED_TRACE(e.precision);
-    const Scenario s = parse_ok(patched(std::string(R"({"training": {"precision": ")") + e.precision + R"("}})"));
+    const config::Scenario s = parse_ok(patched(std::string(R"({"training": {"precision": ")") + e.precision + R"("}})"));
     EXPECT_EQ(hw::to_string(s.training.precision), e.precision);
     EXPECT_EQ(s.training.grad_reduce_dtype, e.grad);
   }
-  const Scenario explicit_bf16 =
+  const config::Scenario explicit_bf16 =
       parse_ok(patched(R"({"training": {"precision": "bf16", "grad_reduce_dtype": "bf16"}})"));
   EXPECT_EQ(explicit_bf16.training.grad_reduce_dtype, hw::Precision::kBf16);
 }
 
 TEST(ScenarioReader, TrainingChoices) {
-  const Scenario s = parse_ok(patched(R"({"training": {"global_batch_size": 64, "micro_batch_size": 2,
+  const config::Scenario s = parse_ok(patched(R"({"training": {"global_batch_size": 64, "micro_batch_size": 2,
       "optimizer": "sgd", "attention_backend": "unfused"}})"));
   EXPECT_EQ(s.training.global_batch_size, 64);
   EXPECT_EQ(s.training.micro_batch_size, 2);
@@ -431,7 +431,7 @@ TEST(ScenarioReader, TrainingChoices) {
 }
 
 TEST(ScenarioReader, OptionalSectionsMayBeNull) {
-  const Scenario s = parse_ok(patched(R"({"name": "named", "description": "a test",
+  const config::Scenario s = parse_ok(patched(R"({"name": "named", "description": "a test",
       "failures": null, "calibration": null, "simulation": {"network_model": "analytic", "iterations": 3,
       "seed": 9223372036854775807, "collective_algorithm": "auto"}, "cluster": {"price_per_gpu_hour": null}})"));
   EXPECT_EQ(s.name, "named");
@@ -441,14 +441,14 @@ TEST(ScenarioReader, OptionalSectionsMayBeNull) {
 }
 
 TEST(ScenarioReader, IntegralFloatsAreIntegers) {
-  const Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 2.0}, "training": {"global_batch_size": 1.6e1}})"));
+  const config::Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 2.0}, "training": {"global_batch_size": 1.6e1}})"));
   EXPECT_EQ(s.cluster.num_nodes, 2);
   EXPECT_EQ(s.training.global_batch_size, 16);
 }
 
 TEST(ScenarioReader, LargestClusterIsAccepted) {
   // A million NICs need a 3-tier fat tree of radix 256 (at most 256^3 / 4).
-  const Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 1000000, "gpus_per_node": 1,
+  const config::Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 1000000, "gpus_per_node": 1,
                                                       "inter_node": {"nics_per_node": 1, "switch_radix": 256}},
                                           "training": {"global_batch_size": 1000000}})"));
   EXPECT_EQ(s.cluster.num_gpus(), 1'000'000);
@@ -457,7 +457,7 @@ TEST(ScenarioReader, LargestClusterIsAccepted) {
 
 TEST(ScenarioReader, BracketsInsideStringsAreNotNesting) {
   const std::string brackets(100'000, '[');
-  const Scenario s = parse_ok(patched(R"({"name": ")" + brackets + R"(", "description": "{{{{ \" [[["})"));
+  const config::Scenario s = parse_ok(patched(R"({"name": ")" + brackets + R"(", "description": "{{{{ \" [[["})"));
   EXPECT_EQ(s.name, brackets);
 }
 
@@ -489,7 +489,7 @@ TEST(ScenarioReader, ReadsFromAnyWorkingDirectory) {
   const auto file = dir / "copy.json";
   std::filesystem::copy_file(kSourceDir / "scenarios" / "llama3-8b-64xh100.json", file,
                              std::filesystem::copy_options::overwrite_existing);
-  const Scenario s = read_scenario_file(file);
+  const config::Scenario s = read_scenario_file(file);
   EXPECT_EQ(s.model.name, "llama3-8b");
   EXPECT_EQ(s.cluster.num_gpus(), 64);
   EXPECT_EQ(s.cluster.inter_node.nic_bandwidth, 5e10);

@@ -33,7 +33,7 @@ std::string spec_text(const std::string& space, long long global_batch, const st
 }
 
 // The one point of a space of single values.
-scenario::Scenario only_point(const std::string& space, long long global_batch) {
+config::Scenario only_point(const std::string& space, long long global_batch) {
   const SweepSpec spec = parse_sweep_spec(spec_text(space, global_batch), "tiny.json");
   const Enumeration e = enumerate(spec);
   EXPECT_EQ(e.candidates.size(), 1u) << space;
@@ -45,7 +45,7 @@ void expect_same(double extrapolated, double full, const std::string& key) {
 }
 
 // Every key time_point() fills, extrapolated against simulated in full.
-void expect_equal_to_full(const scenario::Scenario& s) {
+void expect_equal_to_full(const config::Scenario& s) {
   SCOPED_TRACE(s.name);
   PointResult full;
   time_point(s, full);
@@ -89,7 +89,7 @@ TEST(SweepExtrapolation, CountsOfTheShortRunsByHand) {
   // 24 = 2 x 12 is enough.
   EXPECT_EQ(extrapolation_counts(only_point(R"({"tp": 1, "pp": 4})", 48)), (Counts{4, 8, 12}));
   // The asynchronous modes: their step time comes from a replay, not the timeline.
-  scenario::Scenario async = only_point(R"({"tp": 1, "pp": 1})", 128);
+  config::Scenario async = only_point(R"({"tp": 1, "pp": 1})", 128);
   async.parallel.mode = workload::TrainingMode::kAsyncPs;
   EXPECT_EQ(extrapolation_counts(async), std::nullopt);
 }
@@ -134,8 +134,8 @@ TEST(SweepExtrapolation, TooFewMicroBatchesAreSimulatedInFull) {
 TEST(SweepExtrapolation, TimesThatDoNotGrowLinearlyAreSimulatedInFull) {
   // A stand-in timer adding m^2 ns to the iteration: the growth over the short
   // runs (4, 8, 12 micro-batches: 48 and 80 ns more) differs.
-  const scenario::Scenario s = only_point(R"({"tp": 1, "pp": 4})", 64);
-  const PointTimer quadratic = [](const scenario::Scenario& shorter, PointResult& r) {
+  const config::Scenario s = only_point(R"({"tp": 1, "pp": 4})", 64);
+  const PointTimer quadratic = [](const config::Scenario& shorter, PointResult& r) {
     time_point(shorter, r);
     const long long m = shorter.training.global_batch_size / (shorter.training.micro_batch_size * shorter.parallel.data);
     r.iteration_time_s = core::to_seconds(core::from_seconds(r.iteration_time_s) + m * m);
@@ -144,7 +144,7 @@ TEST(SweepExtrapolation, TimesThatDoNotGrowLinearlyAreSimulatedInFull) {
   EXPECT_FALSE(extrapolate_microbatches(s, quadratic, x));
   EXPECT_EQ(x.status, Status::kRejected);  // untouched
   // The same timer adding 7m ns is linear: extrapolated, 7 x 32 ns above the plain run's.
-  const PointTimer linear = [](const scenario::Scenario& shorter, PointResult& r) {
+  const PointTimer linear = [](const config::Scenario& shorter, PointResult& r) {
     time_point(shorter, r);
     const long long m = shorter.training.global_batch_size / (shorter.training.micro_batch_size * shorter.parallel.data);
     r.iteration_time_s = core::to_seconds(core::from_seconds(r.iteration_time_s) + 7 * m);
@@ -161,12 +161,12 @@ TEST(SweepExtrapolation, ATransientOverTheFirstStepTakesAFourthRun) {
   // growth from 4 to 8 is 5 ns less than from 8 to 12, the growth from 12 to 16
   // equals that from 8 to 12, and the line through 8, 12, 16 gives the plain
   // full simulation's time at 32 (the stand-in adds nothing there).
-  const scenario::Scenario s = only_point(R"({"tp": 1, "pp": 4})", 64);
-  const auto microbatches = [](const scenario::Scenario& shorter) {
+  const config::Scenario s = only_point(R"({"tp": 1, "pp": 4})", 64);
+  const auto microbatches = [](const config::Scenario& shorter) {
     return shorter.training.global_batch_size / (shorter.training.micro_batch_size * shorter.parallel.data);
   };
   std::vector<long long> seen;
-  const PointTimer first_step = [&](const scenario::Scenario& shorter, PointResult& r) {
+  const PointTimer first_step = [&](const config::Scenario& shorter, PointResult& r) {
     time_point(shorter, r);
     const long long m = microbatches(shorter);
     seen.push_back(m);
@@ -180,7 +180,7 @@ TEST(SweepExtrapolation, ATransientOverTheFirstStepTakesAFourthRun) {
   EXPECT_EQ(x.iteration_time_s, full.iteration_time_s);
   // A transient over two steps (5 ns more at m = 4 and 3 ns more at m = 8): the
   // last three are not on a line either, and the point is simulated in full.
-  const PointTimer two_steps = [&](const scenario::Scenario& shorter, PointResult& r) {
+  const PointTimer two_steps = [&](const config::Scenario& shorter, PointResult& r) {
     time_point(shorter, r);
     const long long m = microbatches(shorter);
     const long long extra = m == 4 ? 5 : m == 8 ? 3 : 0;
@@ -191,7 +191,7 @@ TEST(SweepExtrapolation, ATransientOverTheFirstStepTakesAFourthRun) {
   EXPECT_EQ(y.status, Status::kRejected);  // untouched
   // Points already on a line take three runs, not four.
   seen.clear();
-  const PointTimer plain = [&](const scenario::Scenario& shorter, PointResult& r) {
+  const PointTimer plain = [&](const config::Scenario& shorter, PointResult& r) {
     time_point(shorter, r);
     seen.push_back(microbatches(shorter));
   };

@@ -17,7 +17,7 @@ using workload::Role;
 const std::string kModel = R"({"num_layers": 4, "hidden_size": 1024, "num_attention_heads": 8,
                                 "seq_length": 512, "vocab_size": 32000})";
 
-std::map<Role, int> count_roles(const scenario::Scenario& s, int iterations = 1) {
+std::map<Role, int> count_roles(const config::Scenario& s, int iterations = 1) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, iterations);
   std::map<Role, int> n;
   for (const workload::Task& t : g.graph.tasks()) {

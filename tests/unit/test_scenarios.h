@@ -8,7 +8,7 @@ namespace trainsim::testing {
 
 // A one-node H100 data-parallel scenario around `model` (a JSON value), with
 // optional extra "training"/"parallelism" members.
-inline scenario::Scenario make_scenario(const std::string& model, const std::string& training = "",
+inline config::Scenario make_scenario(const std::string& model, const std::string& training = "",
                                         const std::string& parallelism = "", int nodes = 1,
                                         const std::string& gpu = "\"H100-SXM5-80GB\"") {
   const std::string text = R"({"cluster": {"gpu": )" + gpu + R"(, "num_nodes": )" + std::to_string(nodes) +

@@ -39,7 +39,7 @@ std::string scenario_text(const std::string& parallelism, bool free_links = fals
          "parallelism": {"dp": 8)" + (parallelism.empty() ? "" : ", " + parallelism) + "}}";
 }
 
-scenario::Scenario zero(int stage, const std::string& extra = "", bool free_links = false) {
+config::Scenario zero(int stage, const std::string& extra = "", bool free_links = false) {
   return scenario::parse_scenario_text(
       scenario_text(R"("zero_stage": )" + std::to_string(stage) + (extra.empty() ? "" : ", " + extra), free_links),
       "zero.json");
@@ -86,7 +86,7 @@ TEST(ZeroMemory, PaperFigure1SevenAndAHalfBillionParametersOn64Gpus) {
 TEST(ZeroMemory, EachStageShardsItsStatesOverTheDataParallelGroup) {
   const auto s0 = zero(0);
   EXPECT_DOUBLE_EQ(workload::count_parameters(s0.model).total, kPsi);
-  const auto states = [](const scenario::Scenario& s) {
+  const auto states = [](const config::Scenario& s) {
     return workload::memory_per_stage(s.model, s.training, s.parallel).front();
   };
   const workload::MemoryEstimate m0 = states(s0);

@@ -6,10 +6,10 @@
 #include <array>
 #include <string_view>
 
-namespace trainsim::scenario {
+namespace trainsim::config {
 
 inline constexpr std::array<std::string_view, 10> kKernelClasses = {
     "gemm",     "attention",             "layernorm", "gelu",       "residual",
     "embedding", "softmax_cross_entropy", "optimizer", "all_reduce", "other"};
 
-}  // namespace trainsim::scenario
+}  // namespace trainsim::config

@@ -1,6 +1,7 @@
 #pragma once
 // The typed scenario: what a scenario file says, resolved and validated
-// (DESIGN.md, "Scenario file"). Plain data; reading lives in scenario/reader.h.
+// (DESIGN.md, "Scenario file"). Plain data, below execution, so the simulation
+// modules take a scenario without the reader (sim/scenario/reader.h).
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,7 +15,7 @@
 #include "workload/parallel_config.h"
 #include "workload/training_config.h"
 
-namespace trainsim::scenario {
+namespace trainsim::config {
 
 enum class NetworkModel { kAnalytic, kFlow };
 
@@ -45,4 +46,4 @@ struct Scenario {
   std::optional<faults::FailureConfig> failures;  // none: no full-run replay (docs/reliability.md)
 };
 
-}  // namespace trainsim::scenario
+}  // namespace trainsim::config
