@@ -19,7 +19,7 @@
 
 #include "nccl_tests_import.h"
 #include "profile_writer.h"
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 #include "report/utc_time.h"
 #include "shape_list.h"
 
@@ -124,7 +124,7 @@ int import_nccl_tests(const Options& o) {
   }
   for (const CollectiveRow& r : rows) profile["collectives"].push_back(to_json(r));
   refit(profile);
-  trainsim::report::write_atomically(o.out, [&](std::ostream& os) { os << profile.dump(1) << '\n'; });
+  trainsim::io::write_atomically(o.out, [&](std::ostream& os) { os << profile.dump(1) << '\n'; });
   const CollectiveRow& first = rows.front();
   const std::string spread = first.nodes > 0 ? std::to_string(first.nodes) + (first.nodes == 1 ? " node" : " nodes")
                                              : "nodes not known: the rows price nothing";

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace trainsim::calibrate {
 
@@ -35,7 +35,7 @@ void ProfileWriter::finish() {
 void ProfileWriter::write() {
   last_write_ = std::chrono::steady_clock::now();
   if (out_.empty()) return;
-  report::write_atomically(out_, [&](std::ostream& os) { os << profile_.dump(1) << '\n'; });
+  io::write_atomically(out_, [&](std::ostream& os) { os << profile_.dump(1) << '\n'; });
 }
 
 }  // namespace trainsim::calibrate

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "hardware/precision.h"
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 #include "scenario/reader.h"
 #include "shape_list.h"
 #include "workload/transformer_ops.h"
@@ -48,7 +48,7 @@ std::string write_scenario_shapes(const std::string& scenario, const std::string
   nlohmann::json list = nlohmann::json::array();
   for (const GemmShape& g : shapes) list.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}});
   const std::string path = profile + ".shapes.json";
-  report::write_atomically(path, [&](std::ostream& os) { os << list.dump(1) << '\n'; });
+  io::write_atomically(path, [&](std::ostream& os) { os << list.dump(1) << '\n'; });
   std::printf("%s: %zu GEMM shapes per GPU, listed in %s\n", scenario.c_str(), shapes.size(), path.c_str());
   return path;
 }

@@ -11,6 +11,6 @@ b=${1:?build directory}
 src=$(sed -n 's/^# Source directory: //p' "$b/CTestTestfile.cmake")
 {
   ninja -C "$b" -t deps | sed -n "s|^    $src/||p"
-  find CMakeLists.txt CMakePresets.json cmake calibrate kernels tests \( -name CMakeLists.txt -o -name '*.cmake' \
+  find CMakeLists.txt CMakePresets.json cmake calibrate kernels tests sim/io \( -name CMakeLists.txt -o -name '*.cmake' \
     -o -name CMakePresets.json \) -type f
 } | LC_ALL=C sort -u | xargs sha256sum | sha256sum | cut -d' ' -f1

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace trainsim::trainer {
 
@@ -31,7 +31,7 @@ void save_checkpoint(const std::filesystem::path& path, const CheckpointState& s
   if (s.m.size() != s.params.size() || s.v.size() != s.params.size())
     throw std::invalid_argument("save_checkpoint: params, m and v differ in size");
   const std::string header = header_of(s).dump();
-  report::write_atomically(path, [&](std::ostream& os) {
+  io::write_atomically(path, [&](std::ostream& os) {
     os.write(kMagic, sizeof kMagic);
     const std::uint64_t len = header.size();
     os.write(reinterpret_cast<const char*>(&len), sizeof len);

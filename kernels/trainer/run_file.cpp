@@ -5,7 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace trainsim::trainer {
 
@@ -73,7 +73,7 @@ void write_timeline(const std::filesystem::path& path, const MeasuredRun& run) {
     j["lanes"].push_back(std::move(lane));
   }
   j["counters"] = ordered_json::array();
-  report::write_atomically(path, [&](std::ostream& os) { os << j.dump(1) << '\n'; });
+  io::write_atomically(path, [&](std::ostream& os) { os << j.dump(1) << '\n'; });
 }
 
 }  // namespace
@@ -132,7 +132,7 @@ void write_measured_run(const std::filesystem::path& path, const MeasuredRun& ru
     write_timeline(tl, run);
     j["timeline"] = tl.filename().string();
   }
-  report::write_atomically(path, [&](std::ostream& os) { os << j.dump(1) << '\n'; });
+  io::write_atomically(path, [&](std::ostream& os) { os << j.dump(1) << '\n'; });
 }
 
 }  // namespace trainsim::trainer

@@ -65,7 +65,7 @@ struct MeasuredRun {
 };
 
 // Writes RUN.json at `path` and, when run.spans is not empty, STEM.timeline.json beside it
-// (both atomically). Throws report::OutputError naming the file.
+// (both atomically). Throws io::OutputError naming the file.
 void write_measured_run(const std::filesystem::path& path, const MeasuredRun& run);
 // "RUN.json" -> "RUN.timeline.json" (same folder).
 [[nodiscard]] std::filesystem::path timeline_path_for(const std::filesystem::path& run_path);

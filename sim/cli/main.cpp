@@ -12,7 +12,7 @@
 #include "cli/validate_command.h"
 #include "execution/full_run.h"
 #include "execution/simulate.h"
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 #include "report/cluster_file.h"
 #include "report/collective_table.h"
 #include "report/json_text.h"
@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
     return run(run_opts);
   } catch (const scenario::ScenarioError& e) {
     std::cerr << "error: " << e.what() << '\n';
-  } catch (const report::OutputError& e) {
+  } catch (const io::OutputError& e) {
     std::cerr << "error: " << e.what() << '\n';
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << '\n';

@@ -16,7 +16,7 @@
 
 #include "execution/full_run.h"
 #include "execution/simulate.h"
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 #include "report/metrics.h"
 #include "report/rank_list.h"
 #include "report/result_json.h"
@@ -27,7 +27,7 @@
 #include "sweep/space.h"
 #include "sweep/spec.h"
 #ifdef TRAINSIM_WITH_MPI
-#include "sweep/mpi_farm.h"
+#include "cli/mpi_farm.h"
 #endif
 
 namespace trainsim::cli {
@@ -99,7 +99,7 @@ void write_top(const sweep::SweepSpec& spec, const sweep::Outcome& o, int top, c
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  report::write_atomically(path, [&](std::ostream& out) { out << text; });
+  io::write_atomically(path, [&](std::ostream& out) { out << text; });
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 
 #include "execution/kernel_classes.h"
 #include "execution/simulate.h"
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 #include "report/metrics.h"
 #include "report/result_json.h"
 #include "report/timeline_writer.h"
@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 // (trainsim-gui DIR/predicted.json DIR/measured.timeline.json).
 void copy_timeline(const fs::path& from, const fs::path& to) {
   std::ifstream in(from, std::ios::binary);
-  if (!in) throw report::OutputError(from.string() + ": cannot read the measured timeline the run file names");
-  report::write_atomically(to, [&in](std::ostream& os) { os << in.rdbuf(); });
+  if (!in) throw io::OutputError(from.string() + ": cannot read the measured timeline the run file names");
+  io::write_atomically(to, [&in](std::ostream& os) { os << in.rdbuf(); });
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ int ValidateCommand::run() const {
     const fs::path dir(options_.out);
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) throw report::OutputError(dir.string() + ": cannot create the output folder: " + ec.message());
+    if (ec) throw io::OutputError(dir.string() + ": cannot create the output folder: " + ec.message());
     report::write_timeline(dir / "predicted.timeline.json", s, out);
     report::write_result(dir / "predicted.json", report::result_json(s, m, "predicted.timeline.json", ""));
     std::string measured_timeline;
@@ -76,7 +76,7 @@ int ValidateCommand::run() const {
     }
     const nlohmann::ordered_json j =
         report::validation_json(r, "predicted.json", "predicted.timeline.json", measured_timeline);
-    report::write_atomically(dir / "validation.json", [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
+    io::write_atomically(dir / "validation.json", [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
     if (!options_.quiet) std::cout << fmt::format("\nwrote {}\n", (dir / "validation.json").string());
   }
   return 0;

@@ -1,6 +1,6 @@
 #include "report/gzip_stream.h"
 
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 
 #include <stdexcept>
 #include <zlib.h>
@@ -69,10 +69,10 @@ bool is_gzip_path(const std::filesystem::path& path) { return path.extension() =
 
 void write_atomically_gz(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   if (!is_gzip_path(path)) {
-    write_atomically(path, write);
+    io::write_atomically(path, write);
     return;
   }
-  write_atomically(path, [&](std::ostream& out) {
+  io::write_atomically(path, [&](std::ostream& out) {
     GzipStreambuf gzip(out);
     std::ostream compressed(&gzip);
     write(compressed);

@@ -40,7 +40,7 @@ class GzipStreambuf : public std::streambuf {
 // True when the path's last extension is ".gz".
 bool is_gzip_path(const std::filesystem::path& path);
 
-// write_atomically (report/atomic_file.h), gzip-compressed when the path ends in
+// write_atomically (io/atomic_file.h), gzip-compressed when the path ends in
 // ".gz". Kept apart from write_atomically so that the calibration harness, which
 // compiles atomic_file.cpp alone on GPU machines, needs no zlib.
 void write_atomically_gz(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);

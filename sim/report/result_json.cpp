@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace trainsim::report {
 
@@ -176,7 +176,7 @@ nlohmann::ordered_json result_json(const config::Scenario& s, const Metrics& m, 
 }
 
 void write_result(const std::filesystem::path& path, const nlohmann::ordered_json& result) {
-  write_atomically(path, [&](std::ostream& out) { out << result.dump(2) << '\n'; });
+  io::write_atomically(path, [&](std::ostream& out) { out << result.dump(2) << '\n'; });
 }
 
 }  // namespace trainsim::report

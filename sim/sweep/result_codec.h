@@ -1,6 +1,6 @@
 #pragma once
 // Point results as bytes, for evaluating a sweep across processes (the MPI task
-// farm, sim/sweep/mpi_farm.h): MessagePack keeps every double bit for bit, so
+// farm, sim/cli/mpi_farm.h): MessagePack keeps every double bit for bit, so
 // the collected results equal the ones a single process computes.
 #include <cstdint>
 #include <vector>

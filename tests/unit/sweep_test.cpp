@@ -147,7 +147,7 @@ TEST(SweepEvaluate, ResultsSurviveTheWireBitForBit) {
 }
 
 TEST(SweepEvaluate, ReplaysSurviveTheWireBitForBit) {
-  // The MPI farm sends replays back to rank 0 the same way (sweep/mpi_farm.h).
+  // The MPI farm sends replays back to rank 0 the same way (cli/mpi_farm.h).
   PointResult r;
   r.reliability = PointReliability{100, 1.0 / 3.0, 2.0 / 3.0, 0.5, 0.97, 12.5, 3600.0, std::nullopt, 1e-7};
   PointResult refused;

@@ -1,4 +1,4 @@
-#include "sweep/mpi_farm.h"
+#include "cli/mpi_farm.h"
 
 #include <mpi.h>
 

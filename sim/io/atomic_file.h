@@ -7,7 +7,7 @@
 #include <ostream>
 #include <stdexcept>
 
-namespace trainsim::report {
+namespace trainsim::io {
 
 class OutputError : public std::runtime_error {
  public:
@@ -17,4 +17,4 @@ class OutputError : public std::runtime_error {
 // Throws OutputError naming the file and the reason.
 void write_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
-}  // namespace trainsim::report
+}  // namespace trainsim::io

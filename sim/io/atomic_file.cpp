@@ -1,4 +1,4 @@
-#include "report/atomic_file.h"
+#include "io/atomic_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <string>
 #include <unistd.h>
 
-namespace trainsim::report {
+namespace trainsim::io {
 
 void write_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   namespace fs = std::filesystem;
@@ -31,4 +31,4 @@ void write_atomically(const std::filesystem::path& path, const std::function<voi
   }
 }
 
-}  // namespace trainsim::report
+}  // namespace trainsim::io
