@@ -13,8 +13,9 @@
 #include "execution/full_run.h"
 #include "execution/simulate.h"
 #include "io/atomic_file.h"
-#include "report/cluster_file.h"
+#include "scenario/cluster_file.h"
 #include "report/collective_table.h"
+#include "scenario/collective_options.h"
 #include "report/json_text.h"
 #include "report/metrics.h"
 #include "report/rank_list.h"
@@ -116,23 +117,23 @@ struct CollectiveOptions {
 
 // Validators run while CLI11 parses, so a bad value is a usage error (exit 2).
 std::string check_operation(const std::string& name) {
-  if (report::collective_kind_from_string(name)) return "";
+  if (scenario::collective_kind_from_string(name)) return "";
   return fmt::format("unknown operation \"{}\"; use all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, "
                      "reduce or send_recv (or nccl-tests' allreduce, allgather, ...)",
                      name);
 }
 
 std::string check_byte_size(const std::string& text) {
-  if (report::parse_byte_size(text)) return "";
+  if (scenario::parse_byte_size(text)) return "";
   return fmt::format("\"{}\" is not a size in bytes; e.g. 8, 64K, 128M, 8G (powers of 1024)", text);
 }
 
 int collective(const CollectiveOptions& o) {
-  const hw::ClusterSpec cluster = report::read_cluster_file(o.cluster);
+  const hw::ClusterSpec cluster = scenario::read_cluster_file(o.cluster);
   report::CollectiveTableOptions t;
-  t.kind = *report::collective_kind_from_string(o.op);
-  t.min_bytes = *report::parse_byte_size(o.min_bytes);
-  t.max_bytes = *report::parse_byte_size(o.max_bytes);
+  t.kind = *scenario::collective_kind_from_string(o.op);
+  t.min_bytes = *scenario::parse_byte_size(o.min_bytes);
+  t.max_bytes = *scenario::parse_byte_size(o.max_bytes);
   t.factor = o.factor;
   t.gpus = o.gpus;
   t.algorithm = *net::algorithm_from_string(o.algorithm);
@@ -207,7 +208,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"analytic", "flow"}))
       ->capture_default_str();
   coll_cmd->callback([&coll_opts] {
-    if (*report::parse_byte_size(coll_opts.min_bytes) > *report::parse_byte_size(coll_opts.max_bytes))
+    if (*scenario::parse_byte_size(coll_opts.min_bytes) > *scenario::parse_byte_size(coll_opts.max_bytes))
       throw CLI::ValidationError("--maxbytes", fmt::format("{} is below --minbytes {}", coll_opts.max_bytes,
                                                           coll_opts.min_bytes));
   });

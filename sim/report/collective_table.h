@@ -49,11 +49,6 @@ struct CollectiveTable {
   double average_busbw = 0.0;  // GB/s, over the rows, as nccl-tests' "Avg bus bandwidth"
 };
 
-// nccl-tests' operation names as well as trainsim's: "all_reduce" or "allreduce".
-std::optional<net::CollectiveKind> collective_kind_from_string(std::string_view name);
-// "8", "64K", "128M", "8G": bytes, the suffix a power of 1024 (nccl-tests' parsesize).
-std::optional<std::uint64_t> parse_byte_size(std::string_view text);
-
 // The first `gpus` ranks, node by node: one node's first `gpus` GPUs, or whole
 // nodes. Throws std::invalid_argument for a group of fewer than 2 GPUs, more
 // than the cluster has, or more than a node but not whole nodes.

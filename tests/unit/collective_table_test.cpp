@@ -9,12 +9,16 @@
 #include <stdexcept>
 #include <string>
 
-#include "report/cluster_file.h"
+#include "scenario/cluster_file.h"
+#include "scenario/collective_options.h"
 #include "report/collective_table.h"
 #include "scenario/errors.h"
 
 namespace trainsim::report {
 namespace {
+using scenario::collective_kind_from_string;
+using scenario::parse_byte_size;
+using scenario::parse_cluster_text;
 
 using ::testing::HasSubstr;
 using net::CollectiveKind;

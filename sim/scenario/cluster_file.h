@@ -9,12 +9,12 @@
 
 #include "hardware/cluster.h"
 
-namespace trainsim::report {
+namespace trainsim::scenario {
 
-// Throws scenario::ScenarioError naming the file and the JSON path as the user
+// Throws ScenarioError naming the file and the JSON path as the user
 // wrote it (a cluster-only file's keys sit at the top level, not under /cluster).
 hw::ClusterSpec read_cluster_file(const std::filesystem::path& path);
 // `file` names the source in messages.
 hw::ClusterSpec parse_cluster_text(std::string_view text, const std::string& file);
 
-}  // namespace trainsim::report
+}  // namespace trainsim::scenario

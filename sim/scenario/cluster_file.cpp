@@ -1,26 +1,22 @@
-#include "report/cluster_file.h"
+#include "scenario/cluster_file.h"
 
 #include <array>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "scenario/errors.h"
+#include "scenario/json_document.h"
 #include "scenario/presets.h"
 #include "scenario/reader.h"
 
-namespace trainsim::report {
+namespace trainsim::scenario {
 
 namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kMaxFileBytes = 64u << 20;  // the scenario reader's limit
 constexpr std::string_view kClusterPath = "/cluster";
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
@@ -55,7 +51,7 @@ json resolved_gpu(const json& cluster) {
   const json* name = gpu.is_string() ? &gpu : gpu.is_object() && gpu.contains("preset") ? &gpu.at("preset") : nullptr;
   if (name == nullptr) return gpu;
   if (!name->is_string()) return nullptr;
-  std::optional<json> preset = scenario::find_preset(scenario::PresetKind::kHardware, name->get<std::string>());
+  std::optional<json> preset = find_preset(PresetKind::kHardware, name->get<std::string>());
   if (!preset) return nullptr;
   if (gpu.is_object()) {
     json overrides = gpu;
@@ -99,7 +95,7 @@ std::string minimal_scenario(std::string_view cluster_text, const json& cluster)
 }
 
 // The message of `e` without the "<file>: <path>: " that ScenarioError put in front.
-std::string bare_message(const scenario::ScenarioError& e) {
+std::string bare_message(const ScenarioError& e) {
   std::string prefix;
   if (!e.file().empty()) prefix += e.file() + ": ";
   if (!e.json_path().empty()) prefix += e.json_path() + ": ";
@@ -110,24 +106,24 @@ std::string bare_message(const scenario::ScenarioError& e) {
 
 hw::ClusterSpec parse_cluster_only(std::string_view text, const json& cluster, const std::string& file) {
   try {
-    return scenario::parse_scenario_text(minimal_scenario(text, cluster), file).cluster;
-  } catch (const scenario::ScenarioError& e) {
+    return parse_scenario_text(minimal_scenario(text, cluster), file).cluster;
+  } catch (const ScenarioError& e) {
     if (!under_cluster(e.json_path())) throw;
     // The user's keys sit at the top level of their file: "/cluster/gpu" is "/gpu" there.
-    throw scenario::ScenarioError(file, e.json_path().substr(kClusterPath.size()), bare_message(e));
+    throw ScenarioError(file, e.json_path().substr(kClusterPath.size()), bare_message(e));
   }
 }
 
 hw::ClusterSpec parse_scenario_cluster(std::string_view text, const json& doc, const std::string& file) {
   try {
-    return scenario::parse_scenario_text(text, file).cluster;
-  } catch (const scenario::ScenarioError& e) {
+    return parse_scenario_text(text, file).cluster;
+  } catch (const ScenarioError& e) {
     if (e.json_path().empty() || under_cluster(e.json_path()) || !doc.contains("cluster")) throw;
   }
   // The scenario's other sections are not this command's business (a layout
   // `run` does not simulate yet, say): read its cluster alone.
   const json& cluster = doc.at("cluster");
-  return scenario::parse_scenario_text(minimal_scenario(cluster.dump(), cluster), file).cluster;
+  return parse_scenario_text(minimal_scenario(cluster.dump(), cluster), file).cluster;
 }
 
 }  // namespace
@@ -137,26 +133,12 @@ hw::ClusterSpec parse_cluster_text(std::string_view text, const std::string& fil
   const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   // Malformed JSON, or not an object: the reader's message (with its line,
   // column and hints) is the one to give.
-  if (doc.is_discarded() || !doc.is_object()) return scenario::parse_scenario_text(text, file).cluster;
+  if (doc.is_discarded() || !doc.is_object()) return parse_scenario_text(text, file).cluster;
   return is_scenario(doc) ? parse_scenario_cluster(text, doc, file) : parse_cluster_only(text, doc, file);
 }
 
 hw::ClusterSpec read_cluster_file(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec) && !ec)
-    throw scenario::ScenarioError(file, "", "an existing cluster or scenario file", "no such file");
-  if (std::filesystem::is_directory(path, ec))
-    throw scenario::ScenarioError(file, "", "a cluster or scenario file", "a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw scenario::ScenarioError(file, "", "a readable cluster or scenario file", std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  if (text.size() > kMaxFileBytes)
-    throw scenario::ScenarioError(file, "", fmt::format("a file of at most {} MiB", kMaxFileBytes >> 20),
-                                  fmt::format("{} bytes", text.size()));
-  return parse_cluster_text(text, file);
+  return parse_cluster_text(read_document_file(path, "cluster or scenario"), path.string());
 }
 
-}  // namespace trainsim::report
+}  // namespace trainsim::scenario
