@@ -1,7 +1,7 @@
 #pragma once
 // Lengths of unions of time intervals: a stream's busy time, and the time a second
-// stream adds to it (exposed communication = |compute U comm| - |compute|). Used by
-// the run's metrics (report) and the sweep's per-stream attribution alike.
+// stream adds to it (exposed communication = |compute U comm| - |compute|;
+// execution/rank_time.h).
 #include <utility>
 #include <vector>
 

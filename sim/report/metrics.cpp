@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "execution/intervals.h"
+#include "execution/rank_time.h"
 #include "execution/utilization.h"
 #include "hardware/calibration_profile.h"
 #include "hardware/power.h"
@@ -16,42 +16,16 @@ namespace trainsim::report {
 
 namespace {
 
-using exec::Interval;
-using exec::union_length;
-
 Breakdown breakdown_of(const exec::SimulationOutput& out, int rank) {
-  const auto& graph = out.iteration.graph;
-  std::vector<Interval> busy_compute;
-  std::vector<Interval> busy_comm;
-  core::Time compute = 0;
-  core::Time optimizer = 0;
-  for (const exec::Span& span : out.timeline.spans) {
-    const workload::Task& t = graph[span.task];
-    if (t.rank != rank) continue;
-    if (t.stream == workload::Stream::kCompute) {
-      busy_compute.emplace_back(span.start, span.end);
-      (t.category == workload::Category::kOptimizer ? optimizer : compute) += span.end - span.start;
-    } else {
-      busy_comm.emplace_back(span.start, span.end);
-    }
-  }
-  // Exposed communication: time some communication runs while the compute
-  // stream is idle = |compute U comm| - |compute|.
-  if (!std::is_sorted(busy_compute.begin(), busy_compute.end())) std::sort(busy_compute.begin(), busy_compute.end());
-  std::sort(busy_comm.begin(), busy_comm.end());
-  std::vector<Interval> both(busy_compute.size() + busy_comm.size());
-  std::merge(busy_compute.begin(), busy_compute.end(), busy_comm.begin(), busy_comm.end(), both.begin());
-  const core::Time busy = union_length(busy_compute);
-  const core::Time exposed = union_length(both) - busy;
+  const exec::RankTime t = exec::rank_time(out, rank);
   const double iters = out.iteration.iterations;
   Breakdown b;
-  b.compute = core::to_seconds(compute) / iters;
-  b.optimizer = core::to_seconds(optimizer) / iters;
-  b.exposed_communication = core::to_seconds(exposed) / iters;
+  b.compute = core::to_seconds(t.compute) / iters;
+  b.optimizer = core::to_seconds(t.optimizer) / iters;
+  b.exposed_communication = core::to_seconds(t.exposed) / iters;
   // Time with both streams idle. With a pipeline it is the bubble: the stage
   // waits for its neighbours (docs/model.md, "Pipeline schedules").
-  const double idle = core::to_seconds(out.timeline.makespan - union_length(std::move(both))) / iters;
-  (out.iteration.simulated_ranks.size() > 1 ? b.pipeline_bubble : b.other) = idle;
+  (out.iteration.simulated_ranks.size() > 1 ? b.pipeline_bubble : b.other) = core::to_seconds(t.idle) / iters;
   return b;
 }
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <utility>
 
-#include "execution/intervals.h"
+#include "execution/rank_time.h"
 #include "execution/simulate.h"
 #include "scenario/errors.h"
 #include "scenario/reader.h"
@@ -21,45 +21,15 @@ namespace trainsim::sweep {
 
 namespace {
 
-using exec::Interval;
-using exec::union_length;
-
-// Communication of each stream exposed on the rank compute_metrics() measures:
-// |compute U stream| - |compute|, per iteration; and the recomputation time.
+// Communication of each stream exposed on the rank compute_metrics() measures,
+// per iteration, and the recomputation time (exec::rank_time).
 void attribute(const exec::SimulationOutput& out, PointResult& r) {
-  const int rank = out.iteration.simulated_ranks.front();
-  const auto& graph = out.iteration.graph;
-  std::vector<Interval> compute;
-  std::vector<Interval> tp, dp, pp;
-  core::Time recompute = 0;
-  for (const exec::Span& span : out.timeline.spans) {
-    const workload::Task& t = graph[span.task];
-    if (t.rank != rank) continue;
-    switch (t.stream) {
-      case workload::Stream::kCompute:
-        compute.emplace_back(span.start, span.end);
-        if (t.category == workload::Category::kRecompute) recompute += span.end - span.start;
-        break;
-      case workload::Stream::kTpComm: tp.emplace_back(span.start, span.end); break;
-      case workload::Stream::kDpComm: dp.emplace_back(span.start, span.end); break;
-      default: pp.emplace_back(span.start, span.end); break;
-    }
-  }
-  if (!std::is_sorted(compute.begin(), compute.end())) std::sort(compute.begin(), compute.end());
-  const core::Time busy = union_length(compute);
+  const exec::RankTime t = exec::rank_time(out, out.iteration.simulated_ranks.front());
   const double iters = out.iteration.iterations;
-  // A lane's spans come in time order: merge instead of sorting.
-  const auto exposed = [&](std::vector<Interval> comm) {
-    if (comm.empty()) return 0.0;
-    if (!std::is_sorted(comm.begin(), comm.end())) std::sort(comm.begin(), comm.end());
-    std::vector<Interval> both(compute.size() + comm.size());
-    std::merge(compute.begin(), compute.end(), comm.begin(), comm.end(), both.begin());
-    return core::to_seconds(union_length(std::move(both)) - busy) / iters;
-  };
-  r.exposed_tp_s = exposed(std::move(tp));
-  r.exposed_dp_s = exposed(std::move(dp));
-  r.exposed_pp_s = exposed(std::move(pp));
-  r.recompute_s = core::to_seconds(recompute) / iters;
+  r.exposed_tp_s = core::to_seconds(t.exposed_tp) / iters;
+  r.exposed_dp_s = core::to_seconds(t.exposed_dp) / iters;
+  r.exposed_pp_s = core::to_seconds(t.exposed_other) / iters;
+  r.recompute_s = core::to_seconds(t.recompute) / iters;
 }
 
 void fill_layout(const config::Scenario& s, long long microbatches, PointResult& r) {
