@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include "cli/progress_bar.h"
 #include "cli/sweep_command.h"
 #include "cli/validate_command.h"
 #include "execution/full_run.h"
@@ -34,6 +35,7 @@ using namespace trainsim;
 
 constexpr int kExitError = 1;  // a scenario, simulation or output error
 constexpr int kExitUsage = 2;  // bad command-line arguments
+constexpr double kProgressDelayS = 1.0;  // a phase shorter than this shows no progress bar
 
 struct RunOptions {
   std::string scenario;
@@ -64,13 +66,21 @@ int run(const RunOptions& o) {
     ranks = o.trace_ranks.empty() ? report::default_trace_ranks(s.cluster.num_gpus(), s.cluster.gpus_per_node)
                                   : report::parse_rank_list(o.trace_ranks, s.cluster.num_gpus());
   }
-  const exec::SimulationOutput out = exec::simulate(s);
+  // A run that takes more than a second shows how far it is (the Megatron-LM 1T
+  // layout simulates for about 15 s on one core).
+  exec::SimulateOptions options;
+  cli::ProgressBar simulating(!o.quiet, kProgressDelayS);
+  options.progress = [&](double f) { simulating.update(f, fmt::format("simulating {:3.0f}%", 100.0 * f)); };
+  const exec::SimulationOutput out = exec::simulate(s, options);
+  simulating.finish();
   report::Metrics m = report::compute_metrics(s, out);
   double replay_s = 0.0;
   if (s.failures) {
-    const auto start = std::chrono::steady_clock::now();
-    report::add_reliability(m, exec::simulate_full_run(s, out));
-    replay_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    cli::ProgressBar replaying(!o.quiet, kProgressDelayS);
+    const auto progress = [&](double f) { replaying.update(f, fmt::format("monte carlo {:3.0f}%", 100.0 * f)); };
+    report::add_reliability(m, exec::simulate_full_run(s, out, progress));
+    replaying.finish();
+    replay_s = replaying.elapsed_s();
   }
   if (!o.quiet) {
     std::cout << report::summary_text(s, m);

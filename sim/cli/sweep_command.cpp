@@ -14,6 +14,7 @@
 #include <malloc.h>
 #endif
 
+#include "cli/progress_bar.h"
 #include "execution/full_run.h"
 #include "execution/simulate.h"
 #include "io/atomic_file.h"
@@ -35,34 +36,6 @@ namespace trainsim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A progress bar with ETA on stderr, only when stderr is a terminal: piped or
-// redirected output stays free of it (and byte-identical between runs).
-class ProgressBar {
- public:
-  ProgressBar(std::size_t total, bool enabled)
-      : total_(total), enabled_(enabled && isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
-  void update(std::size_t done) {
-    if (!enabled_) return;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double fraction = total_ > 0 ? static_cast<double>(done) / static_cast<double>(total_) : 1.0;
-    constexpr int kWidth = 30;
-    const int filled = static_cast<int>(fraction * kWidth);
-    const double eta = done > 0 ? elapsed * static_cast<double>(total_ - done) / static_cast<double>(done) : 0.0;
-    std::cerr << fmt::format("\r[{}{}] {}/{} points {:3.0f}%  {:.0f} points/s  ETA {}:{:02d} ",
-                             std::string(static_cast<std::size_t>(filled), '#'),
-                             std::string(static_cast<std::size_t>(kWidth - filled), '.'), done, total_,
-                             100.0 * fraction, elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0,
-                             static_cast<int>(eta) / 60, static_cast<int>(eta) % 60)
-              << std::flush;
-    if (done == total_) std::cerr << '\n';
-  }
-
- private:
-  std::size_t total_;
-  bool enabled_;
-  std::chrono::steady_clock::time_point start_;
-};
 
 int default_jobs() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
@@ -151,8 +124,13 @@ int SweepCommands::run(int* argc, char*** argv) {
     if (o.rank_by == "time") spec.objective = sweep::Objective::kTimeToTrain;
     sweep::Enumeration e = sweep::enumerate(spec);
     const std::size_t n = e.candidates.size();
-    ProgressBar bar(n, rank == 0 && !o.quiet);
-    const auto progress = [&bar](std::size_t done) { bar.update(done); };
+    cli::ProgressBar bar(rank == 0 && !o.quiet);
+    const auto progress = [&](std::size_t done) {
+      const double fraction = n > 0 ? static_cast<double>(done) / static_cast<double>(n) : 1.0;
+      const double elapsed = bar.elapsed_s();
+      bar.update(fraction, fmt::format("{}/{} points {:3.0f}%  {:.0f} points/s", done, n, 100.0 * fraction,
+                                       elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0));
+    };
     // Under failures, the best points of each cluster option are then replayed,
     // on every core (the Monte Carlo does not depend on the thread count).
     const int replay_threads = o.jobs > 0 ? o.jobs : default_jobs();
