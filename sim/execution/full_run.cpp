@@ -1,14 +1,13 @@
 #include "execution/full_run.h"
 
 #include <algorithm>
-#include <future>
-#include <map>
-#include <mutex>
+#include <atomic>
 #include <stdexcept>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "core/parallel.h"
 #include "execution/utilization.h"
 #include "hardware/power.h"
 #include "network/topology_builders.h"
@@ -140,9 +139,8 @@ FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutpu
   // the others wait for its answer.
   const int pp = s.parallel.pipeline;
   const long long stage_gpus = c.num_gpus() / pp;
-  std::mutex mutex;
-  std::map<StateKey, std::shared_future<faults::StatePerformance>> cache;
-  int simulated = 0;
+  core::OnceCache<StateKey, faults::StatePerformance> cache;
+  std::atomic<int> simulated{0};
   const auto simulate_state = [&](const faults::ClusterState& st, const std::vector<double>& per_stage) {
     config::Scenario v = s;
     if (st.degraded_link) v.cluster.inter_node.nic_bandwidth *= f.degraded_link_bandwidth;
@@ -170,31 +168,13 @@ FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutpu
     }
     const bool healthy_state = st.lost_replicas == 0 && !st.degraded_link &&
                                std::all_of(per_stage.begin(), per_stage.end(), [](double x) { return x == 0.0; });
-    std::promise<faults::StatePerformance> mine;
-    std::shared_future<faults::StatePerformance> answer;
-    bool ask = false;
-    {
-      const std::lock_guard lock(mutex);
-      StateKey key{st.lost_replicas, st.degraded_link, per_stage};
-      auto it = cache.find(key);
-      if (it == cache.end()) {
-        it = cache.emplace(std::move(key), mine.get_future().share()).first;
-        ask = true;
-        if (!healthy_state) ++simulated;
-      }
-      answer = it->second;
-    }
-    if (ask) {
-      try {
-        mine.set_value(simulate_state(st, per_stage));
-      } catch (...) {
-        mine.set_exception(std::current_exception());
-      }
-    }
-    return answer.get();
+    return cache.get(StateKey{st.lost_replicas, st.degraded_link, per_stage}, [&] {
+      if (!healthy_state) ++simulated;
+      return simulate_state(st, per_stage);
+    });
   };
   rep.monte_carlo = faults::monte_carlo(rc, oracle, f.seed, f.trials, f.threads, progress);
-  rep.states_simulated = simulated;
+  rep.states_simulated = simulated.load();
   return rep;
 }
 

@@ -1,18 +1,15 @@
 #include "faults/replay.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <future>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "core/parallel.h"
 #include "core/rng.h"
 
 namespace trainsim::faults {
@@ -398,43 +395,6 @@ class Trial {
   core::Time pending_run_ = 0;
 };
 
-// The oracle's answers, shared by the trials: one call per distinct state. The
-// first trial to need a state asks the oracle outside the lock, so trials on
-// other threads keep running (or ask for other states) meanwhile; a trial that
-// needs the same state waits for that answer. The oracle is a pure function of
-// the state, so which thread asks first never changes an answer.
-class StateCache {
- public:
-  explicit StateCache(const IterationOracle& oracle) : oracle_(oracle) {}
-  StatePerformance get(const ClusterState& s) {
-    std::promise<StatePerformance> mine;
-    std::shared_future<StatePerformance> answer;
-    bool ask = false;
-    {
-      const std::lock_guard lock(mutex_);
-      auto it = cache_.find(s);
-      if (it == cache_.end()) {
-        it = cache_.emplace(s, mine.get_future().share()).first;
-        ask = true;
-      }
-      answer = it->second;
-    }
-    if (ask) {
-      try {
-        mine.set_value(oracle_(s));
-      } catch (...) {
-        mine.set_exception(std::current_exception());
-      }
-    }
-    return answer.get();
-  }
-
- private:
-  const IterationOracle& oracle_;
-  std::mutex mutex_;
-  std::map<ClusterState, std::shared_future<StatePerformance>> cache_;
-};
-
 Percentiles percentiles(std::vector<double> v) {
   Percentiles p;
   if (v.empty()) return p;
@@ -472,8 +432,9 @@ TrialResult replay_trial(const ReplayConfig& c, const IterationOracle& oracle, s
 MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracle, std::uint64_t seed, int trials,
                              int threads, const std::function<void(double)>& progress) {
   if (trials < 1) throw std::invalid_argument("monte_carlo: trials must be at least 1");
-  StateCache cache(oracle);
-  const IterationOracle cached = [&cache](const ClusterState& s) { return cache.get(s); };
+  // The oracle's answers, shared by the trials: one call per distinct state.
+  core::OnceCache<ClusterState, StatePerformance> cache;
+  const IterationOracle cached = [&](const ClusterState& s) { return cache.get(s, [&] { return oracle(s); }); };
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int workers = std::clamp(threads > 0 ? threads : hw, 1, trials);
 
@@ -481,36 +442,21 @@ MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracl
   out.trials = trials;
   out.threads = workers;
   out.per_trial.resize(static_cast<std::size_t>(trials));
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(trials));
-  std::atomic<int> next{0};
+  // Progress once per finished trial (the GUI's bar moves by trials), one call at a time.
   std::mutex report_mutex;
   int done = 0;
-  auto work = [&] {
-    for (int i = next++; i < trials; i = next++) {
-      const auto k = static_cast<std::size_t>(i);
-      try {
-        out.per_trial[k] = replay_trial(c, cached, seed, static_cast<std::uint64_t>(i), i == 0);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-      if (progress) {
-        const std::lock_guard lock(report_mutex);
-        progress(static_cast<double>(++done) / trials);
-      }
+  const auto trial = [&](std::size_t k) {
+    const auto i = static_cast<int>(k);
+    out.per_trial[k] = replay_trial(c, cached, seed, static_cast<std::uint64_t>(i), i == 0);
+    if (progress) {
+      const std::lock_guard lock(report_mutex);
+      progress(static_cast<double>(++done) / trials);
     }
   };
-  if (workers == 1) {
-    work();
-  } else {
-    std::vector<std::jthread> pool;
-    pool.reserve(static_cast<std::size_t>(workers));
-    for (int w = 0; w < workers; ++w) pool.emplace_back(work);
-  }
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  core::parallel_for(static_cast<std::size_t>(trials), workers, trial);
 
   // Aggregates in trial order, so the thread count never changes a bit of them.
-  const StatePerformance healthy = cache.get(ClusterState{});
+  const StatePerformance healthy = cached(ClusterState{});
   out.ideal_time_s = core::to_seconds(ceil_div(c.train_tokens, healthy.tokens_per_iteration) * healthy.iteration_time);
   std::vector<double> wall;
   double interruptions = 0.0, interruptions_sq = 0.0;

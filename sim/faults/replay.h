@@ -155,7 +155,8 @@ struct MonteCarloResult {
 // thread count. Throws std::runtime_error when a trial passes the horizon.
 // `progress`, when given, is called with the fraction of trials done (never
 // decreasing, the last call with 1), one call at a time, from the threads that
-// run the trials.
+// run the trials (core::parallel_for). The oracle is asked once per distinct
+// state (core::OnceCache).
 MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracle, std::uint64_t seed, int trials,
                              int threads, const std::function<void(double)>& progress = {});
 

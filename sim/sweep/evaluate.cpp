@@ -1,15 +1,10 @@
 #include "sweep/evaluate.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <exception>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <utility>
 
+#include "core/parallel.h"
 #include "execution/rank_time.h"
 #include "execution/simulate.h"
 #include "scenario/errors.h"
@@ -130,41 +125,8 @@ PointResult evaluate_point(const SweepSpec& spec, const Point& p) {
 std::vector<PointResult> evaluate_points(const SweepSpec& spec, std::span<const Point> points, int threads,
                                          const std::function<void(std::size_t)>& progress) {
   std::vector<PointResult> results(points.size());
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> done{0};
-  std::mutex mutex;
-  std::condition_variable finished;
-  std::exception_ptr failure;
-  const auto work = [&] {
-    try {
-      for (std::size_t i = next++; i < points.size(); i = next++) {
-        results[i] = evaluate_point(spec, points[i]);
-        ++done;
-      }
-    } catch (...) {
-      const std::lock_guard lock(mutex);
-      if (!failure) failure = std::current_exception();
-      next = points.size();
-    }
-    const std::lock_guard lock(mutex);
-    finished.notify_all();
-  };
-  const int n = std::max(1, std::min<int>(threads, static_cast<int>(std::max<std::size_t>(points.size(), 1))));
-  {
-    std::vector<std::jthread> pool;
-    for (int t = 0; t < n; ++t) pool.emplace_back(work);
-    std::unique_lock lock(mutex);
-    while (done.load() < points.size() && !failure) {
-      finished.wait_for(lock, std::chrono::milliseconds(100));
-      if (progress) {
-        lock.unlock();
-        progress(done.load());
-        lock.lock();
-      }
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
-  if (progress) progress(done.load());
+  core::parallel_for(
+      points.size(), threads, [&](std::size_t i) { results[i] = evaluate_point(spec, points[i]); }, progress);
   return results;
 }
 
