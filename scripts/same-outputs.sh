@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 old=$(realpath "${1:?old trainsim binary}")
 new=$(realpath "${2:?new trainsim binary}")
 work=${3:-$(mktemp -d)}
-mkdir -p "$work/cases"
+mkdir -p "$work/cases" "$work/sweeps"
 
 # The ten Megatron rows as scenario files, with the settings the validation test uses.
 python3 - "$work/cases" <<'EOF'
@@ -67,7 +67,7 @@ check() {
   done
   if diff -r "$work/old/$name" "$work/new/$name" >"$work/$name.diff" 2>&1; then
     echo "same       $name ($(find "$work/new/$name" -type f | wc -l) files)"
-    rm -f "$work/$name.diff"
+    rm -rf "$work/$name.diff" "$work/old/$name" "$work/new/$name"  # the timelines run to gigabytes
   else
     echo "DIFFERENT  $name (see $work/$name.diff)"
     status=1
@@ -85,9 +85,33 @@ for op in all_reduce all_gather reduce_scatter all_to_all broadcast reduce send_
       --model "$model" -e 1G
   done
 done
-for f in scenarios/sweeps/*.json tests/integration/sweep_small.json tests/integration/sweep_small_failures.json; do
-  check "sweep-$(basename "$f" .json)" sweep "$here/$f" --out sweep --top 2 -j 2
-  check "plan-$(basename "$f" .json)" plan "$here/$f" --out plan.json -j 2
+# Two spaces whose points the scenario reader's layout checks reject for every reason
+# the enumeration does not prune first (CP on unfused attention, virtual stages,
+# the schedule, ZeRO, overlap_param_gather, MoE's sizes and sequence parallelism).
+cat >"$work/sweeps/rejections-dense.json" <<'JSON'
+{"name": "reader rejections",
+ "model": {"num_layers": 4, "hidden_size": 256, "ffn_hidden_size": 1024, "num_attention_heads": 4,
+           "num_query_groups": 4, "seq_length": 96, "vocab_size": 1000},
+ "training": {"global_batch_size": 16, "train_tokens": "1B", "attention_backend": "unfused"},
+ "clusters": [{"name": "8 A100", "gpu": "A100-SXM4-80GB", "num_nodes": 1}],
+ "space": {"tp": [1, 2], "pp": [1, 2, 4], "mbs": [1, 2], "zero_stage": [0, 2], "cp": [1, 2],
+           "num_layers_per_virtual_pipeline_stage": [null, 1, 8], "overlap_param_gather": [false, true],
+           "pipeline_schedule": ["1f1b", "interleaved_1f1b", "gpipe"]}}
+JSON
+cat >"$work/sweeps/rejections-moe.json" <<'JSON'
+{"name": "moe rejections",
+ "model": {"num_layers": 4, "hidden_size": 256, "ffn_hidden_size": 512, "num_attention_heads": 4,
+           "num_query_groups": 4, "seq_length": 64, "vocab_size": 1000, "num_experts": 4, "moe_router_topk": 2},
+ "training": {"global_batch_size": 32, "train_tokens": "1B"},
+ "clusters": [{"name": "8 H100", "gpu": "H100-SXM5-80GB", "num_nodes": 1}],
+ "space": {"tp": [1, 2], "ep": [1, 2, 4, 8], "mbs": [1], "zero_stage": [0, 3], "sequence_parallel": [false, true],
+           "cp": [1, 4]}}
+JSON
+for f in scenarios/sweeps/*.json tests/integration/sweep_small.json tests/integration/sweep_small_failures.json \
+  "$work"/sweeps/rejections-*.json; do
+  f=$(realpath "$f")
+  check "sweep-$(basename "$f" .json)" sweep "$f" --out sweep --top 2 -j 2
+  check "plan-$(basename "$f" .json)" plan "$f" --out plan.json -j 2
 done
 for f in tests/validation/h100/train-gpt2-*m.json tests/validation/h100/pytorch-*.run.json; do
   check "validate-$(basename "$f" .json)" validate --measured "$here/$f" \

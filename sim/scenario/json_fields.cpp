@@ -53,10 +53,11 @@ std::string_view si_unit(Dimension d) {
   return "";
 }
 
+}  // namespace
+
 std::string integer_range(long long min, long long max) {
   return fmt::format("an integer from {} to {}", min, max);
 }
-}  // namespace
 
 std::string json_pointer_escape(std::string_view key) {
   std::string out;

@@ -18,6 +18,9 @@ namespace trainsim::scenario {
 // A key as one step of an RFC 6901 JSON pointer ("~" -> "~0", "/" -> "~1").
 std::string json_pointer_escape(std::string_view key);
 
+// What an integer key in [min, max] expects, for messages ("an integer from 1 to 96").
+std::string integer_range(long long min, long long max);
+
 // A short rendering of a JSON value for messages ("\"fast\"", "-3", "an object").
 std::string describe_found(const nlohmann::json& value);
 

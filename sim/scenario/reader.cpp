@@ -43,7 +43,7 @@ std::optional<config::CalibrationSource> parse_calibration(const ObjectReader& r
 
 // Both readers: a scenario file's sections; without `with_parallelism` (a sweep's
 // base) the "parallelism" key is not allowed and each point brings its own
-// (parse_parallelism_for).
+// (check_parallelism).
 config::Scenario parse_root(const nlohmann::json& doc, const std::string& file, const ReadOptions& options,
                     bool with_parallelism) {
   std::vector<std::string_view> keys = {"name", "description", "cluster", "model", "training",
@@ -81,12 +81,6 @@ config::Scenario parse_scenario_text(std::string_view text, const std::string& f
 
 config::Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options) {
   return parse_root(doc, file, options, false);
-}
-
-workload::ParallelConfig parse_parallelism_for(const nlohmann::json& parallelism, const config::Scenario& base) {
-  const nlohmann::json doc = {{"parallelism", parallelism}};
-  const ObjectReader root(doc, base.source_file, "", {"parallelism"});
-  return parse_parallelism(root, base.cluster, base.model, base.training);
 }
 
 config::Scenario read_scenario_file(const std::filesystem::path& path, const ReadOptions& options) {

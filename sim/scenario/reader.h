@@ -27,9 +27,9 @@ config::Scenario parse_scenario_text(std::string_view text, const std::string& f
 
 // Strategy sweeps (sweep/, docs/sweep.md) read a scenario document once without
 // its "parallelism" (left at its defaults), then check each layout of their space
-// with parse_parallelism_for(): the same rules and errors as a scenario file's
-// "parallelism" section, against the base's cluster, model and training.
+// with check_parallelism() (layout_checks.h): the same checks and errors as a
+// scenario file's "parallelism" section, against the base's cluster, model and
+// training, on the typed layout.
 config::Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options = {});
-workload::ParallelConfig parse_parallelism_for(const nlohmann::json& parallelism, const config::Scenario& base);
 
 }  // namespace trainsim::scenario

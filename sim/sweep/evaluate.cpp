@@ -8,6 +8,7 @@
 #include "execution/rank_time.h"
 #include "execution/simulate.h"
 #include "scenario/errors.h"
+#include "scenario/layout_checks.h"
 #include "scenario/reader.h"
 #include "sweep/microbatch_extrapolation.h"
 #include "workload/memory.h"
@@ -52,7 +53,7 @@ config::Scenario scenario_of(const SweepSpec& spec, const Point& p) {
   const ClusterOption& option = spec.clusters[static_cast<std::size_t>(p.cluster)];
   config::Scenario s = option.base;
   s.training.micro_batch_size = p.micro_batch;
-  s.parallel = scenario::parse_parallelism_for(parallelism_json(p), s);
+  s.parallel = scenario::check_parallelism(parallel_config(p), p.schedule >= 0, s);
   s.simulation.network_model = p.network_model;
   s.name = option.name + ": " + layout_label(p);
   return s;

@@ -157,18 +157,25 @@ Enumeration enumerate(const SweepSpec& spec, std::uint64_t max_combinations) {
   return e;
 }
 
-nlohmann::json parallelism_json(const Point& p) {
-  nlohmann::json j = {{"tensor_model_parallel_size", p.tensor},  {"pipeline_model_parallel_size", p.pipeline},
-                      {"data_parallel_size", p.data},            {"context_parallel_size", p.context},
-                      {"expert_model_parallel_size", p.expert}};
-  if (p.virtual_stage > 0) j["num_layers_per_virtual_pipeline_stage"] = p.virtual_stage;
-  if (p.sequence_parallel >= 0) j["sequence_parallel"] = p.sequence_parallel == 1;
-  if (p.zero_stage >= 0) j["zero_stage"] = p.zero_stage;
-  if (p.recompute >= 0) j["recompute_granularity"] = kRecomputeNames[p.recompute];
-  if (p.schedule >= 0) j["pipeline_schedule"] = kScheduleNames[p.schedule];
-  if (p.overlap_grad_reduce >= 0) j["overlap_grad_reduce"] = p.overlap_grad_reduce == 1;
-  if (p.overlap_param_gather >= 0) j["overlap_param_gather"] = p.overlap_param_gather == 1;
-  return j;
+static_assert(static_cast<int>(workload::Recompute::kFull) == 2 &&
+              static_cast<int>(workload::PipelineSchedule::kInterleaved1F1B) == 2,
+              "kRecomputeNames and kScheduleNames index the enums");
+
+workload::ParallelConfig parallel_config(const Point& p) {
+  workload::ParallelConfig c;
+  c.tensor = p.tensor;
+  c.pipeline = p.pipeline;
+  c.data = p.data;
+  c.context = p.context;
+  c.expert = p.expert;
+  if (p.virtual_stage > 0) c.layers_per_virtual_stage = p.virtual_stage;
+  if (p.sequence_parallel >= 0) c.sequence_parallel = p.sequence_parallel == 1;
+  if (p.zero_stage >= 0) c.zero_stage = p.zero_stage;
+  if (p.recompute >= 0) c.recompute = static_cast<workload::Recompute>(p.recompute);
+  if (p.schedule >= 0) c.schedule = static_cast<workload::PipelineSchedule>(p.schedule);
+  if (p.overlap_grad_reduce >= 0) c.overlap_grad_reduce = p.overlap_grad_reduce == 1;
+  if (p.overlap_param_gather >= 0) c.overlap_param_gather = p.overlap_param_gather == 1;
+  return c;
 }
 
 std::string layout_label(const Point& p) {

@@ -51,8 +51,10 @@ struct Enumeration {
 // Throws std::length_error when the space has more than `max_combinations`.
 Enumeration enumerate(const SweepSpec& spec, std::uint64_t max_combinations = 100'000'000);
 
-// The point's "parallelism" section as a scenario file would write it.
-nlohmann::json parallelism_json(const Point& p);
+// The point's layout, the keys it does not give at the scenario reader's defaults
+// (not yet checked: scenario::check_parallelism). kRecomputeNames and
+// kScheduleNames list workload::Recompute and workload::PipelineSchedule in order.
+workload::ParallelConfig parallel_config(const Point& p);
 // "tp2 pp4 vpp3 dp8 mbs1 sp zero1 full 1f1b analytic" (keys not given are left out).
 std::string layout_label(const Point& p);
 

@@ -1,0 +1,247 @@
+#include "scenario/layout_checks.h"
+
+#include <array>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "scenario/errors.h"
+#include "scenario/json_fields.h"
+
+namespace trainsim::scenario {
+
+using workload::ParallelConfig;
+
+namespace {
+
+// "framework": "pytorch_eager" and "trainsim_train" are single programs (docs/model.md,
+// "PyTorch eager", "trainsim-train"): a GPT-2 block, and only the layouts they run.
+// Anything else would need kernels their op lists do not have (DDP's bucket copies,
+// gradient accumulation's adds, checkpointing, RMSNorm, rotary embeddings, ...).
+void check_gpt2_block(const std::string& file, const workload::ModelConfig& model, std::string_view framework) {
+  std::vector<std::string_view> unlike;
+  if (model.is_moe()) unlike.emplace_back("num_experts > 1");
+  if (model.swiglu) unlike.emplace_back("swiglu");
+  if (model.normalization != workload::Normalization::kLayerNorm) unlike.emplace_back("normalization RMSNorm");
+  if (model.position_embedding != workload::PositionEmbedding::kLearnedAbsolute)
+    unlike.emplace_back("position_embedding_type rope");
+  if (model.num_query_groups != model.num_attention_heads) unlike.emplace_back("num_query_groups != heads");
+  if (model.hidden_dropout > 0.0 || model.attention_dropout > 0.0) unlike.emplace_back("dropout > 0");
+  if (!unlike.empty())
+    throw ScenarioError(file, "/model",
+                        fmt::format("\"framework\": \"{}\" models a GPT-2 block (LayerNorm, GELU MLP, "
+                                    "learned positions, multi-head attention, no dropout); this model has {}",
+                                    framework, fmt::join(unlike, ", ")));
+}
+
+}  // namespace
+
+LayoutChecks::LayoutChecks(std::string file, const hw::ClusterSpec& cluster, const workload::ModelConfig& model,
+                           const workload::TrainingConfig& training, Fail fail)
+    : file_(std::move(file)), cluster_(cluster), model_(model), training_(training), fail_(std::move(fail)) {}
+
+void LayoutChecks::fail(std::string_view key, std::string message) const {
+  fail_(key, std::move(message));
+  throw std::logic_error("LayoutChecks: the fail function returned");
+}
+
+void LayoutChecks::model_parallel(const ParallelConfig& p) const {
+  const long long gpus = cluster_.num_gpus();
+  const long long mp = p.model_parallel_size();
+  if (gpus % mp == 0) return;
+  // Point at the size that does not divide the GPU count, else at the first one given.
+  const std::array<std::pair<std::string_view, int>, 3> sizes{{{"tensor_model_parallel_size", p.tensor},
+                                                               {"pipeline_model_parallel_size", p.pipeline},
+                                                               {"context_parallel_size", p.context}}};
+  std::string_view culprit;
+  for (const auto& [key, size] : sizes)
+    if (culprit.empty() && gpus % size != 0) culprit = key;
+  for (const auto& [key, size] : sizes)
+    if (culprit.empty() && size > 1) culprit = key;
+  if (culprit.empty()) culprit = "tensor_model_parallel_size";
+  fail(culprit, fmt::format("tensor ({}) x pipeline ({}) x context ({}) parallel = {} does not divide the {} GPUs",
+                            p.tensor, p.pipeline, p.context, mp, gpus));
+}
+
+void LayoutChecks::data_fills_cluster(const ParallelConfig& p) const {
+  const long long gpus = cluster_.num_gpus();
+  const long long mp = p.model_parallel_size();
+  if (p.data * mp != gpus)
+    fail("data_parallel_size",
+         fmt::format("tensor ({}) x pipeline ({}) x context ({}) x data ({}) parallel = {} but the cluster "
+                     "has {} GPUs; use \"auto\" or a matching size",
+                     p.tensor, p.pipeline, p.context, p.data, mp * p.data, gpus));
+}
+
+void LayoutChecks::sizes(const ParallelConfig& p) const {
+  const workload::ModelConfig& model = model_;
+  const workload::TrainingConfig& training = training_;
+  if (training.global_batch_size % (training.micro_batch_size * p.data) != 0)
+    throw ScenarioError(file_, "/training/global_batch_size",
+                        fmt::format("global_batch_size ({}) must be divisible by micro_batch_size ({}) x "
+                                    "data_parallel_size ({}) = {}",
+                                    training.global_batch_size, training.micro_batch_size, p.data,
+                                    training.micro_batch_size * p.data));
+  if (model.num_attention_heads % p.tensor != 0 || model.num_query_groups % p.tensor != 0)
+    fail("tensor_model_parallel_size",
+         fmt::format("tensor_model_parallel_size ({}) must divide num_attention_heads ({}) and "
+                     "num_query_groups ({})",
+                     p.tensor, model.num_attention_heads, model.num_query_groups));
+  if (p.pipeline > model.num_layers)
+    fail("pipeline_model_parallel_size",
+         fmt::format("pipeline_model_parallel_size ({}) exceeds num_layers ({})", p.pipeline, model.num_layers));
+  if (p.expert > 1 && (!model.is_moe() || model.num_experts % p.expert != 0))
+    fail("expert_model_parallel_size",
+         fmt::format("expert_model_parallel_size ({}) must divide num_experts ({})", p.expert, model.num_experts));
+  // Megatron-LM: experts are carved out of the data-parallel ranks.
+  if (p.expert > 1 && p.data % p.expert != 0)
+    fail("expert_model_parallel_size",
+         fmt::format("expert_model_parallel_size ({}) must divide data_parallel_size ({})", p.expert, p.data));
+  // Megatron-LM asserts sequence parallelism for MoE with tensor parallelism:
+  // the token dispatcher works on the sequence-split tokens.
+  if (model.is_moe() && p.tensor > 1 && !p.sequence_parallel)
+    fail("sequence_parallel", fmt::format("a mixture-of-experts model with tensor_model_parallel_size {} needs "
+                                          "\"sequence_parallel\": true (as Megatron-LM)",
+                                          p.tensor));
+  if (p.context > 1) {
+    // Load-balanced ring attention splits each sequence into 2 x cp chunks.
+    if (model.seq_length % (2LL * p.context) != 0)
+      fail("context_parallel_size",
+           fmt::format("context_parallel_size ({}) needs seq_length ({}) divisible by 2 x {} (the "
+                       "load-balanced ring splits each sequence into 2 cp chunks)",
+                       p.context, model.seq_length, p.context));
+    if (training.attention_backend != workload::AttentionBackend::kFlash)
+      fail("context_parallel_size",
+           "context parallelism runs ring attention on fused (flash) attention; set "
+           "training.attention_backend to \"flash\"");
+  }
+}
+
+void LayoutChecks::virtual_stage_range(const ParallelConfig& p) const {
+  if (!p.layers_per_virtual_stage) return;
+  const int v = *p.layers_per_virtual_stage;
+  if (v < 1 || v > model_.num_layers)
+    throw ScenarioError(file_, "/parallelism/num_layers_per_virtual_pipeline_stage",
+                        integer_range(1, model_.num_layers), describe_found(nlohmann::json(v)));
+}
+
+void LayoutChecks::schedule(const ParallelConfig& p) const {
+  if (!p.layers_per_virtual_stage) {
+    if (p.schedule == workload::PipelineSchedule::kInterleaved1F1B)
+      fail("pipeline_schedule", "\"interleaved_1f1b\" needs num_layers_per_virtual_pipeline_stage");
+    return;
+  }
+  // The fullest stage's layers (uneven splits leave the last virtual stages a layer short).
+  const long long per_stage = (model_.num_layers + p.pipeline - 1) / p.pipeline;
+  const long long chunks = per_stage / *p.layers_per_virtual_stage;
+  if (p.pipeline < 2 || per_stage % *p.layers_per_virtual_stage != 0 || model_.num_layers < chunks * p.pipeline)
+    fail("num_layers_per_virtual_pipeline_stage",
+         fmt::format("num_layers_per_virtual_pipeline_stage ({}) must divide the {} layers of each of "
+                     "at least 2 pipeline stages (num_layers {} / pipeline_model_parallel_size {}, "
+                     "rounded up)",
+                     *p.layers_per_virtual_stage, per_stage, model_.num_layers, p.pipeline));
+  const long long microbatches = workload::microbatches_per_replica(training_, p);
+  if (microbatches % p.pipeline != 0)
+    throw ScenarioError(file_, "/training/global_batch_size",
+                        fmt::format("the interleaved schedule needs the micro-batches per replica ({}) to be a "
+                                    "multiple of pipeline_model_parallel_size ({})",
+                                    microbatches, p.pipeline));
+}
+
+void LayoutChecks::zero(const ParallelConfig& p) const {
+  // ZeRO (docs/strategies.md, "ZeRO and the distributed optimizer"). With
+  // data_parallel_size 1 there is nothing to shard: any stage runs as stage 0.
+  // DeepSpeed refuses ZeRO-2/3 with its pipeline engine (gradients and parameters
+  // sharded across data-parallel ranks while micro-batches accumulate on stages).
+  if (p.zero_stage >= 3 && p.expert > 1)
+    fail("zero_stage", "zero_stage 3 with expert_model_parallel_size > 1 is not simulated; use zero_stage 1 "
+                       "or 2 (Megatron-LM's distributed optimizer shards expert states the same way)");
+  if (p.zero_stage >= 2 && p.pipeline > 1)
+    fail("zero_stage",
+         fmt::format("zero_stage {} shards gradients{} across data-parallel ranks, which DeepSpeed does "
+                     "not support with pipeline parallelism (pipeline_model_parallel_size {}); use "
+                     "zero_stage 1 (the distributed optimizer) or pipeline_model_parallel_size 1",
+                     p.zero_stage, p.zero_stage == 3 ? " and parameters" : "", p.pipeline));
+  if (p.overlap_param_gather && p.zero_stage == 0)
+    fail("overlap_param_gather",
+         "overlap_param_gather overlaps the all-gather of sharded parameters with the forward pass; it "
+         "needs zero_stage 1, 2 or 3 (with zero_stage 0 every rank keeps all parameters)");
+}
+
+void LayoutChecks::asynchronous(const ParallelConfig& p, std::string_view mode) const {
+  if (p.mode != workload::TrainingMode::kSync) {
+    if (p.zero_stage > 0)
+      fail("zero_stage", fmt::format("zero_stage {} shards states over a synchronous data-parallel group; "
+                                     "mode \"{}\" has none (use zero_stage 0)",
+                                     p.zero_stage, mode));
+    if (p.context > 1 || p.expert > 1)
+      fail("mode", fmt::format("mode \"{}\" runs data-parallel replicas without context or expert "
+                               "parallelism (context_parallel_size {}, expert_model_parallel_size {})",
+                               mode, p.context, p.expert));
+  }
+  if (p.mode == workload::TrainingMode::kAsyncPs && p.server_placement == workload::ServerPlacement::kColocated &&
+      p.num_servers > cluster_.num_gpus())
+    fail("num_servers", fmt::format("{} co-located parameter servers on {} GPUs: at most one per GPU "
+                                    "(or \"server_placement\": \"dedicated\")",
+                                    p.num_servers, cluster_.num_gpus()));
+}
+
+// The layouts the two single-program op lists model (docs/model.md, "PyTorch eager",
+// "trainsim-train"): no model parallelism, sharding, recomputation or asynchronous mode;
+// trainsim-train runs synchronous data-parallel replicas with gradient accumulation,
+// the PyTorch eager program one GPU and one optimizer step per micro-batch.
+void LayoutChecks::program(const ParallelConfig& p) const {
+  const workload::TrainingConfig& training = training_;
+  const bool eager = training.framework == workload::Framework::kPytorchEager;
+  const std::string_view name = eager ? "pytorch_eager" : "trainsim_train";
+  const std::string_view models = eager ? "one GPU without model parallelism, sharding or checkpointing"
+                                        : "data-parallel replicas without model parallelism, sharding or recomputation";
+  const auto parallel = [&](std::string_view key, bool ok, std::string_view what) {
+    if (!ok)
+      fail(key, fmt::format("\"framework\": \"{}\" models {}; {} is not modeled with it", name, models, what));
+  };
+  parallel("tensor_model_parallel_size", p.tensor == 1, "tensor parallelism");
+  parallel("pipeline_model_parallel_size", p.pipeline == 1, "pipeline parallelism");
+  parallel("context_parallel_size", p.context == 1, "context parallelism");
+  parallel("expert_model_parallel_size", p.expert == 1, "expert parallelism");
+  if (eager) parallel("data_parallel_size", p.data == 1, "data parallelism (DDP)");
+  parallel("zero_stage", p.zero_stage == 0, "ZeRO");
+  parallel("recompute_granularity", p.recompute == workload::Recompute::kNone, "activation recomputation");
+  parallel("mode", p.mode == workload::TrainingMode::kSync, "an asynchronous mode");
+  if (eager && training.global_batch_size != training.micro_batch_size)
+    throw ScenarioError(file_, "/training/global_batch_size",
+                        fmt::format("\"framework\": \"pytorch_eager\" models one optimizer step per micro-batch; "
+                                    "global_batch_size ({}) must equal micro_batch_size ({}) (gradient accumulation "
+                                    "is not modeled with it)",
+                                    training.global_batch_size, training.micro_batch_size));
+  check_gpt2_block(file_, model_, name);
+}
+
+workload::ParallelConfig check_parallelism(workload::ParallelConfig p, bool schedule_given,
+                                           const config::Scenario& base) {
+  const std::string& file = base.source_file;
+  const LayoutChecks check(file, base.cluster, base.model, base.training, [&](std::string_view key, std::string m) {
+    throw ScenarioError(file, "/parallelism/" + json_pointer_escape(key), std::move(m));
+  });
+  check.model_parallel(p);
+  check.data_fills_cluster(p);
+  check.sizes(p);
+  check.virtual_stage_range(p);
+  if (p.layers_per_virtual_stage) {
+    if (schedule_given && p.schedule != workload::PipelineSchedule::kInterleaved1F1B)
+      check.fail("pipeline_schedule", "num_layers_per_virtual_pipeline_stage needs \"interleaved_1f1b\"");
+    p.schedule = workload::PipelineSchedule::kInterleaved1F1B;
+  }
+  check.schedule(p);
+  check.zero(p);
+  check.asynchronous(p, p.mode == workload::TrainingMode::kSync      ? "sync"
+                        : p.mode == workload::TrainingMode::kAsyncPs ? "async_ps"
+                                                                     : "local_sgd");
+  if (base.training.framework != workload::Framework::kFused) check.program(p);
+  return p;
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,127 @@
+// Parses "parallelism": reads each key (types, ranges, "auto", aliases, keys that
+// belong to another mode) and runs the layout checks (layout_checks.h) as soon as
+// it has what each needs, so an error names the key as the user wrote it.
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "scenario/errors.h"
+#include "scenario/layout_checks.h"
+#include "scenario/parse_sections.h"
+
+namespace trainsim::scenario {
+
+namespace {
+
+constexpr long long kMaxParallel = 1'000'000;
+
+// The parallel sizes, data parallelism resolved from "auto".
+void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpus, workload::ParallelConfig& p) {
+  p.tensor = static_cast<int>(o.integer("tensor_model_parallel_size", 1, kMaxParallel, 1));
+  p.pipeline = static_cast<int>(o.integer("pipeline_model_parallel_size", 1, kMaxParallel, 1));
+  p.context = static_cast<int>(o.integer("context_parallel_size", 1, kMaxParallel, 1));
+  p.expert = static_cast<int>(o.integer("expert_model_parallel_size", 1, kMaxParallel, 1));
+  check.model_parallel(p);
+  const long long mp = p.model_parallel_size();
+  if (o.has_non_null("data_parallel_size") && o.raw("data_parallel_size").is_string()) {
+    if (o.raw("data_parallel_size") != "auto")
+      o.fail("data_parallel_size", "an integer or \"auto\"", o.raw("data_parallel_size"));
+    p.data = static_cast<int>(gpus / mp);
+  } else {
+    p.data = static_cast<int>(o.integer("data_parallel_size", 1, kMaxParallel, gpus / mp));
+    check.data_fills_cluster(p);
+  }
+  p.sequence_parallel = o.boolean("sequence_parallel", false);
+  check.sizes(p);
+}
+
+// Virtual stages, ZeRO, recomputation, overlaps and the pipeline schedule.
+void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check, const workload::ModelConfig& model,
+                                workload::ParallelConfig& p) {
+  if (o.has_non_null("num_layers_per_virtual_pipeline_stage"))
+    p.layers_per_virtual_stage =
+        static_cast<int>(o.integer("num_layers_per_virtual_pipeline_stage", 1, model.num_layers));
+  p.zero_stage = static_cast<int>(o.integer("zero_stage", 0, 3, 0));
+  const std::string recompute = o.has("recompute_granularity") && o.raw("recompute_granularity").is_null()
+                                    ? "none"
+                                    : o.choice("recompute_granularity", {"none", "selective", "full"}, "none");
+  p.recompute = recompute == "full"        ? workload::Recompute::kFull
+                : recompute == "selective" ? workload::Recompute::kSelective
+                                           : workload::Recompute::kNone;
+  p.overlap_grad_reduce = o.boolean("overlap_grad_reduce", false);
+  p.overlap_param_gather = o.boolean("overlap_param_gather", false);
+  const std::string schedule = o.choice("pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"}, "1f1b");
+  p.schedule = schedule == "gpipe"  ? workload::PipelineSchedule::kGpipe
+               : schedule == "1f1b" ? workload::PipelineSchedule::k1F1B
+                                    : workload::PipelineSchedule::kInterleaved1F1B;
+  // Megatron-LM runs the interleaved schedule whenever virtual stages are set.
+  if (p.layers_per_virtual_stage) {
+    if (o.has("pipeline_schedule") && p.schedule != workload::PipelineSchedule::kInterleaved1F1B)
+      o.fail_message("pipeline_schedule", "num_layers_per_virtual_pipeline_stage needs \"interleaved_1f1b\"");
+    p.schedule = workload::PipelineSchedule::kInterleaved1F1B;
+  }
+  check.schedule(p);
+}
+
+// The training mode and its keys.
+void parse_mode(const ObjectReader& o, const LayoutChecks& check, workload::ParallelConfig& p) {
+  const std::string mode = o.choice("mode", {"sync", "async_ps", "local_sgd"}, "sync");
+  p.mode = mode == "sync"       ? workload::TrainingMode::kSync
+           : mode == "async_ps" ? workload::TrainingMode::kAsyncPs
+                                : workload::TrainingMode::kLocalSgd;
+  if (o.has_non_null("ddp_bucket_size")) p.ddp_bucket_size = o.integer("ddp_bucket_size", 1, 1'000'000'000'000LL);
+  check.zero(p);
+  p.staleness = static_cast<int>(o.integer("staleness", 0, 1'000'000, 0));
+  p.num_servers = static_cast<int>(o.integer("num_servers", 1, kMaxParallel, 1));
+  p.server_placement = o.choice("server_placement", {"colocated", "dedicated"}, "colocated") == "dedicated"
+                           ? workload::ServerPlacement::kDedicated
+                           : workload::ServerPlacement::kColocated;
+  p.sync_period = static_cast<int>(o.integer("sync_period", 1, 1'000'000, 1));
+  // The asynchronous modes replace the data-parallel gradient reduction; keys of
+  // one mode given under another are a mistake worth naming.
+  const auto only_with = [&](std::string_view key, workload::TrainingMode needed, std::string_view mode_name) {
+    if (o.has(key) && p.mode != needed)
+      o.fail_message(key, fmt::format("{} applies to \"mode\": \"{}\" only (mode is \"{}\")", key, mode_name,
+                                      mode));
+  };
+  only_with("staleness", workload::TrainingMode::kAsyncPs, "async_ps");
+  only_with("num_servers", workload::TrainingMode::kAsyncPs, "async_ps");
+  only_with("server_placement", workload::TrainingMode::kAsyncPs, "async_ps");
+  only_with("sync_period", workload::TrainingMode::kLocalSgd, "local_sgd");
+  check.asynchronous(p, mode);
+}
+
+}  // namespace
+
+workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::ClusterSpec& cluster,
+                                           const workload::ModelConfig& model,
+                                           const workload::TrainingConfig& training) {
+  workload::ParallelConfig p;
+  const nlohmann::json empty = nlohmann::json::object();
+  const ObjectReader o =
+      root.has("parallelism")
+          ? root.object("parallelism",
+                        {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
+                         "context_parallel_size", "expert_model_parallel_size",
+                         "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage",
+                         "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
+                         "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",
+                         "sync_period"},
+                        {{"tp", "tensor_model_parallel_size"},
+                         {"pp", "pipeline_model_parallel_size"},
+                         {"dp", "data_parallel_size"},
+                         {"cp", "context_parallel_size"},
+                         {"ep", "expert_model_parallel_size"},
+                         {"vpp", "num_layers_per_virtual_pipeline_stage"}})
+          : ObjectReader(empty, root.file(), "/parallelism", {});
+  const LayoutChecks check(root.file(), cluster, model, training,
+                           [&o](std::string_view key, std::string message) { o.fail_message(key, std::move(message)); });
+  parse_sizes(o, check, cluster.num_gpus(), p);
+  parse_options_and_schedule(o, check, model, p);
+  parse_mode(o, check, p);
+  if (training.framework != workload::Framework::kFused) check.program(p);
+  return p;
+}
+
+}  // namespace trainsim::scenario
