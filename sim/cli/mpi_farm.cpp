@@ -48,7 +48,7 @@ class Dispenser {
   std::abort();
 }
 
-std::vector<PointResult> root(const Session& session, const SweepSpec& spec, std::span<const Point> points,
+std::vector<PointResult> root(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
                               int threads, const std::function<void(std::size_t)>& progress) {
   const std::size_t workers = static_cast<std::size_t>(session.size() - 1);
   // Small chunks balance the load; large ones save messages. Each rank gets about
@@ -111,7 +111,7 @@ std::vector<PointResult> root(const Session& session, const SweepSpec& spec, std
   return results;
 }
 
-void worker(const SweepSpec& spec, std::span<const Point> points, int threads) {
+void worker(const config::SweepSpec& spec, std::span<const Point> points, int threads) {
   std::vector<std::uint8_t> bytes;
   for (;;) {
     MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kTagRequest, MPI_COMM_WORLD);
@@ -124,7 +124,7 @@ void worker(const SweepSpec& spec, std::span<const Point> points, int threads) {
 
 }  // namespace
 
-void replay(const Session& session, const SweepSpec& spec, std::span<const Point> points,
+void replay(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
             std::vector<PointResult>& results, std::span<const std::size_t> rank0_selection, int threads) {
   std::vector<std::uint64_t> selection;
   if (session.rank() == 0) selection.assign(rank0_selection.begin(), rank0_selection.end());
@@ -192,7 +192,7 @@ Session::Session(int* argc, char*** argv) {
 
 Session::~Session() { MPI_Finalize(); }
 
-std::vector<PointResult> farm(const Session& session, const SweepSpec& spec, std::span<const Point> points,
+std::vector<PointResult> farm(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
                               int threads, const std::function<void(std::size_t)>& progress) {
   if (session.size() == 1) return evaluate_points(spec, points, threads, progress);
   if (session.rank() == 0) return root(session, spec, points, threads, progress);

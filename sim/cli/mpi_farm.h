@@ -34,7 +34,7 @@ class Session {
 // Evaluates `points` over every rank, `threads` threads each. Returns all the
 // results in the order of `points` on rank 0 and nothing on the others.
 // `progress(done)` runs on rank 0 only.
-std::vector<PointResult> farm(const Session& session, const SweepSpec& spec, std::span<const Point> points,
+std::vector<PointResult> farm(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
                               int threads, const std::function<void(std::size_t)>& progress);
 
 // Under failures: rank 0's `selection` (replay_selection() of its `results`;
@@ -42,7 +42,7 @@ std::vector<PointResult> farm(const Session& session, const SweepSpec& spec, std
 // replayed across the ranks, the k-th point on rank k mod size with `threads`
 // threads, and rank 0 collects each replay into `results`. Each replay is the
 // same Monte Carlo on whichever rank runs it, so the output equals one process's.
-void replay(const Session& session, const SweepSpec& spec, std::span<const Point> points,
+void replay(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
             std::vector<PointResult>& results, std::span<const std::size_t> selection, int threads);
 
 }  // namespace trainsim::sweep::mpi

@@ -22,11 +22,11 @@
 #include "report/rank_list.h"
 #include "report/result_json.h"
 #include "report/timeline_writer.h"
+#include "scenario/sweep_spec_reader.h"
 #include "sweep/evaluate.h"
 #include "sweep/outcome.h"
 #include "sweep/reliability.h"
 #include "sweep/space.h"
-#include "sweep/spec.h"
 #ifdef TRAINSIM_WITH_MPI
 #include "cli/mpi_farm.h"
 #endif
@@ -52,7 +52,7 @@ void keep_freed_memory() {
 }
 
 // The top points re-simulated in full: result, timeline and trace files.
-void write_top(const sweep::SweepSpec& spec, const sweep::Outcome& o, int top, const fs::path& dir) {
+void write_top(const config::SweepSpec& spec, const sweep::Outcome& o, int top, const fs::path& dir) {
   if (top <= 0 || o.ranking.empty()) return;
   fs::create_directories(dir);
   for (std::size_t k = 0; k < o.ranking.size() && k < static_cast<std::size_t>(top); ++k) {
@@ -119,9 +119,9 @@ int SweepCommands::run(int* argc, char*** argv) {
   (void)argv;
 #endif
   try {
-    sweep::SweepSpec spec = sweep::read_sweep_spec(o.spec);
-    if (o.rank_by == "cost") spec.objective = sweep::Objective::kCost;
-    if (o.rank_by == "time") spec.objective = sweep::Objective::kTimeToTrain;
+    config::SweepSpec spec = scenario::read_sweep_spec(o.spec);
+    if (o.rank_by == "cost") spec.objective = config::Objective::kCost;
+    if (o.rank_by == "time") spec.objective = config::Objective::kTimeToTrain;
     sweep::Enumeration e = sweep::enumerate(spec);
     const std::size_t n = e.candidates.size();
     cli::ProgressBar bar(rank == 0 && !o.quiet);

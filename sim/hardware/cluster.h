@@ -36,10 +36,24 @@ struct IntraNodeFabric {
   double ring_buffer = 4.0 * 1024.0 * 1024.0;
 };
 
-// A cable of a custom topology: endpoints are switch names or "node<N>.nic<R>".
+// A NIC of the cluster: NIC `rail` of node `node` ("node<N>.nic<R>" in a scenario).
+struct NicId {
+  int node = 0;
+  int rail = 0;
+};
+
+// One end of a custom cable: a NIC, or a switch (every other name; a switch exists
+// once named). The scenario reader types the ends, so the network builds from
+// `nic` and reads no text.
+struct CableEnd {
+  std::string name;          // as written: the switch's name, and for messages
+  std::optional<NicId> nic;  // set when the end is a NIC
+};
+
+// A cable of a custom topology.
 struct CustomLink {
-  std::string a;
-  std::string b;
+  CableEnd a;
+  CableEnd b;
   double bandwidth = 0.0;  // B/s per direction
   double latency = 0.0;    // s
 };

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -55,22 +55,16 @@ std::string fat_tree_text(const TopologyPlan& p, int radix) {
                      p.leaves, p.spines, p.cores);
 }
 
-// A custom topology's end: a NIC ("node<N>.nic<R>", checked against the
-// cluster) or a switch (any other name). Returns false for a switch.
-bool parse_nic(const hw::ClusterSpec& c, const std::string& name, std::size_t i, const char* end, int& node,
-               int& rail) {
-  char tail = 0;
-  if (std::sscanf(name.c_str(), "node%d.nic%d%c", &node, &rail, &tail) == 2) {
-    if (node < 0 || node >= c.num_nodes || rail < 0 || rail >= c.inter_node.nics_per_node)
-      throw TopologyError(fmt::format("inter_node/links/{}/{}", i, end),
-                          fmt::format("\"{}\" names no NIC: nodes are 0..{}, NICs 0..{}", name, c.num_nodes - 1,
-                                      c.inter_node.nics_per_node - 1));
-    return true;
-  }
-  if (name.rfind("node", 0) == 0)
+// The NIC a custom cable's end is, or none for a switch. The scenario reader has
+// checked the NICs of a file against the cluster; a cluster built in code is
+// checked here.
+std::optional<hw::NicId> nic_of(const hw::ClusterSpec& c, const hw::CableEnd& e, std::size_t i, const char* end) {
+  if (e.nic && (e.nic->node < 0 || e.nic->node >= c.num_nodes || e.nic->rail < 0 ||
+                e.nic->rail >= c.inter_node.nics_per_node))
     throw TopologyError(fmt::format("inter_node/links/{}/{}", i, end),
-                        fmt::format("\"{}\": NICs are written node<N>.nic<R>, e.g. node0.nic0", name));
-  return false;
+                        fmt::format("\"{}\" names no NIC: nodes are 0..{}, NICs 0..{}", e.name, c.num_nodes - 1,
+                                    c.inter_node.nics_per_node - 1));
+  return e.nic;
 }
 
 // Every cable joins two different ends, at most one of them a NIC, and every NIC
@@ -79,18 +73,17 @@ void check_custom(const hw::ClusterSpec& c) {
   std::vector<int> cables(static_cast<std::size_t>(c.num_nodes) * static_cast<std::size_t>(c.inter_node.nics_per_node), 0);
   for (std::size_t i = 0; i < c.inter_node.custom_links.size(); ++i) {
     const hw::CustomLink& l = c.inter_node.custom_links[i];
-    int node_a = 0, rail_a = 0, node_b = 0, rail_b = 0;
-    const bool nic_a = parse_nic(c, l.a, i, "a", node_a, rail_a);
-    const bool nic_b = parse_nic(c, l.b, i, "b", node_b, rail_b);
-    if (l.a == l.b) throw TopologyError(fmt::format("inter_node/links/{}", i), "a cable between two different ends");
+    const std::optional<hw::NicId> nic_a = nic_of(c, l.a, i, "a");
+    const std::optional<hw::NicId> nic_b = nic_of(c, l.b, i, "b");
+    if (l.a.name == l.b.name)
+      throw TopologyError(fmt::format("inter_node/links/{}", i), "a cable between two different ends");
     if (nic_a && nic_b)
       throw TopologyError(fmt::format("inter_node/links/{}", i), "a NIC cabled to a switch, not to another NIC");
     if (nic_a || nic_b) {
-      const int node = nic_a ? node_a : node_b;
-      const int rail = nic_a ? rail_a : rail_b;
-      if (++cables[static_cast<std::size_t>(node * c.inter_node.nics_per_node + rail)] > 1)
+      const hw::NicId nic = nic_a ? *nic_a : *nic_b;
+      if (++cables[static_cast<std::size_t>(nic.node * c.inter_node.nics_per_node + nic.rail)] > 1)
         throw TopologyError(fmt::format("inter_node/links/{}", i),
-                            fmt::format("node{}.nic{} cabled twice; a NIC has one port", node, rail));
+                            fmt::format("node{}.nic{} cabled twice; a NIC has one port", nic.node, nic.rail));
     }
   }
   for (std::size_t n = 0; n < cables.size(); ++n)
@@ -327,19 +320,16 @@ void build_dragonfly(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& 
 
 void build_custom(Topology& t, const hw::ClusterSpec& c) {
   std::map<std::string, VertexId> switches;
-  auto vertex = [&](const std::string& name, std::size_t i, const char* end) -> VertexId {
-    int node = 0;
-    int rail = 0;
-    if (parse_nic(c, name, i, end, node, rail)) return t.nic(node, rail);
-    auto [it, fresh] = switches.try_emplace(name, 0);
-    if (fresh) it->second = t.add_switch(1, name);
+  auto vertex = [&](const hw::CableEnd& e) -> VertexId {
+    if (e.nic) return t.nic(e.nic->node, e.nic->rail);
+    auto [it, fresh] = switches.try_emplace(e.name, 0);
+    if (fresh) it->second = t.add_switch(1, e.name);
     return it->second;
   };
   const double eff = c.inter_node.bandwidth_efficiency;
-  for (std::size_t i = 0; i < c.inter_node.custom_links.size(); ++i) {
-    const hw::CustomLink& l = c.inter_node.custom_links[i];
-    const VertexId a = vertex(l.a, i, "a");
-    const VertexId b = vertex(l.b, i, "b");
+  for (const hw::CustomLink& l : c.inter_node.custom_links) {
+    const VertexId a = vertex(l.a);
+    const VertexId b = vertex(l.b);
     const bool nic_end = t.vertex(a).kind == VertexKind::kNic || t.vertex(b).kind == VertexKind::kNic;
     t.add_cable(a, b, l.bandwidth * eff, l.latency, nic_end ? LinkKind::kNicCable : LinkKind::kFabric);
   }

@@ -9,6 +9,7 @@
 
 #include "hardware/precision.h"
 #include "network/topology_builders.h"
+#include "scenario/cable_ends.h"
 #include "scenario/did_you_mean.h"
 #include "scenario/errors.h"
 #include "scenario/parse_sections.h"
@@ -147,8 +148,8 @@ void parse_inter_node(const ObjectReader& o, hw::InterNodeNetwork& n) {
       const ObjectReader l(links[i], o.file(), o.path_of("links") + "/" + std::to_string(i),
                            {"a", "b", "bandwidth", "latency"});
       hw::CustomLink cable;
-      cable.a = l.text("a");
-      cable.b = l.text("b");
+      cable.a.name = l.text("a");
+      cable.b.name = l.text("b");
       cable.bandwidth = l.quantity("bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth, n.nic_bandwidth);
       cable.latency = l.quantity("latency", Dimension::kTime, 0.0, kMaxLatency, 0.0);
       if (!(cable.bandwidth > 0.0))
@@ -231,8 +232,12 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   if (!(cluster.inter_node.nic_bandwidth > 0.0) && cluster.num_nodes > 1)
     throw ScenarioError(c.file(), inter + "/nic_bandwidth", "a NIC bandwidth (the GPU has no platform default)",
                         "none");
-  if (cluster.inter_node.topology == "custom" && cluster.inter_node.custom_links.empty() && cluster.num_nodes > 1)
-    throw ScenarioError(c.file(), inter + "/links", "the cables of the custom topology (inter_node \"links\")", "none");
+  if (cluster.inter_node.topology == "custom" && cluster.num_nodes > 1) {
+    if (cluster.inter_node.custom_links.empty())
+      throw ScenarioError(c.file(), inter + "/links", "the cables of the custom topology (inter_node \"links\")",
+                          "none");
+    type_cable_ends(cluster, c.file(), inter + "/links");
+  }
   // Sizes and feasibility of the fabric now, so a bad layout names its field.
   try {
     (void)net::plan_topology(cluster);

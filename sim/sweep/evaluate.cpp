@@ -33,8 +33,8 @@ void fill_layout(const config::Scenario& s, long long microbatches, PointResult&
   r.num_microbatches = microbatches;
   r.zero_stage = s.parallel.zero_stage;
   r.sequence_parallel = s.parallel.sequence_parallel;
-  r.recompute = kRecomputeNames[static_cast<int>(s.parallel.recompute)];
-  r.schedule = kScheduleNames[static_cast<int>(s.parallel.schedule)];
+  r.recompute = config::kRecomputeNames[static_cast<int>(s.parallel.recompute)];
+  r.schedule = config::kScheduleNames[static_cast<int>(s.parallel.schedule)];
   r.virtual_stage = s.parallel.layers_per_virtual_stage.value_or(0);
 }
 
@@ -49,8 +49,8 @@ std::string_view to_string(Status s) {
   return "rejected";
 }
 
-config::Scenario scenario_of(const SweepSpec& spec, const Point& p) {
-  const ClusterOption& option = spec.clusters[static_cast<std::size_t>(p.cluster)];
+config::Scenario scenario_of(const config::SweepSpec& spec, const Point& p) {
+  const config::ClusterOption& option = spec.clusters[static_cast<std::size_t>(p.cluster)];
   config::Scenario s = option.base;
   s.training.micro_batch_size = p.micro_batch;
   s.parallel = scenario::check_parallelism(parallel_config(p), p.schedule >= 0, s);
@@ -85,7 +85,7 @@ void time_point(const config::Scenario& s, PointResult& r) {
   attribute(out, r);
 }
 
-PointResult evaluate_point(const SweepSpec& spec, const Point& p) {
+PointResult evaluate_point(const config::SweepSpec& spec, const Point& p) {
   PointResult r;
   r.id = p.id;
   config::Scenario s;
@@ -123,7 +123,7 @@ PointResult evaluate_point(const SweepSpec& spec, const Point& p) {
   return r;
 }
 
-std::vector<PointResult> evaluate_points(const SweepSpec& spec, std::span<const Point> points, int threads,
+std::vector<PointResult> evaluate_points(const config::SweepSpec& spec, std::span<const Point> points, int threads,
                                          const std::function<void(std::size_t)>& progress) {
   std::vector<PointResult> results(points.size());
   core::parallel_for(

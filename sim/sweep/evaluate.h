@@ -76,7 +76,7 @@ struct PointResult {
 };
 
 // The scenario of a point; throws what the scenario reader throws for a layout it rejects.
-config::Scenario scenario_of(const SweepSpec& spec, const Point& p);
+config::Scenario scenario_of(const config::SweepSpec& spec, const Point& p);
 
 // Times a point's scenario by one full simulation: sets status (kEvaluated), the
 // iteration time, rates, breakdown, memory peak and exposed communication of `r`.
@@ -89,12 +89,12 @@ void set_rates(const report::Metrics& m, PointResult& r);
 // Never throws for a point the library rejects: that is a kRejected result.
 // With the spec's extrapolate_microbatches a point with many micro-batches is
 // timed from three short runs (sweep/microbatch_extrapolation.h).
-PointResult evaluate_point(const SweepSpec& spec, const Point& p);
+PointResult evaluate_point(const config::SweepSpec& spec, const Point& p);
 
 // Every point, on `threads` threads; results in the order of `points`.
 // `progress(done)` is called from the calling thread about ten times a second
 // and once at the end.
-std::vector<PointResult> evaluate_points(const SweepSpec& spec, std::span<const Point> points, int threads,
+std::vector<PointResult> evaluate_points(const config::SweepSpec& spec, std::span<const Point> points, int threads,
                                          const std::function<void(std::size_t)>& progress = {});
 
 std::string_view to_string(Status s);

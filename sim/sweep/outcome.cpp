@@ -67,8 +67,8 @@ ojson reliability_json(const PointResult& r) {
 }
 
 // The result file's keys (DESIGN.md, "Result file") a sweep point has.
-ojson point_json(const SweepSpec& spec, const Point& p, const PointResult& r) {
-  const ClusterOption& c = spec.clusters[static_cast<std::size_t>(p.cluster)];
+ojson point_json(const config::SweepSpec& spec, const Point& p, const PointResult& r) {
+  const config::ClusterOption& c = spec.clusters[static_cast<std::size_t>(p.cluster)];
   ojson j;
   j["id"] = p.id;
   j["cluster"] = c.name;
@@ -111,7 +111,7 @@ bool listed(const PointResult& r) { return r.status != Status::kRejected; }
 
 }  // namespace
 
-Outcome summarize(const SweepSpec& spec, Enumeration enumeration, std::vector<PointResult> results) {
+Outcome summarize(const config::SweepSpec& spec, Enumeration enumeration, std::vector<PointResult> results) {
   Outcome o;
   o.combinations = enumeration.combinations;
   o.points = std::move(enumeration.candidates);
@@ -132,7 +132,7 @@ Outcome summarize(const SweepSpec& spec, Enumeration enumeration, std::vector<Po
   return o;
 }
 
-std::string points_csv(const SweepSpec& spec, const Outcome& o) {
+std::string points_csv(const config::SweepSpec& spec, const Outcome& o) {
   std::string out =
       "id,cluster,status,network_model,tp,pp,vpp,cp,ep,dp,micro_batch_size,num_microbatches,sequence_parallel,"
       "zero_stage,recompute_granularity,pipeline_schedule,num_gpus,iteration_time_s,tokens_per_s,"
@@ -148,7 +148,7 @@ std::string points_csv(const SweepSpec& spec, const Outcome& o) {
     const PointResult& r = o.results[i];
     if (!listed(r)) continue;
     const Point& p = o.points[i];
-    const ClusterOption& c = spec.clusters[static_cast<std::size_t>(p.cluster)];
+    const config::ClusterOption& c = spec.clusters[static_cast<std::size_t>(p.cluster)];
     const bool timed = r.status == Status::kEvaluated;
     const auto t = [&](double v) { return timed ? number(v) : std::string(); };
     std::string name = c.name;
@@ -179,7 +179,7 @@ std::string points_csv(const SweepSpec& spec, const Outcome& o) {
   return out;
 }
 
-ojson sweep_json(const SweepSpec& spec, const Outcome& o) {
+ojson sweep_json(const config::SweepSpec& spec, const Outcome& o) {
   ojson j;
   j["sweep"] = spec.name;
   j["objective"] = to_string(spec.objective);
@@ -193,7 +193,7 @@ ojson sweep_json(const SweepSpec& spec, const Outcome& o) {
                  {"pruned", pruned},
                  {"pruned_examples", examples}};
   ojson clusters = ojson::array();
-  for (const ClusterOption& c : spec.clusters)
+  for (const config::ClusterOption& c : spec.clusters)
     clusters.push_back({{"name", c.name},
                         {"gpu", c.base.cluster.gpu.name},
                         {"num_nodes", c.base.cluster.num_nodes},
@@ -221,7 +221,7 @@ ojson sweep_json(const SweepSpec& spec, const Outcome& o) {
   return j;
 }
 
-std::string sweep_table(const SweepSpec& spec, const Outcome& o, std::size_t show) {
+std::string sweep_table(const config::SweepSpec& spec, const Outcome& o, std::size_t show) {
   std::string out = fmt::format("trainsim sweep: {}\n\n", spec.name);
   std::uint64_t pruned = 0;
   for (const auto& [reason, count] : o.pruned) pruned += count;
@@ -276,7 +276,7 @@ std::string sweep_table(const SweepSpec& spec, const Outcome& o, std::size_t sho
   return out;
 }
 
-std::vector<PlanRow> plan(const SweepSpec& spec, const Outcome& o) {
+std::vector<PlanRow> plan(const config::SweepSpec& spec, const Outcome& o) {
   std::vector<PlanRow> rows(spec.clusters.size());
   for (std::size_t c = 0; c < rows.size(); ++c) rows[c].cluster = c;
   for (std::size_t i = 0; i < o.results.size(); ++i) {
@@ -291,7 +291,7 @@ std::vector<PlanRow> plan(const SweepSpec& spec, const Outcome& o) {
   return rows;
 }
 
-ojson plan_json(const SweepSpec& spec, const Outcome& o) {
+ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
   ojson j;
   j["plan"] = spec.name;
   j["objective"] = to_string(spec.objective);
@@ -306,7 +306,7 @@ ojson plan_json(const SweepSpec& spec, const Outcome& o) {
   }
   ojson options = ojson::array();
   for (const PlanRow& row : plan(spec, o)) {
-    const ClusterOption& c = spec.clusters[row.cluster];
+    const config::ClusterOption& c = spec.clusters[row.cluster];
     ojson e;
     e["cluster"] = c.name;
     e["gpu"] = c.base.cluster.gpu.name;
@@ -352,7 +352,7 @@ ojson plan_json(const SweepSpec& spec, const Outcome& o) {
   return j;
 }
 
-std::string plan_table(const SweepSpec& spec, const Outcome& o) {
+std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
   const bool failures = spec.failures_modeled();
   std::string out =
       failures ? fmt::format("trainsim plan: {} (best layout per cluster by p50 {} under failures: the best {} by "
@@ -372,7 +372,7 @@ std::string plan_table(const SweepSpec& spec, const Outcome& o) {
   out += fmt::format("{:<{}}  {:<{}} {:>10} {:>10} {:>10} {:>10} {:>6}  {}{}\n", "cluster", name_width, "best layout",
                      layout_width, "iteration", "p50", "p90", "cost", "MWh", "bottleneck", failures ? "  goodput" : "");
   for (const PlanRow& row : rows) {
-    const ClusterOption& c = spec.clusters[row.cluster];
+    const config::ClusterOption& c = spec.clusters[row.cluster];
     if (!row.best) {
       out += fmt::format("{:<{}}  {:<{}} (no layout fits: {} too large for memory)\n", c.name, name_width, "-",
                          layout_width, row.does_not_fit);

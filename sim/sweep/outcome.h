@@ -27,13 +27,13 @@ struct Outcome {
 };
 
 // Collects the results (in id order) with the enumeration's counts.
-Outcome summarize(const SweepSpec& spec, Enumeration enumeration, std::vector<PointResult> results);
+Outcome summarize(const config::SweepSpec& spec, Enumeration enumeration, std::vector<PointResult> results);
 
 // Every evaluated and every too-large point, by id.
-std::string points_csv(const SweepSpec& spec, const Outcome& o);
-nlohmann::ordered_json sweep_json(const SweepSpec& spec, const Outcome& o);
+std::string points_csv(const config::SweepSpec& spec, const Outcome& o);
+nlohmann::ordered_json sweep_json(const config::SweepSpec& spec, const Outcome& o);
 // Counts, the best `show` points and the Pareto front, as text.
-std::string sweep_table(const SweepSpec& spec, const Outcome& o, std::size_t show);
+std::string sweep_table(const config::SweepSpec& spec, const Outcome& o, std::size_t show);
 
 // Per cluster option: its best point by the objective (none when nothing fits).
 struct PlanRow {
@@ -42,8 +42,8 @@ struct PlanRow {
   std::uint64_t evaluated = 0;
   std::uint64_t does_not_fit = 0;
 };
-std::vector<PlanRow> plan(const SweepSpec& spec, const Outcome& o);
-nlohmann::ordered_json plan_json(const SweepSpec& spec, const Outcome& o);
-std::string plan_table(const SweepSpec& spec, const Outcome& o);
+std::vector<PlanRow> plan(const config::SweepSpec& spec, const Outcome& o);
+nlohmann::ordered_json plan_json(const config::SweepSpec& spec, const Outcome& o);
+std::string plan_table(const config::SweepSpec& spec, const Outcome& o);
 
 }  // namespace trainsim::sweep

@@ -8,19 +8,19 @@
 namespace trainsim::sweep {
 
 namespace {
-std::optional<double> failure_free_objective(const PointResult& r, Objective o) {
-  return o == Objective::kCost ? r.cost_usd : r.time_to_train_s;
+std::optional<double> failure_free_objective(const PointResult& r, config::Objective o) {
+  return o == config::Objective::kCost ? r.cost_usd : r.time_to_train_s;
 }
 }  // namespace
 
-std::optional<double> objective_of(const PointResult& r, Objective o) {
+std::optional<double> objective_of(const PointResult& r, config::Objective o) {
   if (r.reliability)
-    return o == Objective::kCost ? r.reliability->cost_p50_usd
-                                 : std::optional<double>(r.reliability->time_to_train_p50_s);
+    return o == config::Objective::kCost ? r.reliability->cost_p50_usd
+                                         : std::optional<double>(r.reliability->time_to_train_p50_s);
   return failure_free_objective(r, o);
 }
 
-std::vector<std::size_t> rank(std::span<const PointResult> results, Objective objective) {
+std::vector<std::size_t> rank(std::span<const PointResult> results, config::Objective objective) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < results.size(); ++i)
     if (results[i].status == Status::kEvaluated && objective_of(results[i], objective)) order.push_back(i);

@@ -12,12 +12,12 @@ namespace trainsim::sweep {
 
 // The value a point is ranked on: its failure-free time-to-train or cost, or,
 // when it was replayed under failures, the p50 of the replay's trials.
-std::optional<double> objective_of(const PointResult& r, Objective objective);
+std::optional<double> objective_of(const PointResult& r, config::Objective objective);
 
 // Indices of the evaluated results with a value for the objective, best first
 // (least time-to-train or cost), ties broken by id. Points replayed under
 // failures come first, by their p50; the others follow by their failure-free value.
-std::vector<std::size_t> rank(std::span<const PointResult> results, Objective objective);
+std::vector<std::size_t> rank(std::span<const PointResult> results, config::Objective objective);
 
 // A point to put on the front: time and cost, both to be minimized.
 struct TimeCost {

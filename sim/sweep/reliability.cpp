@@ -17,7 +17,7 @@ double nearest_rank(std::vector<double> v, double q) {
   return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
 }
 
-std::vector<std::size_t> replay_selection(const SweepSpec& spec, std::span<const Point> points,
+std::vector<std::size_t> replay_selection(const config::SweepSpec& spec, std::span<const Point> points,
                                           std::span<const PointResult> results) {
   std::vector<std::size_t> out;
   if (!spec.failures_modeled()) return out;
@@ -56,7 +56,7 @@ PointReliability reliability_of(const exec::FullRunReport& rep) {
 
 }  // namespace
 
-void replay_points(const SweepSpec& spec, std::span<const Point> points, std::span<PointResult> results,
+void replay_points(const config::SweepSpec& spec, std::span<const Point> points, std::span<PointResult> results,
                    std::span<const std::size_t> selection, int threads,
                    const std::function<void(std::size_t)>& progress) {
   std::size_t done = 0;

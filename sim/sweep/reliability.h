@@ -16,13 +16,13 @@ namespace trainsim::sweep {
 // Indices into `results` (ascending) of the points to replay: per cluster option,
 // the first K of rank(results, objective) (failure-free objective, ties by id),
 // K = spec.replay_top_k. Empty when the spec has no "failures" section.
-std::vector<std::size_t> replay_selection(const SweepSpec& spec, std::span<const Point> points,
+std::vector<std::size_t> replay_selection(const config::SweepSpec& spec, std::span<const Point> points,
                                           std::span<const PointResult> results);
 
 // Fills `reliability` (or `replay_error`) of the selected results: each point is
 // simulated again and replayed on `threads` threads (the Monte Carlo result does
 // not depend on the thread count). `progress(done)` after each point.
-void replay_points(const SweepSpec& spec, std::span<const Point> points, std::span<PointResult> results,
+void replay_points(const config::SweepSpec& spec, std::span<const Point> points, std::span<PointResult> results,
                    std::span<const std::size_t> selection, int threads,
                    const std::function<void(std::size_t)>& progress = {});
 

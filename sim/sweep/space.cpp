@@ -33,7 +33,7 @@ bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.
 
 // "auto": every value that is valid on its own for this cluster and model
 // (docs/sweep.md, "auto"); combinations are checked in enumerate().
-ResolvedSpace resolve(const Space& space, const config::Scenario& base) {
+ResolvedSpace resolve(const config::Space& space, const config::Scenario& base) {
   const long long gpus = base.cluster.num_gpus();
   const workload::ModelConfig& m = base.model;
   ResolvedSpace r;
@@ -67,11 +67,11 @@ ResolvedSpace resolve(const Space& space, const config::Scenario& base) {
   return r;
 }
 
-Enumeration enumerate(const SweepSpec& spec, std::uint64_t max_combinations) {
+Enumeration enumerate(const config::SweepSpec& spec, std::uint64_t max_combinations) {
   Enumeration e;
-  const Space& sp = spec.space;
+  const config::Space& sp = spec.space;
   std::vector<ResolvedSpace> spaces;
-  for (const ClusterOption& c : spec.clusters) {
+  for (const config::ClusterOption& c : spec.clusters) {
     spaces.push_back(resolve(sp, c.base));
     const ResolvedSpace& r = spaces.back();
     const std::uint64_t n = sp.network_model.size() * r.tensor.size() * r.pipeline.size() * r.virtual_stage.size() *
@@ -186,8 +186,8 @@ std::string layout_label(const Point& p) {
   s += fmt::format(" dp{} mbs{}", p.data, p.micro_batch);
   if (p.sequence_parallel == 1) s += " sp";
   if (p.zero_stage > 0) s += fmt::format(" zero{}", p.zero_stage);
-  if (p.recompute >= 0) s += fmt::format(" rc:{}", kRecomputeNames[p.recompute]);
-  if (p.schedule >= 0) s += fmt::format(" {}", kScheduleNames[p.schedule]);
+  if (p.recompute >= 0) s += fmt::format(" rc:{}", config::kRecomputeNames[p.recompute]);
+  if (p.schedule >= 0) s += fmt::format(" {}", config::kScheduleNames[p.schedule]);
   if (p.overlap_grad_reduce == 1) s += " ogr";
   if (p.overlap_param_gather == 1) s += " opg";
   s += p.network_model == config::NetworkModel::kFlow ? " flow" : " analytic";

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sweep/spec.h"
+#include "config/sweep_spec.h"
 
 namespace trainsim::sweep {
 
@@ -31,7 +31,7 @@ struct ResolvedSpace {
   std::vector<long long> tensor, pipeline, context, expert, micro_batch, virtual_stage;
   std::optional<std::vector<long long>> data;  // none: derived, GPUs / (tp x pp x cp)
 };
-ResolvedSpace resolve(const Space& space, const config::Scenario& base);
+ResolvedSpace resolve(const config::Space& space, const config::Scenario& base);
 
 // Reasons of the cheap pruning, in the order they are checked (docs/sweep.md).
 inline constexpr const char* kPruneGpus = "tp x pp x cp does not divide the GPUs";
@@ -49,7 +49,7 @@ struct Enumeration {
 };
 
 // Throws std::length_error when the space has more than `max_combinations`.
-Enumeration enumerate(const SweepSpec& spec, std::uint64_t max_combinations = 100'000'000);
+Enumeration enumerate(const config::SweepSpec& spec, std::uint64_t max_combinations = 100'000'000);
 
 // The point's layout, the keys it does not give at the scenario reader's defaults
 // (not yet checked: scenario::check_parallelism). kRecomputeNames and

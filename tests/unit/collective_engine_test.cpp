@@ -14,7 +14,9 @@
 namespace trainsim::net {
 namespace {
 
+using testing::nic_end;
 using testing::round_cluster;
+using testing::switch_end;
 
 constexpr double kS = 1e9;  // bytes
 
@@ -181,9 +183,10 @@ TEST(CollectiveEngine, OversubscribedSpineSlowsACrossLeafRingByItsRatio) {
 TEST(CollectiveEngine, TwoJobsSharingASpineEachSeeHalf) {
   // Nodes 0, 1 on switch A, nodes 2, 3 on switch B, one 50 GB/s cable between.
   hw::ClusterSpec cl = round_cluster(4, 1, 1, "custom");
-  cl.inter_node.custom_links = {{"node0.nic0", "A", 50e9, 0.0}, {"node1.nic0", "A", 50e9, 0.0},
-                                {"node2.nic0", "B", 50e9, 0.0}, {"node3.nic0", "B", 50e9, 0.0},
-                                {"A", "B", 50e9, 0.0}};
+  cl.inter_node.custom_links = {
+      {nic_end(0, 0), switch_end("A"), 50e9, 0.0}, {nic_end(1, 0), switch_end("A"), 50e9, 0.0},
+      {nic_end(2, 0), switch_end("B"), 50e9, 0.0}, {nic_end(3, 0), switch_end("B"), 50e9, 0.0},
+      {switch_end("A"), switch_end("B"), 50e9, 0.0}};
   const Topology t = build_topology(cl);
   CollectivePlanner p(t);
   using Groups = std::vector<std::vector<long long>>;

@@ -1,6 +1,10 @@
 #pragma once
 // Clusters with round figures for hand-derived network tests: NVLink 400 GB/s,
 // NICs 50 GB/s, every efficiency 1, 2 us per step inside a node, 10 us between.
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "hardware/cluster.h"
 
 namespace trainsim::testing {
@@ -22,5 +26,11 @@ inline hw::ClusterSpec round_cluster(int nodes, int gpus_per_node, int nics_per_
   c.inter_node.switch_radix = radix;
   return c;
 }
+
+// A custom cable's ends, as the scenario reader types "node<N>.nic<R>" and switch names.
+inline hw::CableEnd nic_end(int node, int rail) {
+  return {"node" + std::to_string(node) + ".nic" + std::to_string(rail), hw::NicId{node, rail}};
+}
+inline hw::CableEnd switch_end(std::string name) { return {std::move(name), std::nullopt}; }
 
 }  // namespace trainsim::testing

@@ -446,6 +446,22 @@ TEST(ScenarioReader, IntegralFloatsAreIntegers) {
   EXPECT_EQ(s.training.global_batch_size, 16);
 }
 
+TEST(ScenarioReader, CustomCableEndsAreTyped) {
+  const config::Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 2, "inter_node": {"topology": "custom",
+      "nics_per_node": 1, "links": [{"a": "node0.nic0", "b": "sw"}, {"a": "sw", "b": "node1.nic0"}]}},
+      "training": {"global_batch_size": 16}})"));
+  const std::vector<hw::CustomLink>& links = s.cluster.inter_node.custom_links;
+  ASSERT_EQ(links.size(), 2u);
+  ASSERT_TRUE(links[0].a.nic.has_value());
+  EXPECT_EQ(links[0].a.nic->node, 0);
+  EXPECT_EQ(links[0].a.nic->rail, 0);
+  EXPECT_EQ(links[0].b.name, "sw");
+  EXPECT_FALSE(links[0].b.nic.has_value());
+  ASSERT_TRUE(links[1].b.nic.has_value());
+  EXPECT_EQ(links[1].b.nic->node, 1);
+  EXPECT_EQ(links[1].b.name, "node1.nic0");
+}
+
 TEST(ScenarioReader, LargestClusterIsAccepted) {
   // A million NICs need a 3-tier fat tree of radix 256 (at most 256^3 / 4).
   const config::Scenario s = parse_ok(patched(R"({"cluster": {"num_nodes": 1000000, "gpus_per_node": 1,

@@ -13,14 +13,17 @@
 
 #include "core/time.h"
 #include "scenario/errors.h"
+#include "scenario/sweep_spec_reader.h"
 #include "sweep/evaluate.h"
 #include "sweep/microbatch_extrapolation.h"
 #include "sweep/space.h"
-#include "sweep/spec.h"
 #include "workload/parallel_config.h"
 
 namespace trainsim::sweep {
 namespace {
+
+using config::SweepSpec;
+using scenario::parse_sweep_spec;
 
 // A 4-layer model with 4 heads on one 8-GPU A100 node.
 std::string spec_text(const std::string& space, long long global_batch, const std::string& extra = "") {

@@ -8,16 +8,19 @@
 
 #include "core/time.h"
 #include "scenario/errors.h"
+#include "scenario/sweep_spec_reader.h"
 #include "sweep/evaluate.h"
 #include "sweep/outcome.h"
 #include "sweep/ranking.h"
 #include "sweep/reliability.h"
 #include "sweep/space.h"
-#include "sweep/spec.h"
 #include "workload/parameters.h"
 
 namespace trainsim::sweep {
 namespace {
+
+using config::SweepSpec;
+using scenario::parse_sweep_spec;
 
 // A 4-layer model with 4 heads; global batch 8 of 128 tokens; 1M tokens is 977
 // iterations. Cluster options: one and two 8-GPU A100 nodes.

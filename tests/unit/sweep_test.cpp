@@ -7,15 +7,19 @@
 #include <vector>
 
 #include "scenario/errors.h"
+#include "scenario/sweep_spec_reader.h"
 #include "sweep/evaluate.h"
 #include "sweep/outcome.h"
 #include "sweep/ranking.h"
 #include "sweep/result_codec.h"
 #include "sweep/space.h"
-#include "sweep/spec.h"
 
 namespace trainsim::sweep {
 namespace {
+
+using config::Objective;
+using config::SweepSpec;
+using scenario::parse_sweep_spec;
 
 // A 4-layer model with 4 heads on one 8-GPU A100 node; global batch 8.
 std::string spec_text(const std::string& space, const std::string& extra_cluster = "") {

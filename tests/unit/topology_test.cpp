@@ -11,7 +11,9 @@
 namespace trainsim::net {
 namespace {
 
+using testing::nic_end;
 using testing::round_cluster;
+using testing::switch_end;
 
 TEST(Topology, NodeLinksCarryTheNvlinkFiguresAndHalfAStepEach) {
   const Topology t = build_topology(round_cluster(1, 8, 8));
@@ -162,7 +164,8 @@ TEST(Topology, DragonflyGroupsAreAtMostThreeHopsApart) {
 
 TEST(Topology, CustomEdgeListNeedsACableForEveryNic) {
   hw::ClusterSpec c = round_cluster(2, 1, 1, "custom");
-  c.inter_node.custom_links = {{"node0.nic0", "sw", 50e9, 1e-6}, {"node1.nic0", "sw", 25e9, 1e-6}};
+  c.inter_node.custom_links = {{nic_end(0, 0), switch_end("sw"), 50e9, 1e-6},
+                               {nic_end(1, 0), switch_end("sw"), 25e9, 1e-6}};
   const Topology t = build_topology(c);
   const Router r(t);
   std::vector<std::uint32_t> path;
@@ -177,7 +180,8 @@ TEST(Topology, CustomEdgeListNeedsACableForEveryNic) {
     EXPECT_EQ(e.field(), "inter_node/links");
     EXPECT_NE(std::string(e.what()).find("node1.nic0"), std::string::npos);
   }
-  c.inter_node.custom_links = {{"node0.nic0", "sw", 50e9, 0.0}, {"node7.nic0", "sw", 50e9, 0.0}};
+  c.inter_node.custom_links = {{nic_end(0, 0), switch_end("sw"), 50e9, 0.0},
+                               {nic_end(7, 0), switch_end("sw"), 50e9, 0.0}};
   EXPECT_THROW((void)build_topology(c), TopologyError);
 }
 

@@ -1,22 +1,25 @@
 #pragma once
 // A strategy-sweep spec (docs/sweep.md): a model, its training budget, cluster
-// options to compare and the space of parallel layouts to search on each.
-#include <filesystem>
-#include <optional>
+// options to compare and the space of parallel layouts to search on each. Plain
+// data, like the scenario (config/scenario.h): the reader fills it
+// (scenario/sweep_spec_reader.h), the sweep enumerates and ranks from it.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/scenario.h"
 
-namespace trainsim::sweep {
+namespace trainsim::config {
 
 enum class Objective { kTimeToTrain, kCost };
+
+inline std::string_view to_string(Objective o) { return o == Objective::kCost ? "cost" : "time_to_train"; }
 
 // One cluster to compare: a scenario without its layout (scenario/reader.h,
 // parse_scenario_base), read once.
 struct ClusterOption {
   std::string name;
-  config::Scenario base;
+  Scenario base;
 };
 
 // The values one key of "space" takes. Sizes are integers; a missing key leaves
@@ -38,7 +41,7 @@ struct Space {
   std::vector<int> zero_stage{-1};         // -1 or 0..3
   std::vector<int> recompute{-1};          // -1 or an index into kRecomputeNames
   std::vector<int> schedule{-1};           // -1 or an index into kScheduleNames
-  std::vector<config::NetworkModel> network_model{config::NetworkModel::kAnalytic};
+  std::vector<NetworkModel> network_model{NetworkModel::kAnalytic};
   std::vector<int> overlap_grad_reduce{-1};
   std::vector<int> overlap_param_gather{-1};
 };
@@ -61,11 +64,4 @@ struct SweepSpec {
   [[nodiscard]] bool failures_modeled() const { return !clusters.empty() && clusters.front().base.failures; }
 };
 
-// Throws scenario::ScenarioError naming the file, the JSON path, what was
-// expected and what was found (clusters are read by the scenario reader).
-SweepSpec read_sweep_spec(const std::filesystem::path& path);
-SweepSpec parse_sweep_spec(std::string_view text, const std::string& file);
-
-std::string_view to_string(Objective o);
-
-}  // namespace trainsim::sweep
+}  // namespace trainsim::config

@@ -1,22 +1,23 @@
-#include "sweep/spec.h"
+#include "scenario/sweep_spec_reader.h"
 
 #include <algorithm>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <span>
 #include <string_view>
 #include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "scenario/errors.h"
 #include "scenario/json_document.h"
 #include "scenario/json_fields.h"
 #include "scenario/reader.h"
 
-namespace trainsim::sweep {
+namespace trainsim::scenario {
 
 namespace {
 
 using nlohmann::json;
-using scenario::ScenarioError;
 
 constexpr long long kMaxSize = 1'000'000;
 constexpr long long kMaxBatch = 1'000'000'000;
@@ -39,7 +40,7 @@ class SpaceReader {
   SpaceReader(const json& space, std::string file) : space_(space), file_(std::move(file)) {}
 
   [[noreturn]] void fail(std::string_view key, const std::string& expected, const json& found) const {
-    throw ScenarioError(file_, "/space/" + std::string(key), expected, scenario::describe_found(found));
+    throw ScenarioError(file_, "/space/" + std::string(key), expected, describe_found(found));
   }
   const json* find(std::string_view key) const {
     const auto it = space_.find(std::string(key));
@@ -49,8 +50,8 @@ class SpaceReader {
     if (v.is_array() && v.empty()) fail(key, "a value, a non-empty list of values or \"auto\"", v);
   }
 
-  IntAxis sizes(std::string_view key, long long max, bool allow_null = false) const {
-    IntAxis axis;
+  config::IntAxis sizes(std::string_view key, long long max, bool allow_null = false) const {
+    config::IntAxis axis;
     const json* v = find(key);
     if (v == nullptr) return axis;
     check_list(key, *v);
@@ -124,9 +125,9 @@ class SpaceReader {
 // "space" with its aliases spelled out; unknown keys get the reader's did-you-mean.
 json canonical_space(const json& doc, const std::string& file) {
   if (!doc.contains("space")) return json::object();
-  const scenario::ObjectReader o(doc, file, "",
-                                 {"name", "description", "model", "training", "clusters", "space", "simulation",
-                                  "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches"});
+  const ObjectReader o(doc, file, "",
+                       {"name", "description", "model", "training", "clusters", "space", "simulation",
+                        "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches"});
   // Checks that "space" is an object of known keys (did-you-mean for typos).
   o.object("space",
                {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
@@ -146,10 +147,10 @@ json canonical_space(const json& doc, const std::string& file) {
   return out;
 }
 
-Space parse_space(const json& doc, const std::string& file) {
+config::Space parse_space(const json& doc, const std::string& file) {
   const json space = canonical_space(doc, file);
   const SpaceReader r(space, file);
-  Space s;
+  config::Space s;
   s.tensor = r.sizes("tensor_model_parallel_size", kMaxSize);
   s.pipeline = r.sizes("pipeline_model_parallel_size", kMaxSize);
   s.data = r.sizes("data_parallel_size", kMaxSize);
@@ -168,8 +169,8 @@ Space parse_space(const json& doc, const std::string& file) {
   if (!space.contains("num_layers_per_virtual_pipeline_stage")) s.virtual_stage.values = {0};
   s.sequence_parallel = r.flags("sequence_parallel");
   s.zero_stage = r.zero_stages();
-  s.recompute = r.choices("recompute_granularity", kRecomputeNames);
-  s.schedule = r.choices("pipeline_schedule", kScheduleNames);
+  s.recompute = r.choices("recompute_granularity", config::kRecomputeNames);
+  s.schedule = r.choices("pipeline_schedule", config::kScheduleNames);
   s.overlap_grad_reduce = r.flags("overlap_grad_reduce");
   s.overlap_param_gather = r.flags("overlap_param_gather");
   constexpr const char* kNetworkNames[] = {"analytic", "flow"};
@@ -184,11 +185,11 @@ Space parse_space(const json& doc, const std::string& file) {
 
 // The cluster options: each entry of "clusters" is a scenario "cluster" with a
 // "name"; a list of "num_nodes" makes one option per node count.
-std::vector<ClusterOption> parse_clusters(const json& doc, const std::string& file) {
+std::vector<config::ClusterOption> parse_clusters(const json& doc, const std::string& file) {
   const auto it = doc.find("clusters");
   if (it == doc.end() || !it->is_array() || it->empty())
     throw ScenarioError(file, "/clusters", "a non-empty list of clusters (scenario \"cluster\" objects with a \"name\")",
-                        it == doc.end() ? "nothing" : scenario::describe_found(*it));
+                        it == doc.end() ? "nothing" : describe_found(*it));
   json base = json::object();
   for (const char* key : {"model", "training", "simulation", "calibration", "failures"})
     if (doc.contains(key)) base[key] = doc[key];
@@ -202,11 +203,11 @@ std::vector<ClusterOption> parse_clusters(const json& doc, const std::string& fi
   if (base.contains("simulation") && base["simulation"].is_object() && base["simulation"].contains("network_model"))
     throw ScenarioError(file, "/simulation/network_model",
                         "network_model is swept: give it in \"space\" (\"analytic\", \"flow\", a list or \"auto\")");
-  std::vector<ClusterOption> out;
+  std::vector<config::ClusterOption> out;
   for (std::size_t i = 0; i < it->size(); ++i) {
     const json& c = (*it)[i];
     const std::string path = fmt::format("/clusters/{}", i);
-    if (!c.is_object()) throw ScenarioError(file, path, "a cluster object", scenario::describe_found(c));
+    if (!c.is_object()) throw ScenarioError(file, path, "a cluster object", describe_found(c));
     json cluster = c;
     cluster.erase("name");
     std::vector<json> node_counts = {cluster.value("num_nodes", json(1))};
@@ -222,7 +223,7 @@ std::vector<ClusterOption> parse_clusters(const json& doc, const std::string& fi
       // The reader names errors by this document's paths; point them at the spec's.
       config::Scenario s;
       try {
-        s = scenario::parse_scenario_base(scenario_doc, file);
+        s = parse_scenario_base(scenario_doc, file);
       } catch (const ScenarioError& e) {
         if (e.json_path().rfind("/cluster", 0) == 0)
           throw ScenarioError(file, path + e.json_path().substr(8), e.what());
@@ -241,20 +242,18 @@ std::vector<ClusterOption> parse_clusters(const json& doc, const std::string& fi
 
 }  // namespace
 
-std::string_view to_string(Objective o) { return o == Objective::kCost ? "cost" : "time_to_train"; }
-
-SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
-  const json doc = scenario::parse_document(text, file, "sweep spec");
-  const scenario::ObjectReader root(doc, file, "",
-                                    {"name", "description", "model", "training", "clusters", "space", "simulation",
-                                     "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches"});
-  SweepSpec spec;
+config::SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
+  const json doc = parse_document(text, file, "sweep spec");
+  const ObjectReader root(doc, file, "",
+                          {"name", "description", "model", "training", "clusters", "space", "simulation",
+                           "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches"});
+  config::SweepSpec spec;
   spec.file = file;
   spec.name = root.text("name", std::filesystem::path(file).stem().string());
   root.text("description", "");
   spec.objective = root.choice("objective", {"time_to_train", "cost"}, "time_to_train") == "cost"
-                       ? Objective::kCost
-                       : Objective::kTimeToTrain;
+                       ? config::Objective::kCost
+                       : config::Objective::kTimeToTrain;
   spec.space = parse_space(doc, file);
   spec.clusters = parse_clusters(doc, file);
   if (doc.contains("replay_top_k")) {
@@ -265,7 +264,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
     spec.replay_top_k = static_cast<int>(root.integer("replay_top_k", 1, 1000));
   }
   spec.extrapolate_microbatches = root.boolean("extrapolate_microbatches", true);
-  if (spec.objective == Objective::kCost)
+  if (spec.objective == config::Objective::kCost)
     for (std::size_t i = 0; i < spec.clusters.size(); ++i)
       if (!spec.clusters[i].base.cluster.price_per_gpu_hour)
         throw ScenarioError(file, "/objective",
@@ -274,8 +273,8 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& file) {
   return spec;
 }
 
-SweepSpec read_sweep_spec(const std::filesystem::path& path) {
-  return parse_sweep_spec(scenario::read_document_file(path, "sweep spec"), path.string());
+config::SweepSpec read_sweep_spec(const std::filesystem::path& path) {
+  return parse_sweep_spec(read_document_file(path, "sweep spec"), path.string());
 }
 
-}  // namespace trainsim::sweep
+}  // namespace trainsim::scenario
