@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <utility>
 #include <fmt/format.h>
 
 namespace trainsim::report {
@@ -48,15 +49,22 @@ std::string energy_text(double kwh, std::optional<double> watts, std::string_vie
                      si(kwh * 1e3, "Wh"), watts ? ", " + si(*watts, "W") + " on average" : "", mean,
                      100.0 * utilization, c.gpu.idle_watts, c.gpu.tdp_watts, c.gpu.node_overhead_watts, c.pue);
 }
+// One "label   text" line of the summary.
+class Lines {
+ public:
+  void operator()(std::string_view label, const std::string& text) { out_ += fmt::format("{:<18}{}\n", label, text); }
+  void blank() { out_ += '\n'; }
+  void raw(const std::string& text) { out_ += text; }
+  [[nodiscard]] std::string take() { return std::move(out_); }
 
-}  // namespace
+ private:
+  std::string out_;
+};
 
-std::string summary_text(const config::Scenario& s, const Metrics& m) {
+// The cluster, model, layout, cost models and asynchronous mode.
+void add_setup(Lines& line, const config::Scenario& s, const Metrics& m) {
   const auto& c = s.cluster;
   const auto& p = s.parallel;
-  std::string out;
-  auto line = [&](std::string_view label, const std::string& text) { out += fmt::format("{:<18}{}\n", label, text); };
-  out += fmt::format("trainsim: {}\n\n", s.name);
   line("cluster", fmt::format("{} x {} ({} node{} x {}), {} {}/s per GPU, {} x {}bps NICs per node ({})",
                               m.num_gpus, c.gpu.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node,
                               c.intra_node.fabric, si(c.intra_node.bandwidth, "B"), c.inter_node.nics_per_node,
@@ -82,47 +90,51 @@ std::string summary_text(const config::Scenario& s, const Metrics& m) {
                                   m.async->sync_period, duration(m.async->plain_step_s),
                                   duration(m.async->averaged_step_s)));
   }
-  if (m.calibration) {
-    const CalibrationReport& cal = *m.calibration;
-    // "2026-11-22T14:03:11Z" -> "2026-11-22": the day is what tells profiles apart.
-    const std::string day = cal.date.size() > 10 && cal.date[10] == 'T' ? cal.date.substr(0, 10) : cal.date;
-    line("costs", fmt::format("{} kernels from profile {} ({}, {}{}), {} from the roofline fallback", cal.measured,
-                              std::filesystem::path(cal.profile).filename().string(), cal.device, day,
-                              cal.complete ? "" : ", incomplete", cal.fallback));
-    if (cal.fallback > 0) {
-      const std::string memory = cal.fallback_memory_bandwidth
-                                     ? fmt::format("the profile's device-copy bandwidth ({:.0f} GB/s)", *cal.fallback_memory_bandwidth / 1e9)
-                                     : std::string("the GPU spec's memory bandwidth");
-      const std::string matmul =
-          cal.fallback_matmul_points > 0
-              ? fmt::format("its {} GEMM efficiency curve ({} points)", hw::to_string(s.training.precision),
-                            cal.fallback_matmul_points)
-              : std::string("the GPU spec's GEMM efficiency curve");
-      line("", fmt::format("fallback at {} and {}", memory, matmul));
-    }
-    if (cal.stand_in > 0)
-      line("", fmt::format("{} of PyTorch's kernels (sdpa_*, torch_*) at the measured rate of ours that does the same "
-                           "work: the profile has no rows of theirs that cover them (scripts/pytorch-kernel-reference.py "
-                           "measures them)",
-                           cal.stand_in));
-    if (cal.host_dispatch)
-      line("", fmt::format("kernels issued by {}'s host thread {:.2f} us apart forward, {:.2f} us backward, the "
-                           "optimizer step in {:.1f} us (profile): the GPU waits where they run shorter",
-                           cal.host_dispatch->framework.empty() ? std::string("the framework")
-                                                                : cal.host_dispatch->framework,
-                           cal.host_dispatch->forward_s * 1e6, cal.host_dispatch->backward_s * 1e6,
-                           cal.host_dispatch->optimizer_s * 1e6));
-    if (cal.launch_overhead_s)
-      line("", fmt::format("no kernel shorter than the profile's launch overhead, {:.2f} us", *cal.launch_overhead_s * 1e6));
-    if (cal.collectives_measured + cal.collectives_modeled > 0)
-      line("", fmt::format("{} collectives at their measured times, {} from the network model{}",
-                           cal.collectives_measured, cal.collectives_modeled,
-                           cal.collective_rows_without_nodes > 0
-                               ? fmt::format(" ({} inter_node profile rows without \"nodes\" price none)",
-                                             cal.collective_rows_without_nodes)
-                               : std::string()));
+}
+
+// Where the kernel and collective costs came from (a calibration profile).
+void add_calibration(Lines& line, const config::Scenario& s, const CalibrationReport& cal) {
+  // "2026-11-22T14:03:11Z" -> "2026-11-22": the day is what tells profiles apart.
+  const std::string day = cal.date.size() > 10 && cal.date[10] == 'T' ? cal.date.substr(0, 10) : cal.date;
+  line("costs", fmt::format("{} kernels from profile {} ({}, {}{}), {} from the roofline fallback", cal.measured,
+                            std::filesystem::path(cal.profile).filename().string(), cal.device, day,
+                            cal.complete ? "" : ", incomplete", cal.fallback));
+  if (cal.fallback > 0) {
+    const std::string memory = cal.fallback_memory_bandwidth
+                                   ? fmt::format("the profile's device-copy bandwidth ({:.0f} GB/s)", *cal.fallback_memory_bandwidth / 1e9)
+                                   : std::string("the GPU spec's memory bandwidth");
+    const std::string matmul =
+        cal.fallback_matmul_points > 0
+            ? fmt::format("its {} GEMM efficiency curve ({} points)", hw::to_string(s.training.precision),
+                          cal.fallback_matmul_points)
+            : std::string("the GPU spec's GEMM efficiency curve");
+    line("", fmt::format("fallback at {} and {}", memory, matmul));
   }
-  out += '\n';
+  if (cal.stand_in > 0)
+    line("", fmt::format("{} of PyTorch's kernels (sdpa_*, torch_*) at the measured rate of ours that does the same "
+                         "work: the profile has no rows of theirs that cover them (scripts/pytorch-kernel-reference.py "
+                         "measures them)",
+                         cal.stand_in));
+  if (cal.host_dispatch)
+    line("", fmt::format("kernels issued by {}'s host thread {:.2f} us apart forward, {:.2f} us backward, the "
+                         "optimizer step in {:.1f} us (profile): the GPU waits where they run shorter",
+                         cal.host_dispatch->framework.empty() ? std::string("the framework")
+                                                              : cal.host_dispatch->framework,
+                         cal.host_dispatch->forward_s * 1e6, cal.host_dispatch->backward_s * 1e6,
+                         cal.host_dispatch->optimizer_s * 1e6));
+  if (cal.launch_overhead_s)
+    line("", fmt::format("no kernel shorter than the profile's launch overhead, {:.2f} us", *cal.launch_overhead_s * 1e6));
+  if (cal.collectives_measured + cal.collectives_modeled > 0)
+    line("", fmt::format("{} collectives at their measured times, {} from the network model{}",
+                         cal.collectives_measured, cal.collectives_modeled,
+                         cal.collective_rows_without_nodes > 0
+                             ? fmt::format(" ({} inter_node profile rows without \"nodes\" price none)",
+                                           cal.collective_rows_without_nodes)
+                             : std::string()));
+}
+
+// Iteration time, throughput, FLOPs and the breakdown.
+void add_performance(Lines& line, const config::Scenario& s, const Metrics& m) {
   line("iteration time", duration(m.iteration_time_s));
   line("throughput", fmt::format("{} tokens/s ({} tokens/s per GPU)", count(m.tokens_per_s),
                                  count(m.tokens_per_s / static_cast<double>(m.num_gpus))));
@@ -134,6 +146,10 @@ std::string summary_text(const config::Scenario& s, const Metrics& m) {
                                 share(b.compute, m.iteration_time_s), share(b.exposed_communication, m.iteration_time_s),
                                 share(b.pipeline_bubble, m.iteration_time_s), share(b.optimizer, m.iteration_time_s),
                                 share(b.other, m.iteration_time_s)));
+}
+
+// Memory per GPU: the estimate, and the peak over the timeline.
+void add_memory(Lines& line, const Metrics& m) {
   const MemoryReport& mem = m.memory;
   line("memory per GPU",
        fmt::format("{:.1f} GiB of {:.1f} GiB ({}): weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, "
@@ -151,57 +167,82 @@ std::string summary_text(const config::Scenario& s, const Metrics& m) {
   if (mem.context_bytes > 0.0)
     line("", fmt::format("and {:.2f} GiB of CUDA context, as the calibration profile measured it", mem.context_bytes / kGiB));
   if (!mem.fits) line("", mem.reason);
-  if (m.reliability) {
-    const exec::FullRunReport& r = *m.reliability;
-    const faults::MonteCarloResult& mc = r.monte_carlo;
-    const auto& ttt = mc.time_to_train_s;
-    out += '\n';
-    line("time to train", fmt::format("p10 {}, p50 {}, p90 {} (mean {}) for {} tokens over {} trials",
-                                      duration(ttt.p10), duration(ttt.p50), duration(ttt.p90), duration(ttt.mean),
-                                      count(*m.train_tokens), mc.trials));
-    line("failure-free", fmt::format("{} ({:.0f} iterations of {}, no checkpoints)", duration(mc.ideal_time_s),
-                                     static_cast<double>(r.iterations), duration(r.iteration_time_s)));
-    line("interruptions", fmt::format("{:.1f} expected (standard error {:.2f}); mean time to interrupt {}",
-                                      mc.expected_interruptions, mc.interruptions_standard_error,
-                                      std::isfinite(r.mean_time_to_interrupt_s) ? duration(r.mean_time_to_interrupt_s)
-                                                                                : std::string("never")));
-    line("goodput", fmt::format("{:.1f}%: lost work {}, checkpoints {}, down {} (detection, restarts, reloads, "
-                                "maintenance); {:.0f} GPU-hours lost",
-                                100.0 * mc.goodput, duration(mc.lost_work_s), duration(mc.checkpointing_s),
-                                duration(mc.down_s), mc.lost_gpu_hours));
-    std::string host_copy;
-    if (r.checkpoint_cost.background_write_s > 0 && s.failures) {
-      using Source = faults::FailureConfig::Source;
-      const Source from = s.failures->host_copy_source;
-      host_copy = fmt::format(" (to host at {:.1f} GB/s, {})", s.failures->host_copy_bandwidth / 1e9,
-                              from == Source::kProfile    ? "measured by the profile"
-                              : from == Source::kScenario ? "the scenario's"
-                                                          : "PCIe 4.0 x16 default");
-    }
-    line("checkpoints",
-         fmt::format("{} every {} ({}), {:.0f} per run; {} {}, stall {}{}, reload {}", si(r.checkpoint_size.total_bytes, "B"),
-                     duration(r.checkpoint_interval_s), r.checkpoint_interval_auto ? "auto: Daly" : "fixed",
-                     mc.expected_checkpoints,
-                     r.checkpoint_cost.background_write_s > 0 ? "async, storage write" : "blocking write",
-                     duration(r.checkpoint_cost.background_write_s > 0 ? r.checkpoint_cost.background_write_s
-                                                                       : r.checkpoint_cost.blocking_s),
-                     duration(r.checkpoint_cost.blocking_s), host_copy, duration(r.checkpoint_cost.reload_s)));
-    if (mc.stragglers > 0 || mc.degraded_s > 0 || mc.shrunk_s > 0)
-      line("slowdowns", fmt::format("{:.1f} straggler GPUs; {} on a degraded link; {} shrunk", mc.stragglers,
-                                    duration(mc.degraded_s), duration(mc.shrunk_s)));
-    if (m.cost_usd)
-      line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour (mean)", *m.cost_usd, *c.price_per_gpu_hour));
-    if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, m.average_power_w, "mean; ", r.gpu_utilization, c));
-  } else if (m.time_to_train_s) {
-    line("time to train", fmt::format("{} for {} tokens ({:.0f} iterations, no failures modeled)",
-                                      duration(*m.time_to_train_s), count(*m.train_tokens), *m.iterations_to_train));
-    if (m.cost_usd)
-      line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour", *m.cost_usd, *c.price_per_gpu_hour));
-    if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, m.average_power_w, "", m.gpu_utilization, c));
-  } else {
-    line("time to train", "set training.train_tokens to get time to train, cost and energy");
+}
+
+// Time to train, goodput, checkpoints, cost and energy under failures.
+void add_full_run(Lines& line, const config::Scenario& s, const Metrics& m, const exec::FullRunReport& r) {
+  const auto& c = s.cluster;
+  const faults::MonteCarloResult& mc = r.monte_carlo;
+  const auto& ttt = mc.time_to_train_s;
+  line("time to train", fmt::format("p10 {}, p50 {}, p90 {} (mean {}) for {} tokens over {} trials",
+                                    duration(ttt.p10), duration(ttt.p50), duration(ttt.p90), duration(ttt.mean),
+                                    count(*m.train_tokens), mc.trials));
+  line("failure-free", fmt::format("{} ({:.0f} iterations of {}, no checkpoints)", duration(mc.ideal_time_s),
+                                   static_cast<double>(r.iterations), duration(r.iteration_time_s)));
+  line("interruptions", fmt::format("{:.1f} expected (standard error {:.2f}); mean time to interrupt {}",
+                                    mc.expected_interruptions, mc.interruptions_standard_error,
+                                    std::isfinite(r.mean_time_to_interrupt_s) ? duration(r.mean_time_to_interrupt_s)
+                                                                              : std::string("never")));
+  line("goodput", fmt::format("{:.1f}%: lost work {}, checkpoints {}, down {} (detection, restarts, reloads, "
+                              "maintenance); {:.0f} GPU-hours lost",
+                              100.0 * mc.goodput, duration(mc.lost_work_s), duration(mc.checkpointing_s),
+                              duration(mc.down_s), mc.lost_gpu_hours));
+  std::string host_copy;
+  if (r.checkpoint_cost.background_write_s > 0 && s.failures) {
+    using Source = faults::FailureConfig::Source;
+    const Source from = s.failures->host_copy_source;
+    host_copy = fmt::format(" (to host at {:.1f} GB/s, {})", s.failures->host_copy_bandwidth / 1e9,
+                            from == Source::kProfile    ? "measured by the profile"
+                            : from == Source::kScenario ? "the scenario's"
+                                                        : "PCIe 4.0 x16 default");
   }
-  return out;
+  line("checkpoints",
+       fmt::format("{} every {} ({}), {:.0f} per run; {} {}, stall {}{}, reload {}", si(r.checkpoint_size.total_bytes, "B"),
+                   duration(r.checkpoint_interval_s), r.checkpoint_interval_auto ? "auto: Daly" : "fixed",
+                   mc.expected_checkpoints,
+                   r.checkpoint_cost.background_write_s > 0 ? "async, storage write" : "blocking write",
+                   duration(r.checkpoint_cost.background_write_s > 0 ? r.checkpoint_cost.background_write_s
+                                                                     : r.checkpoint_cost.blocking_s),
+                   duration(r.checkpoint_cost.blocking_s), host_copy, duration(r.checkpoint_cost.reload_s)));
+  if (mc.stragglers > 0 || mc.degraded_s > 0 || mc.shrunk_s > 0)
+    line("slowdowns", fmt::format("{:.1f} straggler GPUs; {} on a degraded link; {} shrunk", mc.stragglers,
+                                  duration(mc.degraded_s), duration(mc.shrunk_s)));
+  if (m.cost_usd)
+    line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour (mean)", *m.cost_usd, *c.price_per_gpu_hour));
+  if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, m.average_power_w, "mean; ", r.gpu_utilization, c));
+}
+
+// Time to train, cost and energy without failures.
+void add_time_to_train(Lines& line, const config::Scenario& s, const Metrics& m) {
+  const auto& c = s.cluster;
+  if (!m.time_to_train_s) {
+    line("time to train", "set training.train_tokens to get time to train, cost and energy");
+    return;
+  }
+  line("time to train", fmt::format("{} for {} tokens ({:.0f} iterations, no failures modeled)",
+                                    duration(*m.time_to_train_s), count(*m.train_tokens), *m.iterations_to_train));
+  if (m.cost_usd)
+    line("cost", fmt::format("${:.0f} at ${:.2f} per GPU-hour", *m.cost_usd, *c.price_per_gpu_hour));
+  if (m.energy_kwh) line("energy", energy_text(*m.energy_kwh, m.average_power_w, "", m.gpu_utilization, c));
+}
+
+}  // namespace
+
+std::string summary_text(const config::Scenario& s, const Metrics& m) {
+  Lines line;
+  line.raw(fmt::format("trainsim: {}\n\n", s.name));
+  add_setup(line, s, m);
+  if (m.calibration) add_calibration(line, s, *m.calibration);
+  line.blank();
+  add_performance(line, s, m);
+  add_memory(line, m);
+  if (m.reliability) {
+    line.blank();
+    add_full_run(line, s, m, *m.reliability);
+  } else {
+    add_time_to_train(line, s, m);
+  }
+  return line.take();
 }
 
 }  // namespace trainsim::report
