@@ -39,11 +39,10 @@ std::vector<GradientBucket> plan_buckets(const IterationLayout& layout, Pipeline
   std::vector<int> left(static_cast<std::size_t>(layout.chunks), layout.microbatches);
   for (const PipelineStep& step : pipeline_steps(schedule, layout.pp, stage, layout.microbatches, layout.chunks)) {
     if (step.forward || --left[static_cast<std::size_t>(step.chunk)] != 0) continue;
-    const int j = step.chunk * layout.pp + stage;
-    const long long first = layout.first_layer[static_cast<std::size_t>(j)];
-    const long long count = layout.layers_per_virtual_stage[static_cast<std::size_t>(j)];
+    const IterationLayout::VirtualStage v = layout.virtual_stage(stage, step.chunk);
+    const int j = v.index;
     if (j == layout.last_virtual()) filler.add(ops.head_backward(), kHeadUnit, {});
-    for (long long l = first + count - 1; l >= first; --l) filler.add(ops.layer_backward(l), l, {});
+    for (long long l = v.end - 1; l >= v.first; --l) filler.add(ops.layer_backward(l), l, {});
     if (j == 0) filler.add(ops.embedding_backward(), kEmbeddingUnit, {});
   }
   return filler.finish();

@@ -46,6 +46,18 @@ struct IterationLayout {
   // Activations and their gradients between stages, per transfer.
   double p2p_bytes = 0.0;
 
+  // Model chunk `chunk` of pipeline stage `stage`: virtual stage j = chunk pp + stage
+  // and its decoder layers [first, end).
+  struct VirtualStage {
+    int index = 0;
+    long long first = 0;
+    long long end = 0;
+  };
+  [[nodiscard]] VirtualStage virtual_stage(int stage, int chunk) const {
+    const int j = chunk * pp + stage;
+    const long long first = first_layer[static_cast<std::size_t>(j)];
+    return {j, first, first + layers_per_virtual_stage[static_cast<std::size_t>(j)]};
+  }
   [[nodiscard]] long long rank_of_stage(int s) const { return static_cast<long long>(s) * ranks_per_stage; }
   [[nodiscard]] int last_virtual() const { return virtual_stages - 1; }
   // Index of (micro-batch, virtual stage) in per-pass tables.

@@ -27,14 +27,13 @@ void add_forward_pass(StageIteration& stage, const PipelineStep& step) {
   const IterationLayout& l = stage.in.layout;
   CachedOps& ops = stage.in.ops;
   StageEmitter& emit = stage.emit;
-  const int j = step.chunk * l.pp + stage.stage;
-  const long long first = l.first_layer[static_cast<std::size_t>(j)];
-  const long long count = l.layers_per_virtual_stage[static_cast<std::size_t>(j)];
+  const IterationLayout::VirtualStage v = l.virtual_stage(stage.stage, step.chunk);
+  const int j = v.index;
   if (j == 0) {
     stage.gate(kEmbeddingUnit);
     emit.add(ops.embedding_forward(), Category::kForward, Role::kEmbedding);
   }
-  for (long long layer = first; layer < first + count; ++layer) {
+  for (long long layer = v.first; layer < v.end; ++layer) {
     stage.gate(layer);
     emit.add(ops.layer_forward(layer), Category::kForward, Role::kLayer);
   }
@@ -54,16 +53,15 @@ void add_backward_pass(StageIteration& stage, const PipelineStep& step) {
   const IterationLayout& l = stage.in.layout;
   CachedOps& ops = stage.in.ops;
   StageEmitter& emit = stage.emit;
-  const int j = step.chunk * l.pp + stage.stage;
-  const long long first = l.first_layer[static_cast<std::size_t>(j)];
-  const long long count = l.layers_per_virtual_stage[static_cast<std::size_t>(j)];
+  const IterationLayout::VirtualStage v = l.virtual_stage(stage.stage, step.chunk);
+  const int j = v.index;
   const bool last_pass = stage.last_backward_of_chunk(step);
   const auto backward = [&](const std::vector<Op>& list, Role role, long long unit) {
     const std::vector<TaskId> added = emit.add(list, Category::kBackward, role);
     if (last_pass) stage.grads.add(list, unit, added);
   };
   if (j == l.last_virtual()) backward(ops.head_backward(), Role::kHead, kHeadUnit);
-  for (long long layer = first + count - 1; layer >= first; --layer) {
+  for (long long layer = v.end - 1; layer >= v.first; --layer) {
     emit.add(ops.layer_recompute(layer, stage.in.parallel.recompute), Category::kRecompute, Role::kLayer);
     backward(ops.layer_backward(layer), Role::kLayer, layer);
   }

@@ -27,9 +27,8 @@ double unit_params(const std::vector<Op>& backward) {
 std::vector<ZeroUnit> pass_units(StageIteration& stage, const PipelineStep& step) {
   const IterationLayout& l = stage.in.layout;
   CachedOps& ops = stage.in.ops;
-  const int j = step.chunk * l.pp + stage.stage;
-  const long long first = l.first_layer[static_cast<std::size_t>(j)];
-  const long long count = l.layers_per_virtual_stage[static_cast<std::size_t>(j)];
+  const IterationLayout::VirtualStage v = l.virtual_stage(stage.stage, step.chunk);
+  const int j = v.index;
   std::vector<ZeroUnit> units;
   const auto unit = [&](std::string name, long long layer, const std::vector<Op>& backward_ops, Role role) {
     units.push_back({std::move(name), layer, unit_params(backward_ops), {}, role});
@@ -38,7 +37,7 @@ std::vector<ZeroUnit> pass_units(StageIteration& stage, const PipelineStep& step
   if (step.forward) {
     if (j == 0) unit("embedding", -1, ops.embedding_backward(), Role::kEmbedding)->parts.emplace_back(
         &ops.embedding_forward(), Category::kForward);
-    for (long long layer = first; layer < first + count; ++layer)
+    for (long long layer = v.first; layer < v.end; ++layer)
       unit("layer" + std::to_string(layer), layer, ops.layer_backward(layer), Role::kLayer)
           ->parts.emplace_back(&ops.layer_forward(layer), Category::kForward);
     if (j == l.last_virtual())
@@ -47,7 +46,7 @@ std::vector<ZeroUnit> pass_units(StageIteration& stage, const PipelineStep& step
   }
   if (j == l.last_virtual())
     unit("head", -1, ops.head_backward(), Role::kHead)->parts.emplace_back(&ops.head_backward(), Category::kBackward);
-  for (long long layer = first + count - 1; layer >= first; --layer) {
+  for (long long layer = v.end - 1; layer >= v.first; --layer) {
     ZeroUnit* u = unit("layer" + std::to_string(layer), layer, ops.layer_backward(layer), Role::kLayer);
     u->parts.emplace_back(&ops.layer_recompute(layer, stage.in.parallel.recompute), Category::kRecompute);
     u->parts.emplace_back(&ops.layer_backward(layer), Category::kBackward);
@@ -95,7 +94,7 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     t.layer = units[u].layer;
     stage.reductions.push_back(graph.add(std::move(t)));
   }
-  const int j = step.chunk * l.pp + stage.stage;
+  const int j = l.virtual_stage(stage.stage, step.chunk).index;
   if (step.forward) stage.links.forward(step.microbatch, j, emit.first(), std::nullopt);
   else stage.links.backward(step.microbatch, j, emit.first(), std::nullopt);
 }
