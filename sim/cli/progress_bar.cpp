@@ -18,8 +18,7 @@ double ProgressBar::elapsed_s() const {
 void ProgressBar::update(double fraction, std::string_view middle) {
   if (!enabled_ || complete_) return;
   const double elapsed = elapsed_s();
-  if (!shown_ && elapsed < delay_s_ && fraction < 1.0) return;
-  if (!shown_ && fraction >= 1.0 && elapsed < delay_s_) return;  // done before the delay: nothing to show
+  if (!shown_ && elapsed < delay_s_) return;  // nothing to show before the delay (or for a phase done by then)
   shown_ = true;
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(fraction * kWidth);

@@ -16,8 +16,7 @@ namespace trainsim::report {
 
 namespace {
 
-Breakdown breakdown_of(const exec::SimulationOutput& out, int rank) {
-  const exec::RankTime t = exec::rank_time(out, rank);
+Breakdown breakdown_of(const exec::SimulationOutput& out, const exec::RankTime& t) {
   const double iters = out.iteration.iterations;
   Breakdown b;
   b.compute = core::to_seconds(t.compute) / iters;
@@ -75,7 +74,8 @@ Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput&
   m.compute_ranks = busy.ranks;
   m.scenario = s.name;
   m.iterations_simulated = out.iteration.iterations;
-  m.breakdown_s = breakdown_of(out, out.iteration.simulated_ranks.front());
+  m.measured_rank_time = exec::rank_time(out, out.iteration.simulated_ranks.front());
+  m.breakdown_s = breakdown_of(out, m.measured_rank_time);
   if (out.async.async_ps || out.async.local_sgd) {
     // The timeline is one worker's step; the mean step comes from the replay (or
     // the averaging period): the rest of it is waiting on communication.

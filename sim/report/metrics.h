@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "execution/full_run.h"
+#include "execution/rank_time.h"
 #include "execution/simulate.h"
 #include "config/scenario.h"
 
@@ -117,6 +118,9 @@ struct Metrics {
   double mfu = 0;
   double peak_flops_per_gpu = 0;
   Breakdown breakdown_s;
+  // What breakdown_s is made from: the first simulated rank's time, over every
+  // simulated iteration, stream by stream (the sweep's bottleneck reads it too).
+  exec::RankTime measured_rank_time;
   MemoryReport memory;
   long long num_microbatches = 0;
   int gradient_buckets = 0;

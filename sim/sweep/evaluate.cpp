@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "core/parallel.h"
-#include "execution/rank_time.h"
 #include "execution/simulate.h"
 #include "scenario/errors.h"
 #include "scenario/layout_checks.h"
@@ -19,13 +18,12 @@ namespace {
 
 // Communication of each stream exposed on the rank compute_metrics() measures,
 // per iteration, and the recomputation time (exec::rank_time).
-void attribute(const exec::SimulationOutput& out, PointResult& r) {
-  const exec::RankTime t = exec::rank_time(out, out.iteration.simulated_ranks.front());
-  const double iters = out.iteration.iterations;
-  r.exposed_tp_s = core::to_seconds(t.exposed_tp) / iters;
-  r.exposed_dp_s = core::to_seconds(t.exposed_dp) / iters;
-  r.exposed_pp_s = core::to_seconds(t.exposed_other) / iters;
-  r.recompute_s = core::to_seconds(t.recompute) / iters;
+void attribute(const report::Metrics& m, double iterations, PointResult& r) {
+  const exec::RankTime& t = m.measured_rank_time;
+  r.exposed_tp_s = core::to_seconds(t.exposed_tp) / iterations;
+  r.exposed_dp_s = core::to_seconds(t.exposed_dp) / iterations;
+  r.exposed_pp_s = core::to_seconds(t.exposed_other) / iterations;
+  r.recompute_s = core::to_seconds(t.recompute) / iterations;
 }
 
 void fill_layout(const config::Scenario& s, long long microbatches, PointResult& r) {
@@ -82,7 +80,7 @@ void time_point(const config::Scenario& s, PointResult& r) {
   r.compute_busy_s = m.compute_busy_s;
   r.compute_ranks = m.compute_ranks;
   r.peak_bytes_per_gpu = m.memory.peak_bytes_per_gpu;
-  attribute(out, r);
+  attribute(m, out.iteration.iterations, r);
 }
 
 PointResult evaluate_point(const config::SweepSpec& spec, const Point& p) {
