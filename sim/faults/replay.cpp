@@ -50,318 +50,46 @@ class Trial {
     r_.stragglers = static_cast<long long>(state_.slow_ranks.size());
   }
 
-  TrialResult run() {
-    const StatePerformance healthy = oracle_(ClusterState{});
-    // Default: 100 x the failure-free time (at least a day), in floating point
-    // so that long runs cannot overflow.
-    const double ideal = static_cast<double>(ceil_div(c_.train_tokens, healthy.tokens_per_iteration)) *
-                         static_cast<double>(healthy.iteration_time);
-    horizon_ = c_.horizon > 0 ? c_.horizon
-                              : static_cast<core::Time>(std::clamp(100.0 * ideal,
-                                                                   86400.0 * static_cast<double>(core::kSecond),
-                                                                   static_cast<double>(kNever)));
-    while (tokens_ < c_.train_tokens) {
-      check_horizon(t_);
-      settle(t_);
-      update_background(t_);
-      if (next_maint_ <= t_) {
-        maintenance();
-        continue;
-      }
-      const core::Time nf = next_failure();
-      if (nf <= t_) {
-        failure(nf);
-        continue;
-      }
-      const StatePerformance p = performance();
-      const core::Time it = p.iteration_time;
-      const long long n_done = ceil_div(c_.train_tokens - tokens_, p.tokens_per_iteration);
-      const long long n_ckpt = c_.checkpoint_interval > 0
-                                   ? std::max<long long>(1, ceil_div(c_.checkpoint_interval - since_ckpt_, it))
-                                   : std::numeric_limits<long long>::max();
-      const core::Time next_ext = std::min({nf, next_maint_, next_background()});
-      const long long n_ext = (next_ext - t_) / it;
-      long long n = std::min({n_done, n_ckpt, n_ext});
-      if (n == 0) {
-        if (nf < t_ + it) {  // a failure inside the next iteration: its partial work runs and is lost
-          iterate(0, nf - t_, p);
-          failure(nf);
-          continue;
-        }
-        n = 1;  // another event inside the next iteration: it applies from the iteration after
-      }
-      iterate(n, n * it, p);
-      if (tokens_ >= c_.train_tokens) break;
-      if (c_.checkpoint_interval > 0 && since_ckpt_ >= c_.checkpoint_interval) checkpoint();
-    }
-    r_.wall = t_;
-    return std::move(r_);
-  }
+  TrialResult run();
 
  private:
-  void check_horizon(core::Time t) const {
-    if (t > horizon_)
-      throw std::runtime_error(fmt::format(
-          "the run does not finish within {:.0f} days of simulated time: failures come faster than the job "
-          "recovers (mean time to interrupt vs detection + restart + reload + checkpoint interval, or a repair "
-          "wait longer than the time between failures)",
-          core::to_seconds(horizon_) / 86400.0));
-  }
+  void check_horizon(core::Time t) const;
 
-  core::Time draw_failure(std::size_t i, core::Time from) {
-    const double mean = c_.processes[i].mean_s;
-    double x = 0.0;
-    if (c_.distribution == Distribution::kWeibull) {
-      // Weibull of mean `mean`: scale = mean / Gamma(1 + 1/k).
-      x = streams_[i].weibull(mean / std::tgamma(1.0 + 1.0 / c_.weibull_shape), c_.weibull_shape);
-    } else {
-      x = streams_[i].exponential(mean);
-    }
-    const core::Time d = ns(x);
-    return d >= kNever - from ? kNever : from + d;
-  }
+  core::Time draw_failure(std::size_t i, core::Time from);
 
-  core::Time next_failure() const {
-    core::Time m = kNever;
-    for (core::Time f : next_fail_) m = std::min(m, f);
-    return m;
-  }
-  std::size_t failing_process() const {
-    return static_cast<std::size_t>(std::min_element(next_fail_.begin(), next_fail_.end()) - next_fail_.begin());
-  }
+  core::Time next_failure() const;
+  std::size_t failing_process() const;
 
   // Degradation episodes and repairs: the next time one of them changes the state.
-  core::Time next_background() const {
-    core::Time m = next_degrade_;
-    if (state_.degraded_link) m = std::min(m, degrade_until_);
-    if (!repairs_.empty()) m = std::min(m, *std::min_element(repairs_.begin(), repairs_.end()));
-    return m;
-  }
+  core::Time next_background() const;
 
-  void update_background(core::Time now) {
-    if (state_.degraded_link && degrade_until_ <= now) state_.degraded_link = false;
-    while (next_degrade_ <= now) {
-      const core::Time end = next_degrade_ + c_.degraded_duration;
-      add_event("degraded", "degraded link", next_degrade_, end, {}, true);
-      degrade_until_ = std::max(state_.degraded_link ? degrade_until_ : 0, end);
-      state_.degraded_link = degrade_until_ > now;
-      next_degrade_ = next_degrade_ + ns(degrade_rng_.exponential(c_.degraded_mean_s));
-    }
-    // Repaired nodes: back to the spare pool, or ready to rejoin a shrunk job.
-    for (auto it = repairs_.begin(); it != repairs_.end();) {
-      if (*it > now) {
-        ++it;
-        continue;
-      }
-      if (c_.policy == RecoveryPolicy::kElasticShrink)
-        ++rejoin_ready_;
-      else if (spares_ >= 0)
-        ++spares_;
-      it = repairs_.erase(it);
-    }
-  }
+  void update_background(core::Time now);
 
   // An asynchronous checkpoint becomes durable once its storage write ends.
-  void settle(core::Time now) {
-    if (pending_ && pending_at_ <= now) {
-      pending_ = false;
-      durable_tokens_ = pending_tokens_;
-      run_at_durable_ = pending_run_;
-    }
-  }
+  void settle(core::Time now);
 
-  StatePerformance performance() {
-    if (!have_perf_ || perf_state_ != state_) {
-      perf_ = oracle_(state_);
-      if (perf_.iteration_time <= 0 || perf_.tokens_per_iteration <= 0)
-        throw std::logic_error("iteration oracle: a state needs a positive iteration time and tokens per iteration");
-      perf_state_ = state_;
-      have_perf_ = true;
-    }
-    return perf_;
-  }
+  StatePerformance performance();
 
-  void iterate(long long n, core::Time duration, const StatePerformance& p) {
-    add_event("train", "training", t_, t_ + duration);
-    t_ += duration;
-    r_.running += duration;
-    r_.iterations += n;
-    tokens_ += n * p.tokens_per_iteration;
-    since_ckpt_ += duration;
-    if (state_.degraded_link) r_.degraded += duration;
-    if (state_.lost_replicas > 0) r_.shrunk += duration;
-  }
+  void iterate(long long n, core::Time duration, const StatePerformance& p);
 
   // Stops until `until`, or until a failure comes first (returns false then,
   // having handled it).
-  bool stop_until(core::Time until, core::Time& counter, const char* category, const char* name) {
-    const core::Time nf = next_failure();
-    if (nf < until) {
-      add_event(category, name, t_, nf);
-      counter += nf - t_;
-      t_ = nf;
-      failure(nf);
-      return false;
-    }
-    add_event(category, name, t_, until);
-    counter += until - t_;
-    t_ = until;
-    return true;
-  }
+  bool stop_until(core::Time until, core::Time& counter, const char* category, const char* name);
 
-  void checkpoint() {
-    // Asynchronous: the previous write must end before the next copy reuses the buffers.
-    if (pending_ && pending_at_ > t_ &&
-        !stop_until(pending_at_, r_.checkpointing, "checkpoint", "waiting for the previous checkpoint write"))
-      return;
-    settle(t_);
-    if (!stop_until(t_ + c_.checkpoint_blocking, r_.checkpointing, "checkpoint",
-                    c_.checkpoint_background > 0 ? "checkpoint copy to host memory" : "checkpoint write"))
-      return;
-    ++r_.checkpoints;
-    since_ckpt_ = 0;
-    if (c_.checkpoint_background > 0) {
-      pending_ = true;
-      pending_at_ = t_ + c_.checkpoint_background;
-      pending_tokens_ = tokens_;
-      pending_run_ = r_.running;
-      add_event("checkpoint", "checkpoint write to storage (background)", t_, pending_at_, {}, true);
-    } else {
-      durable_tokens_ = tokens_;
-      run_at_durable_ = r_.running;
-    }
-    // Elastic shrink: repaired nodes rejoin after a checkpoint (a restart
-    // without reload: the new replicas take the state from their peers).
-    // A failure during that restart leaves them ready for the next checkpoint.
-    if (state_.lost_replicas > 0 && rejoin_ready_ > 0) {
-      if (!stop_until(t_ + c_.restart, r_.down, "restart", "repaired nodes rejoin")) return;
-      state_.lost_replicas -= std::min(state_.lost_replicas, rejoin_ready_ * c_.replicas_per_node_loss);
-      rejoin_ready_ = 0;
-    }
-  }
+  void checkpoint();
 
   // A node goes out of service at `tf`; returns when the job can restart at the earliest.
-  core::Time take_node_out(core::Time tf) {
-    switch (c_.policy) {
-      case RecoveryPolicy::kWaitForRepair:
-        return tf + c_.repair;
-      case RecoveryPolicy::kElasticShrink:
-        if (state_.lost_replicas + c_.replicas_per_node_loss < c_.data_parallel) {
-          state_.lost_replicas += c_.replicas_per_node_loss;
-          repairs_.push_back(tf + c_.repair);
-          return tf;
-        }
-        return tf + c_.repair;  // no replica would be left: wait for the repair
-      case RecoveryPolicy::kHotSpare:
-        if (spares_ < 0) return tf;  // as many spares as needed
-        if (spares_ > 0) {
-          --spares_;
-          repairs_.push_back(tf + c_.repair);
-          return tf;
-        }
-        {
-          // No spare free: the first repaired node takes the failed one's place.
-          auto first = std::min_element(repairs_.begin(), repairs_.end());
-          const core::Time ready = first == repairs_.end() ? tf + c_.repair : *first;
-          if (first != repairs_.end()) repairs_.erase(first);
-          repairs_.push_back(tf + c_.repair);
-          return std::max(tf, ready);
-        }
-    }
-    return tf;
-  }
+  core::Time take_node_out(core::Time tf);
 
-  void failure(core::Time tf) {
-    // Progress since the last durable checkpoint is lost; a write still in
-    // flight never lands.
-    settle(tf);
-    pending_ = false;
-    core::Time resume = tf;
-    const std::size_t first = failing_process();
-    int during_recovery = -1;
-    for (;;) {
-      const std::size_t i = failing_process();
-      const core::Time at = next_fail_[i];
-      check_horizon(at);  // a recovery that failures keep starting again never ends
-      ++r_.interruptions;
-      ++during_recovery;
-      if (record_ && r_.events.size() < kMaxEvents) r_.failures.push_back({at, c_.processes[i].component});
-      next_fail_[i] = draw_failure(i, at);
-      const core::Time ready = take_node_out(at);
-      resume = std::max(at + c_.detection, ready) + c_.restart + c_.reload;
-      if (next_failure() >= resume) break;  // else a failure during the recovery starts it again
-    }
-    r_.lost_work += r_.running - run_at_durable_;
-    run_at_durable_ = r_.running;
-    tokens_ = durable_tokens_;
-    since_ckpt_ = 0;
-    add_event("failure", fmt::format("{} failure (detection)", to_string(c_.processes[first].component)), tf,
-              tf + c_.detection);
-    // The recovery that completed: down until its restart (a repair wait, or
-    // recoveries started again by more failures), the restart, the reload.
-    const core::Time reload_at = resume - c_.reload;
-    const core::Time restart_at = reload_at - c_.restart;
-    std::vector<Phase> phases;
-    if (record_) {
-      add_phase(phases, "down",
-                during_recovery > 0 ? fmt::format("down: recovery started again by {} more failures", during_recovery)
-                                    : std::string("down: waiting for a repaired node"),
-                tf + c_.detection, restart_at);
-      add_phase(phases, "restart", "restart", restart_at, reload_at);
-      add_phase(phases, "reload", "checkpoint reload", reload_at, resume);
-    }
-    add_event("restart",
-              during_recovery > 0
-                  ? fmt::format("restart and checkpoint reload ({} more failures during recovery)", during_recovery)
-                  : std::string("restart and checkpoint reload"),
-              tf + c_.detection, resume, std::move(phases));
-    r_.down += resume - tf;
-    t_ = resume;
-  }
+  void failure(core::Time tf);
 
-  void maintenance() {
-    // Planned: a final checkpoint (the whole write, even in async mode), down
-    // for the window, then a restart with reload. Failures inside the window
-    // are repaired with it and not counted.
-    const core::Time write = c_.checkpoint_blocking + c_.checkpoint_background;
-    if (!stop_until(t_ + write, r_.checkpointing, "checkpoint", "checkpoint before maintenance")) return;
-    pending_ = false;
-    durable_tokens_ = tokens_;
-    run_at_durable_ = r_.running;
-    since_ckpt_ = 0;
-    ++r_.maintenance_stops;
-    const core::Time window_end = std::max(t_, next_maint_ + c_.maintenance_duration);
-    const core::Time resume = window_end + c_.restart + c_.reload;
-    std::vector<Phase> phases;
-    if (record_) {
-      add_phase(phases, "maintenance", "planned maintenance", t_, window_end);
-      add_phase(phases, "restart", "restart", window_end, window_end + c_.restart);
-      add_phase(phases, "reload", "checkpoint reload", window_end + c_.restart, resume);
-    }
-    add_event("maintenance", "planned maintenance, restart and reload", t_, resume, std::move(phases));
-    r_.down += resume - t_;
-    t_ = resume;
-    for (std::size_t i = 0; i < next_fail_.size(); ++i)
-      if (next_fail_[i] < t_) next_fail_[i] = draw_failure(i, t_);
-    while (next_maint_ <= t_) next_maint_ += c_.maintenance_interval;
-  }
+  void maintenance();
 
   void add_event(const char* category, std::string name, core::Time start, core::Time end,
-                 std::vector<Phase> phases = {}, bool concurrent = false) {
-    if (!record_ || end <= start) return;
-    if (phases.empty() && !r_.events.empty() && r_.events.back().category == category &&
-        r_.events.back().end == start && r_.events.back().name == name && r_.events.back().phases.empty()) {
-      r_.events.back().end = end;
-      return;
-    }
-    if (r_.events.size() >= kMaxEvents) return;
-    r_.events.push_back({category, std::move(name), start, end, std::move(phases), concurrent});
-  }
+                 std::vector<Phase> phases = {}, bool concurrent = false);
 
   static void add_phase(std::vector<Phase>& phases, const char* category, std::string name, core::Time start,
-                        core::Time end) {
-    if (end > start) phases.push_back({category, std::move(name), start, end});
-  }
+                        core::Time end);
 
   const ReplayConfig& c_;
   const IterationOracle& oracle_;
@@ -394,6 +122,315 @@ class Trial {
   long long pending_tokens_ = 0;
   core::Time pending_run_ = 0;
 };
+
+TrialResult Trial::run() {
+  const StatePerformance healthy = oracle_(ClusterState{});
+  // Default: 100 x the failure-free time (at least a day), in floating point
+  // so that long runs cannot overflow.
+  const double ideal = static_cast<double>(ceil_div(c_.train_tokens, healthy.tokens_per_iteration)) *
+                       static_cast<double>(healthy.iteration_time);
+  horizon_ = c_.horizon > 0 ? c_.horizon
+                            : static_cast<core::Time>(std::clamp(100.0 * ideal,
+                                                                 86400.0 * static_cast<double>(core::kSecond),
+                                                                 static_cast<double>(kNever)));
+  while (tokens_ < c_.train_tokens) {
+    check_horizon(t_);
+    settle(t_);
+    update_background(t_);
+    if (next_maint_ <= t_) {
+      maintenance();
+      continue;
+    }
+    const core::Time nf = next_failure();
+    if (nf <= t_) {
+      failure(nf);
+      continue;
+    }
+    const StatePerformance p = performance();
+    const core::Time it = p.iteration_time;
+    const long long n_done = ceil_div(c_.train_tokens - tokens_, p.tokens_per_iteration);
+    const long long n_ckpt = c_.checkpoint_interval > 0
+                                 ? std::max<long long>(1, ceil_div(c_.checkpoint_interval - since_ckpt_, it))
+                                 : std::numeric_limits<long long>::max();
+    const core::Time next_ext = std::min({nf, next_maint_, next_background()});
+    const long long n_ext = (next_ext - t_) / it;
+    long long n = std::min({n_done, n_ckpt, n_ext});
+    if (n == 0) {
+      if (nf < t_ + it) {  // a failure inside the next iteration: its partial work runs and is lost
+        iterate(0, nf - t_, p);
+        failure(nf);
+        continue;
+      }
+      n = 1;  // another event inside the next iteration: it applies from the iteration after
+    }
+    iterate(n, n * it, p);
+    if (tokens_ >= c_.train_tokens) break;
+    if (c_.checkpoint_interval > 0 && since_ckpt_ >= c_.checkpoint_interval) checkpoint();
+  }
+  r_.wall = t_;
+  return std::move(r_);
+}
+
+void Trial::check_horizon(core::Time t) const {
+  if (t > horizon_)
+    throw std::runtime_error(fmt::format(
+        "the run does not finish within {:.0f} days of simulated time: failures come faster than the job "
+        "recovers (mean time to interrupt vs detection + restart + reload + checkpoint interval, or a repair "
+        "wait longer than the time between failures)",
+        core::to_seconds(horizon_) / 86400.0));
+}
+
+core::Time Trial::draw_failure(std::size_t i, core::Time from) {
+  const double mean = c_.processes[i].mean_s;
+  double x = 0.0;
+  if (c_.distribution == Distribution::kWeibull) {
+    // Weibull of mean `mean`: scale = mean / Gamma(1 + 1/k).
+    x = streams_[i].weibull(mean / std::tgamma(1.0 + 1.0 / c_.weibull_shape), c_.weibull_shape);
+  } else {
+    x = streams_[i].exponential(mean);
+  }
+  const core::Time d = ns(x);
+  return d >= kNever - from ? kNever : from + d;
+}
+
+core::Time Trial::next_failure() const {
+  core::Time m = kNever;
+  for (core::Time f : next_fail_) m = std::min(m, f);
+  return m;
+}
+
+std::size_t Trial::failing_process() const {
+  return static_cast<std::size_t>(std::min_element(next_fail_.begin(), next_fail_.end()) - next_fail_.begin());
+}
+
+core::Time Trial::next_background() const {
+  core::Time m = next_degrade_;
+  if (state_.degraded_link) m = std::min(m, degrade_until_);
+  if (!repairs_.empty()) m = std::min(m, *std::min_element(repairs_.begin(), repairs_.end()));
+  return m;
+}
+
+void Trial::update_background(core::Time now) {
+  if (state_.degraded_link && degrade_until_ <= now) state_.degraded_link = false;
+  while (next_degrade_ <= now) {
+    const core::Time end = next_degrade_ + c_.degraded_duration;
+    add_event("degraded", "degraded link", next_degrade_, end, {}, true);
+    degrade_until_ = std::max(state_.degraded_link ? degrade_until_ : 0, end);
+    state_.degraded_link = degrade_until_ > now;
+    next_degrade_ = next_degrade_ + ns(degrade_rng_.exponential(c_.degraded_mean_s));
+  }
+  // Repaired nodes: back to the spare pool, or ready to rejoin a shrunk job.
+  for (auto it = repairs_.begin(); it != repairs_.end();) {
+    if (*it > now) {
+      ++it;
+      continue;
+    }
+    if (c_.policy == RecoveryPolicy::kElasticShrink)
+      ++rejoin_ready_;
+    else if (spares_ >= 0)
+      ++spares_;
+    it = repairs_.erase(it);
+  }
+}
+
+void Trial::settle(core::Time now) {
+  if (pending_ && pending_at_ <= now) {
+    pending_ = false;
+    durable_tokens_ = pending_tokens_;
+    run_at_durable_ = pending_run_;
+  }
+}
+
+StatePerformance Trial::performance() {
+  if (!have_perf_ || perf_state_ != state_) {
+    perf_ = oracle_(state_);
+    if (perf_.iteration_time <= 0 || perf_.tokens_per_iteration <= 0)
+      throw std::logic_error("iteration oracle: a state needs a positive iteration time and tokens per iteration");
+    perf_state_ = state_;
+    have_perf_ = true;
+  }
+  return perf_;
+}
+
+void Trial::iterate(long long n, core::Time duration, const StatePerformance& p) {
+  add_event("train", "training", t_, t_ + duration);
+  t_ += duration;
+  r_.running += duration;
+  r_.iterations += n;
+  tokens_ += n * p.tokens_per_iteration;
+  since_ckpt_ += duration;
+  if (state_.degraded_link) r_.degraded += duration;
+  if (state_.lost_replicas > 0) r_.shrunk += duration;
+}
+
+bool Trial::stop_until(core::Time until, core::Time& counter, const char* category, const char* name) {
+  const core::Time nf = next_failure();
+  if (nf < until) {
+    add_event(category, name, t_, nf);
+    counter += nf - t_;
+    t_ = nf;
+    failure(nf);
+    return false;
+  }
+  add_event(category, name, t_, until);
+  counter += until - t_;
+  t_ = until;
+  return true;
+}
+
+void Trial::checkpoint() {
+  // Asynchronous: the previous write must end before the next copy reuses the buffers.
+  if (pending_ && pending_at_ > t_ &&
+      !stop_until(pending_at_, r_.checkpointing, "checkpoint", "waiting for the previous checkpoint write"))
+    return;
+  settle(t_);
+  if (!stop_until(t_ + c_.checkpoint_blocking, r_.checkpointing, "checkpoint",
+                  c_.checkpoint_background > 0 ? "checkpoint copy to host memory" : "checkpoint write"))
+    return;
+  ++r_.checkpoints;
+  since_ckpt_ = 0;
+  if (c_.checkpoint_background > 0) {
+    pending_ = true;
+    pending_at_ = t_ + c_.checkpoint_background;
+    pending_tokens_ = tokens_;
+    pending_run_ = r_.running;
+    add_event("checkpoint", "checkpoint write to storage (background)", t_, pending_at_, {}, true);
+  } else {
+    durable_tokens_ = tokens_;
+    run_at_durable_ = r_.running;
+  }
+  // Elastic shrink: repaired nodes rejoin after a checkpoint (a restart
+  // without reload: the new replicas take the state from their peers).
+  // A failure during that restart leaves them ready for the next checkpoint.
+  if (state_.lost_replicas > 0 && rejoin_ready_ > 0) {
+    if (!stop_until(t_ + c_.restart, r_.down, "restart", "repaired nodes rejoin")) return;
+    state_.lost_replicas -= std::min(state_.lost_replicas, rejoin_ready_ * c_.replicas_per_node_loss);
+    rejoin_ready_ = 0;
+  }
+}
+
+core::Time Trial::take_node_out(core::Time tf) {
+  switch (c_.policy) {
+    case RecoveryPolicy::kWaitForRepair:
+      return tf + c_.repair;
+    case RecoveryPolicy::kElasticShrink:
+      if (state_.lost_replicas + c_.replicas_per_node_loss < c_.data_parallel) {
+        state_.lost_replicas += c_.replicas_per_node_loss;
+        repairs_.push_back(tf + c_.repair);
+        return tf;
+      }
+      return tf + c_.repair;  // no replica would be left: wait for the repair
+    case RecoveryPolicy::kHotSpare:
+      if (spares_ < 0) return tf;  // as many spares as needed
+      if (spares_ > 0) {
+        --spares_;
+        repairs_.push_back(tf + c_.repair);
+        return tf;
+      }
+      {
+        // No spare free: the first repaired node takes the failed one's place.
+        auto first = std::min_element(repairs_.begin(), repairs_.end());
+        const core::Time ready = first == repairs_.end() ? tf + c_.repair : *first;
+        if (first != repairs_.end()) repairs_.erase(first);
+        repairs_.push_back(tf + c_.repair);
+        return std::max(tf, ready);
+      }
+  }
+  return tf;
+}
+
+void Trial::failure(core::Time tf) {
+  // Progress since the last durable checkpoint is lost; a write still in
+  // flight never lands.
+  settle(tf);
+  pending_ = false;
+  core::Time resume = tf;
+  const std::size_t first = failing_process();
+  int during_recovery = -1;
+  for (;;) {
+    const std::size_t i = failing_process();
+    const core::Time at = next_fail_[i];
+    check_horizon(at);  // a recovery that failures keep starting again never ends
+    ++r_.interruptions;
+    ++during_recovery;
+    if (record_ && r_.events.size() < kMaxEvents) r_.failures.push_back({at, c_.processes[i].component});
+    next_fail_[i] = draw_failure(i, at);
+    const core::Time ready = take_node_out(at);
+    resume = std::max(at + c_.detection, ready) + c_.restart + c_.reload;
+    if (next_failure() >= resume) break;  // else a failure during the recovery starts it again
+  }
+  r_.lost_work += r_.running - run_at_durable_;
+  run_at_durable_ = r_.running;
+  tokens_ = durable_tokens_;
+  since_ckpt_ = 0;
+  add_event("failure", fmt::format("{} failure (detection)", to_string(c_.processes[first].component)), tf,
+            tf + c_.detection);
+  // The recovery that completed: down until its restart (a repair wait, or
+  // recoveries started again by more failures), the restart, the reload.
+  const core::Time reload_at = resume - c_.reload;
+  const core::Time restart_at = reload_at - c_.restart;
+  std::vector<Phase> phases;
+  if (record_) {
+    add_phase(phases, "down",
+              during_recovery > 0 ? fmt::format("down: recovery started again by {} more failures", during_recovery)
+                                  : std::string("down: waiting for a repaired node"),
+              tf + c_.detection, restart_at);
+    add_phase(phases, "restart", "restart", restart_at, reload_at);
+    add_phase(phases, "reload", "checkpoint reload", reload_at, resume);
+  }
+  add_event("restart",
+            during_recovery > 0
+                ? fmt::format("restart and checkpoint reload ({} more failures during recovery)", during_recovery)
+                : std::string("restart and checkpoint reload"),
+            tf + c_.detection, resume, std::move(phases));
+  r_.down += resume - tf;
+  t_ = resume;
+}
+
+void Trial::maintenance() {
+  // Planned: a final checkpoint (the whole write, even in async mode), down
+  // for the window, then a restart with reload. Failures inside the window
+  // are repaired with it and not counted.
+  const core::Time write = c_.checkpoint_blocking + c_.checkpoint_background;
+  if (!stop_until(t_ + write, r_.checkpointing, "checkpoint", "checkpoint before maintenance")) return;
+  pending_ = false;
+  durable_tokens_ = tokens_;
+  run_at_durable_ = r_.running;
+  since_ckpt_ = 0;
+  ++r_.maintenance_stops;
+  const core::Time window_end = std::max(t_, next_maint_ + c_.maintenance_duration);
+  const core::Time resume = window_end + c_.restart + c_.reload;
+  std::vector<Phase> phases;
+  if (record_) {
+    add_phase(phases, "maintenance", "planned maintenance", t_, window_end);
+    add_phase(phases, "restart", "restart", window_end, window_end + c_.restart);
+    add_phase(phases, "reload", "checkpoint reload", window_end + c_.restart, resume);
+  }
+  add_event("maintenance", "planned maintenance, restart and reload", t_, resume, std::move(phases));
+  r_.down += resume - t_;
+  t_ = resume;
+  for (std::size_t i = 0; i < next_fail_.size(); ++i)
+    if (next_fail_[i] < t_) next_fail_[i] = draw_failure(i, t_);
+  while (next_maint_ <= t_) next_maint_ += c_.maintenance_interval;
+}
+
+void Trial::add_event(const char* category, std::string name, core::Time start, core::Time end,
+               std::vector<Phase> phases, bool concurrent) {
+  if (!record_ || end <= start) return;
+  if (phases.empty() && !r_.events.empty() && r_.events.back().category == category &&
+      r_.events.back().end == start && r_.events.back().name == name && r_.events.back().phases.empty()) {
+    r_.events.back().end = end;
+    return;
+  }
+  if (r_.events.size() >= kMaxEvents) return;
+  r_.events.push_back({category, std::move(name), start, end, std::move(phases), concurrent});
+}
+
+void Trial::add_phase(std::vector<Phase>& phases, const char* category, std::string name, core::Time start,
+                      core::Time end) {
+  if (end > start) phases.push_back({category, std::move(name), start, end});
+}
+
 
 Percentiles percentiles(std::vector<double> v) {
   Percentiles p;

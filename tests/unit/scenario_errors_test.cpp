@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -63,17 +64,18 @@ std::string nested(std::string_view open, std::size_t depth) {
   return out;
 }
 
-std::vector<BadCase> bad_cases() {
-  const std::string inline_gpu_head =
+// Scenarios with an inline GPU spec or model, around the keys a case adds.
+const std::string kInlineGpuHead =
       R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"name": "X1", "peak_flops": {"bf16": "100TFLOP/s"},
           "memory_capacity": "16GiB", "memory_bandwidth": "1TB/s")";
-  const std::string inline_gpu_tail =
+const std::string kInlineGpuTail =
       R"(}}, "model": "gpt2-124m", "training": {"global_batch_size": 8, "micro_batch_size": 1}})";
-  const std::string inline_model_head =
+const std::string kInlineModelHead =
       R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "training": {"global_batch_size": 8}, "model": )";
 
+// Malformed JSON: no path; the parser's line and column instead.
+std::vector<BadCase> malformed_json_cases() {
   return {
-      // --- Malformed JSON: no path; the parser's line and column instead.
       invalid("TruncatedJson", R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1)", "",
               {"expected valid JSON", "line 1", "unexpected end of input"}),
       invalid("TrailingCommaInObject", R"({"model": "gpt2-124m",})", "",
@@ -94,9 +96,13 @@ std::vector<BadCase> bad_cases() {
               "/cluster/num_nodes", {"each key once", R"("num_nodes" twice)"}),
       invalid("DuplicateKeyInArrayElement", R"({"x": [0, [1], {"b": {}, "a": 1, "a": 2}], "model": "gpt2-124m"})",
               "/x/2/a", {"each key once", R"("a" twice)"}),
-      invalid("DuplicateTopLevelKeyWithSlash", R"({"a/b": 1, "a/b": 2})", "/a~1b", {R"("a/b" twice)"}),
+      invalid("DuplicateTopLevelKeyWithSlash", R"({"a/b": 1, "a/b": 2})", "/a~1b", {R"("a/b" twice)"})
+  };
+}
 
-      // --- Wrong types.
+// Wrong types.
+std::vector<BadCase> wrong_types_cases() {
+  return {
       invalid("StringWhereInteger", patched(R"({"cluster": {"num_nodes": "two"}})"), "/cluster/num_nodes",
               {"expected an integer from 1 to 1000000", R"(found "two")"}),
       invalid("ArrayWhereObject", patched(R"({"training": [8, 1]})"), "/training",
@@ -113,9 +119,13 @@ std::vector<BadCase> bad_cases() {
       invalid("ObjectWhereQuantity", patched(R"({"cluster": {"intra_node": {"latency": {"us": 2}}}})"),
               "/cluster/intra_node/latency", {"expected a duration such as", "found an object"}),
       invalid("NumberWhereGpuPresetName", patched(R"({"cluster": {"gpu": {"preset": 100}}})"), "/cluster/gpu/preset",
-              {"expected a GPU preset name", "found 100"}),
+              {"expected a GPU preset name", "found 100"})
+  };
+}
 
-      // --- Zero and negative sizes.
+// Zero and negative sizes.
+std::vector<BadCase> zero_and_negative_sizes_cases() {
+  return {
       invalid("ZeroNodes", patched(R"({"cluster": {"num_nodes": 0}})"), "/cluster/num_nodes",
               {"expected an integer from 1 to 1000000", "found 0"}),
       invalid("NegativeMicroBatch", patched(R"({"training": {"micro_batch_size": -1}})"), "/training/micro_batch_size",
@@ -128,9 +138,13 @@ std::vector<BadCase> bad_cases() {
               "/cluster/inter_node/nic_bandwidth",
               {"expected a bandwidth from 1e+06 B/s to 1e+15 B/s", R"(found "-400Gbps")"}),
       invalid("MicroBatchAboveGlobalBatch", patched(R"({"training": {"micro_batch_size": 16}})"),
-              "/training/micro_batch_size", {"micro_batch_size (16)", "global_batch_size (8)"}),
+              "/training/micro_batch_size", {"micro_batch_size (16)", "global_batch_size (8)"})
+  };
+}
 
-      // --- The parallel layout against the cluster and the batch.
+// The parallel layout against the cluster and the batch.
+std::vector<BadCase> layout_against_cluster_cases() {
+  return {
       invalid("TensorParallelNotDividingGpus", patched(R"({"parallelism": {"tensor_model_parallel_size": 3}})"),
               "/parallelism/tensor_model_parallel_size",
               {"tensor (3) x pipeline (1) x context (1)", "= 3", "does not divide the 8 GPUs"}),
@@ -157,9 +171,13 @@ std::vector<BadCase> bad_cases() {
       invalid("PipelineDeeperThanModel",
               patched(R"({"cluster": {"num_nodes": 4}, "model": {"preset": "gpt2-124m", "num_layers": 2},
                           "parallelism": {"pp": 4}})"),
-              "/parallelism/pp", {"pipeline_model_parallel_size (4) exceeds num_layers (2)"}),
+              "/parallelism/pp", {"pipeline_model_parallel_size (4) exceeds num_layers (2)"})
+  };
+}
 
-      // --- Presets.
+// Presets.
+std::vector<BadCase> presets_cases() {
+  return {
       invalid("UnknownGpuPreset", patched(R"({"cluster": {"gpu": "H100-SXM5-80G"}})"), "/cluster/gpu",
               {"expected one of the GPU presets A100-SXM4-80GB, B200, H100-SXM5-80GB, H200-SXM-141GB",
                R"(did you mean "H100-SXM5-80GB"?)", R"(found "H100-SXM5-80G")"}),
@@ -171,9 +189,13 @@ std::vector<BadCase> bad_cases() {
       invalid("UnknownModelPreset", patched(R"({"model": "llama3-9b"})"), "/model",
               {"expected one of the model presets", R"(did you mean "llama3-8b"?)", R"(found "llama3-9b")"}),
       invalid("UnknownModelPresetFarOff", patched(R"({"model": "bert-large"})"), "/model",
-              {"expected one of the model presets gpt2-124m,", "mixtral-8x7b", R"(found "bert-large")"}),
+              {"expected one of the model presets gpt2-124m,", "mixtral-8x7b", R"(found "bert-large")"})
+  };
+}
 
-      // --- Units.
+// Units.
+std::vector<BadCase> units_cases() {
+  return {
       invalid("UnknownUnit", patched(R"({"cluster": {"inter_node": {"nic_bandwidth": "400Gbs"}}})"),
               "/cluster/inter_node/nic_bandwidth",
               {"expected a bandwidth", R"(found "400Gbs")", R"(did you mean "400Gbps"?)"}),
@@ -183,9 +205,13 @@ std::vector<BadCase> bad_cases() {
       invalid("NoNumberInQuantity", patched(R"({"cluster": {"inter_node": {"latency": "fast"}}})"),
               "/cluster/inter_node/latency", {"expected a duration", R"("fast", which does not start with a number)"}),
       invalid("LatencyAboveOneSecond", patched(R"({"cluster": {"inter_node": {"latency": "2s"}}})"),
-              "/cluster/inter_node/latency", {"expected a duration from 0 s to 1 s", R"(found "2s")"}),
+              "/cluster/inter_node/latency", {"expected a duration from 0 s to 1 s", R"(found "2s")"})
+  };
+}
 
-      // --- Absurd values.
+// Absurd values.
+std::vector<BadCase> absurd_values_cases() {
+  return {
       invalid("HugeFloatNodes", patched(R"({"cluster": {"num_nodes": 1e30}})"), "/cluster/num_nodes",
               {"expected an integer from 1 to 1000000", "found 1e+30"}),
       invalid("TenMillionNodes", patched(R"({"cluster": {"num_nodes": 10000000}})"), "/cluster/num_nodes",
@@ -204,9 +230,13 @@ std::vector<BadCase> bad_cases() {
               {"expected JSON nested at most 64 levels deep", "line 1, column 65"}),
       invalid("DeeplyNestedObjects", nested(R"({"a":)", 100000), "", {"at most 64 levels deep", "line 1, column 321"}),
       invalid("DeeplyNestedValue", "{\"description\": " + nested("[", 70), "",
-              {"at most 64 levels deep", "line 1, column 80"}),
+              {"at most 64 levels deep", "line 1, column 80"})
+  };
+}
 
-      // --- Unknown keys, with a did-you-mean.
+// Unknown keys, with a did-you-mean.
+std::vector<BadCase> unknown_keys_cases() {
+  return {
       invalid("MisspelledTensorParallel", patched(R"({"parallelism": {"tensor_model_paralel_size": 2}})"),
               "/parallelism/tensor_model_paralel_size",
               {R"(did you mean "tensor_model_parallel_size"?)", R"(unknown key "tensor_model_paralel_size")"}),
@@ -219,12 +249,16 @@ std::vector<BadCase> bad_cases() {
               {"expected a known key (one of: gpu, num_nodes, gpus_per_node", R"(unknown key "colour")"}),
       invalid("MisspelledModelOverride", patched(R"({"model": {"preset": "llama3-8b", "seq_len": 4096}})"),
               "/model/seq_len", {R"(did you mean "seq_length"?)", R"(unknown key "seq_len")"}),
-      invalid("MisspelledInlineGpuKey", inline_gpu_head + R"(, "peak_flop": {})" + inline_gpu_tail,
+      invalid("MisspelledInlineGpuKey", kInlineGpuHead + R"(, "peak_flop": {})" + kInlineGpuTail,
               "/cluster/gpu/peak_flop", {R"(did you mean "peak_flops"?)", R"(unknown key "peak_flop")"}),
       invalid("KeyWithSlashIsEscaped", patched(R"({"training": {"a/b": 1}})"), "/training/a~1b",
-              {R"(unknown key "a/b")"}),
+              {R"(unknown key "a/b")"})
+  };
+}
 
-      // --- An alias together with its full name.
+// An alias together with its full name.
+std::vector<BadCase> alias_with_full_name_cases() {
+  return {
       invalid("AliasAndFullName", patched(R"({"parallelism": {"tp": 1, "tensor_model_parallel_size": 1}})"),
               "/parallelism/tp",
               {R"(only one of "tensor_model_parallel_size" and "tp")", "the same setting", "found both"}),
@@ -233,16 +267,20 @@ std::vector<BadCase> bad_cases() {
       invalid("ModelAliasAndFullNameInOverride", patched(R"({"model": {"preset": "gpt2-124m", "untie_embeddings": true,
                                     "untie_embeddings_and_output_weights": true}})"),
               "/model/untie_embeddings_and_output_weights",
-              {R"(only one of "untie_embeddings" and "untie_embeddings_and_output_weights")", "found both"}),
+              {R"(only one of "untie_embeddings" and "untie_embeddings_and_output_weights")", "found both"})
+  };
+}
 
-      // --- The model's own consistency.
+// The model's own consistency.
+std::vector<BadCase> model_consistency_cases() {
+  return {
       invalid("HeadsNotDividingHidden",
-              inline_model_head +
+              kInlineModelHead +
                   R"({"num_layers": 2, "hidden_size": 100, "num_attention_heads": 3, "seq_length": 128,
                       "vocab_size": 1000}})",
               "/model/num_attention_heads", {"num_attention_heads (3) must divide hidden_size (100)", "kv_channels"}),
       invalid("QueryGroupsNotDividingHeads",
-              inline_model_head +
+              kInlineModelHead +
                   R"({"num_layers": 2, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 5,
                       "seq_length": 128, "vocab_size": 1000}})",
               "/model/num_query_groups", {"num_query_groups (5) must divide num_attention_heads (32)"}),
@@ -254,14 +292,18 @@ std::vector<BadCase> bad_cases() {
       invalid("TopkAboveExperts", patched(R"({"model": {"preset": "mixtral-8x7b", "moe_router_topk": 9}})"),
               "/model/moe_router_topk", {"moe_router_topk (9) exceeds num_experts (8)"}),
       invalid("InlineModelMissingLayers",
-              inline_model_head + R"({"hidden_size": 64, "num_attention_heads": 4, "seq_length": 128,
+              kInlineModelHead + R"({"hidden_size": 64, "num_attention_heads": 4, "seq_length": 128,
                                       "vocab_size": 1000}})",
               "/model/num_layers", {"expected an integer from 1 to 100000", "found nothing (the key is required)"}),
       invalid("UnknownNormalization", patched(R"({"model": {"preset": "llama3-8b", "normalization": "rmsnorm"}})"),
               "/model/normalization",
-              {R"(one of "LayerNorm", "RMSNorm")", R"(did you mean "RMSNorm"?)", R"(found "rmsnorm")"}),
+              {R"(one of "LayerNorm", "RMSNorm")", R"(did you mean "RMSNorm"?)", R"(found "rmsnorm")"})
+  };
+}
 
-      // --- Training.
+// Training.
+std::vector<BadCase> training_cases() {
+  return {
       invalid("Fp8OnA100", patched(R"({"cluster": {"gpu": "A100-SXM4-80GB"}, "training": {"precision": "fp8"}})"),
               "/training/precision", {"A100-SXM4-80GB has no fp8 peak", "it has fp32, tf32, fp16, bf16"}),
       invalid(
@@ -271,19 +313,23 @@ std::vector<BadCase> bad_cases() {
               R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"name": "X1", "peak_flops": {"fp32":
                   "10TFLOP/s"}, "memory_capacity": "16GiB", "memory_bandwidth": "1TB/s"}}, "model": "gpt2-124m",
                   "training": {"global_batch_size": 8}})",
-              "/training/precision", {"X1 has no bf16 peak", "training.precision defaults to bf16", "it has fp32"}),
+              "/training/precision", {"X1 has no bf16 peak", "training.precision defaults to bf16", "it has fp32"})
+  };
+}
 
-      // --- Inline GPU specs.
+// Inline GPU specs.
+std::vector<BadCase> inline_gpu_specs_cases() {
+  return {
       invalid("MatmulEfficiencyAboveOne",
-              inline_gpu_head + R"(, "matmul_efficiency": [[1e10, 0.5], [1e12, 1.5]])" + inline_gpu_tail,
+              kInlineGpuHead + R"(, "matmul_efficiency": [[1e10, 0.5], [1e12, 1.5]])" + kInlineGpuTail,
               "/cluster/gpu/matmul_efficiency/1",
               {"[flops, efficiency] pairs", "0 < efficiency <= 1", "found [1000000000000.0,1.5]"}),
-      invalid("MatmulEfficiencyNotAnArray", inline_gpu_head + R"(, "matmul_efficiency": "high")" + inline_gpu_tail,
+      invalid("MatmulEfficiencyNotAnArray", kInlineGpuHead + R"(, "matmul_efficiency": "high")" + kInlineGpuTail,
               "/cluster/gpu/matmul_efficiency", {"a non-empty array of [flops, efficiency] pairs", R"(found "high")"}),
-      invalid("MatmulEfficiencyEmpty", inline_gpu_head + R"(, "matmul_efficiency": [])" + inline_gpu_tail,
+      invalid("MatmulEfficiencyEmpty", kInlineGpuHead + R"(, "matmul_efficiency": [])" + kInlineGpuTail,
               "/cluster/gpu/matmul_efficiency", {"a non-empty array", "found an empty array"}),
       invalid("MatmulEfficiencyTriple",
-              inline_gpu_head + R"(, "matmul_efficiency": [[1e10, 0.5, 3]])" + inline_gpu_tail,
+              kInlineGpuHead + R"(, "matmul_efficiency": [[1e10, 0.5, 3]])" + kInlineGpuTail,
               "/cluster/gpu/matmul_efficiency/0", {"[flops, efficiency] pairs", "found [10000000000.0,0.5,3]"}),
       invalid("InlineGpuMissingPeaks",
               R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"memory_capacity": "16GiB",
@@ -299,9 +345,13 @@ std::vector<BadCase> bad_cases() {
               "/cluster/intra_node/bandwidth", {"an intra-node bandwidth (the GPU has no platform default)"}),
       invalid("GpuOverrideBadCapacity", patched(R"({"cluster": {"gpu": {"preset": "H100-SXM5-80GB",
                                                     "memory_capacity": "80Gb"}}})"),
-              "/cluster/gpu/memory_capacity", {"expected a size in bytes", R"(found "80Gb")", "did you mean"}),
+              "/cluster/gpu/memory_capacity", {"expected a size in bytes", R"(found "80Gb")", "did you mean"})
+  };
+}
 
-      // --- Missing required keys.
+// Missing required keys.
+std::vector<BadCase> missing_keys_cases() {
+  return {
       invalid("NoCluster", patched(R"({"cluster": null})"), "/cluster",
               {"expected an object", "found nothing (the key is required)"}),
       invalid("NoGpu", patched(R"({"cluster": {"gpu": null}})"), "/cluster/gpu",
@@ -318,9 +368,13 @@ std::vector<BadCase> bad_cases() {
       invalid("NullRequiredValue",
               R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": "gpt2-124m",
                   "training": {"global_batch_size": null}})",
-              "/training/global_batch_size", {"expected an integer", "found null"}),
+              "/training/global_batch_size", {"expected an integer", "found null"})
+  };
+}
 
-      // --- Parallel layouts and modes.
+// Parallel layouts and modes.
+std::vector<BadCase> parallel_layouts_and_modes_cases() {
+  return {
       invalid("ContextParallelUnfusedAttention",
               patched(R"({"training": {"attention_backend": "unfused"}, "parallelism": {"cp": 2}})"),
               "/parallelism/cp", {"ring attention on fused (flash) attention"}),
@@ -335,8 +389,13 @@ std::vector<BadCase> bad_cases() {
       invalid("OverlapParamGatherWithoutZero", patched(R"({"parallelism": {"overlap_param_gather": true}})"),
               "/parallelism/overlap_param_gather", {"needs zero_stage 1, 2 or 3"}),
       invalid("AsyncParameterServerWithZero", patched(R"({"parallelism": {"mode": "async_ps", "zero_stage": 1}})"),
-              "/parallelism/zero_stage", {R"(mode "async_ps" has none)"}),
-      // --- failures (parse_failures.cpp).
+              "/parallelism/zero_stage", {R"(mode "async_ps" has none)"})
+  };
+}
+
+// failures (parse_failures.cpp).
+std::vector<BadCase> failures_cases() {
+  return {
       invalid("FailuresNeedTrainTokens",
               patched(R"({"failures": {"gpu_mtbf": "50000h", "checkpoint_interval": "auto"}})"),
               "/training/train_tokens", {"full-run replay", "needs training.train_tokens"}),
@@ -358,9 +417,13 @@ std::vector<BadCase> bad_cases() {
       invalid("CalibrationMissingFile", patched(R"({"calibration": "calibration/no-such-profile.json"})"),
               "/calibration", {"expected an existing calibration profile", "no such file: calibration/no-such-profile.json"}),
       invalid("CalibrationNotAPath", patched(R"({"calibration": 3})"), "/calibration",
-              {"expected a string", "found 3"}),
+              {"expected a string", "found 3"})
+  };
+}
 
-      // --- Network layouts that cannot be built.
+// Network layouts that cannot be built.
+std::vector<BadCase> unbuildable_networks_cases() {
+  return {
       invalid("FatTreeTooLargeForRadix",
               patched(R"({"cluster": {"num_nodes": 2000, "inter_node": {"switch_radix": 32}},
                           "training": {"global_batch_size": 16000}})"),
@@ -390,8 +453,21 @@ std::vector<BadCase> bad_cases() {
                           "training": {"global_batch_size": 16}})"),
               "/cluster/inter_node/rails", {"3 rails do not divide 8 NICs per node"}),
       invalid("UnknownCollectiveAlgorithm", patched(R"({"simulation": {"collective_algorithm": "rings"}})"),
-              "/simulation/collective_algorithm", {"did you mean \"ring\""}),
+              "/simulation/collective_algorithm", {"did you mean \"ring\""})
   };
+}
+
+std::vector<BadCase> bad_cases() {
+  std::vector<BadCase> all;
+  for (std::vector<BadCase> (*section)() :
+       {malformed_json_cases, wrong_types_cases, zero_and_negative_sizes_cases, layout_against_cluster_cases,
+        presets_cases, units_cases, absurd_values_cases, unknown_keys_cases,
+        alias_with_full_name_cases, model_consistency_cases, training_cases, inline_gpu_specs_cases,
+        missing_keys_cases, parallel_layouts_and_modes_cases, failures_cases, unbuildable_networks_cases}) {
+    std::vector<BadCase> cases = section();
+    all.insert(all.end(), std::make_move_iterator(cases.begin()), std::make_move_iterator(cases.end()));
+  }
+  return all;
 }
 
 std::string error_name(const testing::TestParamInfo<BadCase>& info) { return info.param.name; }
