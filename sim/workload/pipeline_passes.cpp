@@ -6,7 +6,8 @@ namespace trainsim::workload {
 
 namespace {
 
-TaskId add_send(StageIteration& stage, const PipelineStep& step, std::string name, Role role, int to_stage) {
+TaskId add_send(StageIteration& stage, const PipelineStep& step, std::string name, Role role,
+                const net::CommGroup& pair) {
   const IterationLayout& l = stage.in.layout;
   Task t;
   t.name = std::move(name);
@@ -14,7 +15,7 @@ TaskId add_send(StageIteration& stage, const PipelineStep& step, std::string nam
   t.stream = Stream::kPpComm;
   t.category = Category::kSend;
   t.role = role;
-  t.collective = net::Collective{net::CollectiveKind::kSendRecv, l.p2p_bytes, stage_pair(l, stage.stage, to_stage)};
+  t.collective = net::Collective{net::CollectiveKind::kSendRecv, l.p2p_bytes, pair};
   t.deps = {stage.emit.last()};
   t.iteration = stage.iteration;
   t.microbatch = step.microbatch;
@@ -45,7 +46,7 @@ void add_forward_pass(StageIteration& stage, const PipelineStep& step) {
   std::optional<TaskId> send;
   if (j < l.last_virtual())
     send = add_send(stage, step, "send_activation.vstage" + std::to_string(j), Role::kActivationSend,
-                    (j + 1) % l.pp);
+                    stage.groups.to_next);
   stage.links.forward(step.microbatch, j, first_task, send);
 }
 
@@ -70,7 +71,7 @@ void add_backward_pass(StageIteration& stage, const PipelineStep& step) {
   std::optional<TaskId> send;
   if (j > 0)
     send = add_send(stage, step, "send_gradient.vstage" + std::to_string(j), Role::kGradientSend,
-                    (j - 1 + l.pp) % l.pp);
+                    stage.groups.to_previous);
   stage.links.backward(step.microbatch, j, first_task, send);
 }
 

@@ -124,6 +124,10 @@ std::vector<StageGroups> stage_groups(const IterationLayout& l) {
     if (l.ep > 1) g.scope.expert = ranks.expert(shape.expert);
     g.data = ranks.data(shape.data);
     g.expert_data = l.ep > 1 && l.expert_dp > 1 ? ranks.expert_data() : g.data;
+    if (l.pp > 1) {
+      g.to_next = stage_pair(l, s, (s + 1) % l.pp);
+      g.to_previous = stage_pair(l, s, (s - 1 + l.pp) % l.pp);
+    }
     out.push_back(std::move(g));
   }
   return out;

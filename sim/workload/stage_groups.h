@@ -40,6 +40,11 @@ struct StageGroups {
   ScopeGroups scope;
   net::CommGroup data;         // dense weights: the dp x cp ranks replicating them
   net::CommGroup expert_data;  // expert weights: the ranks holding the same experts
+  // Pipeline transfers to the next stage's simulated rank and to the previous
+  // one's (around the ring: the interleaved schedule's last stage sends to the
+  // first), made once so every micro-batch's send names the same group.
+  net::CommGroup to_next;
+  net::CommGroup to_previous;
 };
 
 // Stage s's groups at index s. Throws std::invalid_argument when a group does
