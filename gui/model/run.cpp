@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/timeline_reader.h"
+#include "report/result_keys.h"
 #include "scenario/errors.h"
 #include "scenario/measured_run.h"
 
@@ -28,35 +29,36 @@ std::optional<double> optional_number(const json& j, const char* key) {
 }  // namespace
 
 ResultSummary parse_result_text(std::string_view text, std::string_view source) {
+  using namespace report::result_key;
   const json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw ReadError(std::string(source) + ": not a JSON object");
   ResultSummary r;
-  r.scenario = j.value("scenario", std::string{});
-  r.num_gpus = static_cast<int>(number_at(j, "num_gpus", source));
-  r.iteration_time_s = number_at(j, "iteration_time_s", source);
-  r.tokens_per_s = number_at(j, "tokens_per_s", source);
-  r.model_flops_per_iteration = number_at(j, "model_flops_per_iteration", source);
-  r.tflops_per_gpu = number_at(j, "tflops_per_gpu", source);
-  r.mfu = number_at(j, "mfu", source);
-  r.peak_flops_per_gpu = optional_number(j, "peak_flops_per_gpu").value_or(0.0);
-  if (const auto b = j.find("breakdown_s"); b != j.end() && b->is_object())
+  r.scenario = j.value(kScenario, std::string{});
+  r.num_gpus = static_cast<int>(number_at(j, kNumGpus, source));
+  r.iteration_time_s = number_at(j, kIterationTime, source);
+  r.tokens_per_s = number_at(j, kTokensPerS, source);
+  r.model_flops_per_iteration = number_at(j, kModelFlops, source);
+  r.tflops_per_gpu = number_at(j, kTflopsPerGpu, source);
+  r.mfu = number_at(j, kMfu, source);
+  r.peak_flops_per_gpu = optional_number(j, kPeakFlopsPerGpu).value_or(0.0);
+  if (const auto b = j.find(kBreakdown); b != j.end() && b->is_object())
     for (const auto& [k, v] : b->items())
       if (v.is_number()) r.breakdown_s.emplace_back(k, v.get<double>());
-  if (const auto m = j.find("memory"); m != j.end() && m->is_object()) {
-    r.peak_bytes_per_gpu = optional_number(*m, "peak_bytes_per_gpu").value_or(0.0);
-    r.capacity_bytes_per_gpu = optional_number(*m, "capacity_bytes_per_gpu").value_or(0.0);
-    r.fits = m->value("fits", true);
+  if (const auto m = j.find(kMemory); m != j.end() && m->is_object()) {
+    r.peak_bytes_per_gpu = optional_number(*m, kPeakBytes).value_or(0.0);
+    r.capacity_bytes_per_gpu = optional_number(*m, kCapacityBytes).value_or(0.0);
+    r.fits = m->value(kFits, true);
   }
-  r.time_to_train_s = optional_number(j, "time_to_train_s");
-  r.cost_usd = optional_number(j, "cost_usd");
-  r.energy_kwh = optional_number(j, "energy_kwh");
-  if (const auto rel = j.find("reliability"); rel != j.end() && rel->is_object()) {
-    r.goodput = optional_number(*rel, "goodput").value_or(1.0);
-    r.expected_interruptions = optional_number(*rel, "expected_interruptions").value_or(0.0);
-    if (const auto t = rel->find("run_timeline"); t != rel->end() && t->is_string())
+  r.time_to_train_s = optional_number(j, kTimeToTrain);
+  r.cost_usd = optional_number(j, kCost);
+  r.energy_kwh = optional_number(j, kEnergy);
+  if (const auto rel = j.find(kReliability); rel != j.end() && rel->is_object()) {
+    r.goodput = optional_number(*rel, kGoodput).value_or(1.0);
+    r.expected_interruptions = optional_number(*rel, kExpectedInterruptions).value_or(0.0);
+    if (const auto t = rel->find(kRunTimeline); t != rel->end() && t->is_string())
       r.run_timeline = t->get<std::string>();
   }
-  if (const auto t = j.find("timeline"); t != j.end() && t->is_string()) r.timeline = t->get<std::string>();
+  if (const auto t = j.find(kTimeline); t != j.end() && t->is_string()) r.timeline = t->get<std::string>();
 
   return r;
 }

@@ -3,20 +3,18 @@
 #include <cmath>
 
 #include "io/atomic_file.h"
+#include "report/result_keys.h"
 
 namespace trainsim::report {
 
 namespace {
-nlohmann::ordered_json optional_number(const std::optional<double>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
 nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const config::Scenario& s,
                                         const std::string& run_timeline_file) {
   const faults::MonteCarloResult& mc = r.monte_carlo;
   const faults::FailureConfig& f = *s.failures;
   nlohmann::ordered_json j;
-  j["expected_interruptions"] = mc.expected_interruptions;
-  j["goodput"] = mc.goodput;
+  j[result_key::kExpectedInterruptions] = mc.expected_interruptions;
+  j[result_key::kGoodput] = mc.goodput;
   j["checkpoint_interval_s"] = r.checkpoint_interval_s;
   j["interruptions_standard_error"] = mc.interruptions_standard_error;
   j["time_to_train_s"] = {{"p10", mc.time_to_train_s.p10},   {"p50", mc.time_to_train_s.p50},
@@ -53,7 +51,7 @@ nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const conf
   j["trials"] = mc.trials;
   j["seed"] = f.seed;
   j["states_simulated"] = r.states_simulated;
-  j["run_timeline"] = run_timeline_file.empty() ? nlohmann::ordered_json(nullptr)
+  j[result_key::kRunTimeline] = run_timeline_file.empty() ? nlohmann::ordered_json(nullptr)
                                                 : nlohmann::ordered_json(run_timeline_file);
   return j;
 }
@@ -62,24 +60,17 @@ nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const conf
 
 nlohmann::ordered_json result_json(const config::Scenario& s, const Metrics& m, const std::string& timeline_file,
                                    const std::string& run_timeline_file) {
+  using namespace result_key;
   nlohmann::ordered_json j;
-  j["scenario"] = m.scenario;
-  j["num_gpus"] = m.num_gpus;
-  j["iteration_time_s"] = m.iteration_time_s;
-  j["tokens_per_s"] = m.tokens_per_s;
-  j["model_flops_per_iteration"] = m.model_flops_per_iteration;
-  j["tflops_per_gpu"] = m.tflops_per_gpu;
-  j["mfu"] = m.mfu;
-  j["breakdown_s"] = {{"compute", m.breakdown_s.compute},
-                      {"exposed_communication", m.breakdown_s.exposed_communication},
-                      {"pipeline_bubble", m.breakdown_s.pipeline_bubble},
-                      {"optimizer", m.breakdown_s.optimizer},
-                      {"other", m.breakdown_s.other}};
+  j[kScenario] = m.scenario;
+  j[kNumGpus] = m.num_gpus;
+  put_timing(j, Timing{m.iteration_time_s, m.tokens_per_s, m.model_flops_per_iteration, m.tflops_per_gpu, m.mfu,
+                       m.breakdown_s});
   nlohmann::ordered_json mem;
-  mem["peak_bytes_per_gpu"] = std::llround(m.memory.peak_bytes_per_gpu);
-  mem["capacity_bytes_per_gpu"] = std::llround(m.memory.capacity_bytes_per_gpu);
+  mem[kPeakBytes] = std::llround(m.memory.peak_bytes_per_gpu);
+  mem[kCapacityBytes] = std::llround(m.memory.capacity_bytes_per_gpu);
   mem["context_bytes"] = std::llround(m.memory.context_bytes);
-  mem["fits"] = m.memory.fits;
+  mem[kFits] = m.memory.fits;
   if (!m.memory.fits) mem["reason"] = m.memory.reason;
   mem["breakdown_bytes"] = {{"weights", std::llround(m.memory.weights)},
                             {"gradients", std::llround(m.memory.gradients)},
@@ -90,24 +81,22 @@ nlohmann::ordered_json result_json(const config::Scenario& s, const Metrics& m, 
   mem["timeline_peak_bytes"] = std::llround(m.memory.timeline_peak_bytes);
   mem["peak_time_s"] = m.memory.peak_time_s;
   mem["peak_task"] = m.memory.peak_task;
-  j["memory"] = mem;
-  j["time_to_train_s"] = optional_number(m.time_to_train_s);
-  j["cost_usd"] = optional_number(m.cost_usd);
-  j["energy_kwh"] = optional_number(m.energy_kwh);
+  j[kMemory] = mem;
+  put_totals(j, m.time_to_train_s, m.cost_usd, m.energy_kwh);
   j["average_power_w"] = optional_number(m.average_power_w);
   j["gpu_utilization"] = m.gpu_utilization;
   // Without a "failures" section: a failure-free run, nothing replayed.
-  j["reliability"] = m.reliability ? reliability_json(*m.reliability, s, run_timeline_file)
-                                   : nlohmann::ordered_json{{"expected_interruptions", 0.0},
-                                                            {"goodput", 1.0},
-                                                            {"checkpoint_interval_s", 0.0}};
-  j["timeline"] = timeline_file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(timeline_file);
+  j[kReliability] = m.reliability ? reliability_json(*m.reliability, s, run_timeline_file)
+                                  : nlohmann::ordered_json{{kExpectedInterruptions, 0.0},
+                                                           {kGoodput, 1.0},
+                                                           {"checkpoint_interval_s", 0.0}};
+  j[kTimeline] = timeline_file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(timeline_file);
 
   // Beyond the contract: what the figures rest on.
   j["tokens_per_iteration"] = m.tokens_per_iteration;
   j["iterations_to_train"] = optional_number(m.iterations_to_train);
   j["train_tokens"] = optional_number(m.train_tokens);
-  j["peak_flops_per_gpu"] = m.peak_flops_per_gpu;
+  j[kPeakFlopsPerGpu] = m.peak_flops_per_gpu;
   j["parameters"] = m.parameters;
   j["layout"] = {{"tensor_model_parallel_size", s.parallel.tensor},
                  {"pipeline_model_parallel_size", s.parallel.pipeline},

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <utility>
 
+#include "report/result_keys.h"
+
 namespace trainsim::sweep {
 
 namespace {
@@ -13,7 +15,7 @@ using ojson = nlohmann::ordered_json;
 
 std::string number(double v) { return fmt::format("{}", v); }
 std::string number(const std::optional<double>& v) { return v ? number(*v) : std::string(); }
-ojson optional_json(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
+using report::optional_number;
 
 std::string duration(double s) {
   if (s < 1.0) return fmt::format("{:.1f} ms", s * 1e3);
@@ -62,40 +64,32 @@ ojson reliability_json(const PointResult& r) {
           {"goodput", x.goodput},
           {"expected_interruptions", x.expected_interruptions},
           {"checkpoint_interval_s", x.checkpoint_interval_s},
-          {"cost_usd_p50", optional_json(x.cost_p50_usd)},
+          {"cost_usd_p50", optional_number(x.cost_p50_usd)},
           {"energy_kwh", x.energy_kwh}};
 }
 
 // The result file's keys (DESIGN.md, "Result file") a sweep point has.
 ojson point_json(const config::SweepSpec& spec, const Point& p, const PointResult& r) {
+  using namespace report::result_key;
   const config::ClusterOption& c = spec.clusters[static_cast<std::size_t>(p.cluster)];
   ojson j;
   j["id"] = p.id;
   j["cluster"] = c.name;
   j["status"] = to_string(r.status);
   j["layout"] = layout_json(p, r);
-  j["scenario"] = c.name + ": " + layout_label(p);
-  j["num_gpus"] = c.base.cluster.num_gpus();
+  j[kScenario] = c.name + ": " + layout_label(p);
+  j[kNumGpus] = c.base.cluster.num_gpus();
   const bool timed = r.status == Status::kEvaluated;
-  const auto timing = [&](double v) { return timed ? ojson(v) : ojson(nullptr); };
-  j["iteration_time_s"] = timing(r.iteration_time_s);
-  j["tokens_per_s"] = timing(r.tokens_per_s);
-  j["model_flops_per_iteration"] = timing(r.model_flops_per_iteration);
-  j["tflops_per_gpu"] = timing(r.tflops_per_gpu);
-  j["mfu"] = timing(r.mfu);
-  j["breakdown_s"] = timed ? ojson{{"compute", r.breakdown_s.compute},
-                                   {"exposed_communication", r.breakdown_s.exposed_communication},
-                                   {"pipeline_bubble", r.breakdown_s.pipeline_bubble},
-                                   {"optimizer", r.breakdown_s.optimizer},
-                                   {"other", r.breakdown_s.other}}
-                           : ojson(nullptr);
-  j["memory"] = {{"peak_bytes_per_gpu", std::llround(r.peak_bytes_per_gpu)},
-                 {"capacity_bytes_per_gpu", std::llround(r.capacity_bytes_per_gpu)},
-                 {"fits", r.status == Status::kEvaluated}};
-  j["time_to_train_s"] = optional_json(r.time_to_train_s);
-  j["cost_usd"] = optional_json(r.cost_usd);
-  j["energy_kwh"] = optional_json(r.energy_kwh);
-  if (spec.failures_modeled() && timed) j["reliability"] = reliability_json(r);
+  if (timed)
+    report::put_timing(j, report::Timing{r.iteration_time_s, r.tokens_per_s, r.model_flops_per_iteration,
+                                         r.tflops_per_gpu, r.mfu, r.breakdown_s});
+  else
+    report::put_timing(j, std::nullopt);
+  j[kMemory] = {{kPeakBytes, std::llround(r.peak_bytes_per_gpu)},
+                {kCapacityBytes, std::llround(r.capacity_bytes_per_gpu)},
+                {kFits, r.status == Status::kEvaluated}};
+  report::put_totals(j, r.time_to_train_s, r.cost_usd, r.energy_kwh);
+  if (spec.failures_modeled() && timed) j[kReliability] = reliability_json(r);
   if (timed) {
     const Bottleneck b = bottleneck(r);
     j["bottleneck"] = {{"name", b.name}, {"seconds", b.seconds}, {"share", b.share}};
@@ -132,48 +126,104 @@ Outcome summarize(const config::SweepSpec& spec, Enumeration enumeration, std::v
   return o;
 }
 
+namespace {
+
+// One row of points.csv: a listed point and what it found.
+struct CsvRow {
+  const Point& p;
+  const PointResult& r;
+  const config::ClusterOption& c;
+  bool timed;
+};
+
+// The columns of points.csv (docs/sweep.md, "Output"), each a name and how its
+// value is written: the header and every row come from this one list.
+struct Column {
+  const char* name;
+  std::string (*value)(const CsvRow&);
+};
+
+std::string timed_number(const CsvRow& x, double v) { return x.timed ? number(v) : std::string(); }
+template <typename T>
+std::string text(const T& v) {
+  return fmt::format("{}", v);
+}
+
+// Names are free text: quoted, with commas turned to semicolons to keep the columns.
+std::string cluster_cell(const CsvRow& x) {
+  std::string name = x.c.name;
+  std::replace(name.begin(), name.end(), ',', ';');
+  return "\"" + name + "\"";
+}
+
+constexpr Column kPointColumns[] = {
+    {"id", [](const CsvRow& x) { return text(x.p.id); }},
+    {"cluster", cluster_cell},
+    {"status", [](const CsvRow& x) { return text(to_string(x.r.status)); }},
+    {"network_model", [](const CsvRow& x) { return text(network_name(x.p.network_model)); }},
+    {"tp", [](const CsvRow& x) { return text(x.p.tensor); }},
+    {"pp", [](const CsvRow& x) { return text(x.p.pipeline); }},
+    {"vpp", [](const CsvRow& x) { return text(x.r.virtual_stage); }},
+    {"cp", [](const CsvRow& x) { return text(x.p.context); }},
+    {"ep", [](const CsvRow& x) { return text(x.p.expert); }},
+    {"dp", [](const CsvRow& x) { return text(x.r.data); }},
+    {"micro_batch_size", [](const CsvRow& x) { return text(x.p.micro_batch); }},
+    {"num_microbatches", [](const CsvRow& x) { return text(x.r.num_microbatches); }},
+    {"sequence_parallel", [](const CsvRow& x) { return text(x.r.sequence_parallel ? 1 : 0); }},
+    {"zero_stage", [](const CsvRow& x) { return text(x.r.zero_stage); }},
+    {"recompute_granularity", [](const CsvRow& x) { return x.r.recompute; }},
+    {"pipeline_schedule", [](const CsvRow& x) { return x.r.schedule; }},
+    {"num_gpus", [](const CsvRow& x) { return text(x.c.base.cluster.num_gpus()); }},
+    {"iteration_time_s", [](const CsvRow& x) { return timed_number(x, x.r.iteration_time_s); }},
+    {"tokens_per_s", [](const CsvRow& x) { return timed_number(x, x.r.tokens_per_s); }},
+    {"model_flops_per_iteration", [](const CsvRow& x) { return timed_number(x, x.r.model_flops_per_iteration); }},
+    {"tflops_per_gpu", [](const CsvRow& x) { return timed_number(x, x.r.tflops_per_gpu); }},
+    {"mfu", [](const CsvRow& x) { return timed_number(x, x.r.mfu); }},
+    {"compute_s", [](const CsvRow& x) { return timed_number(x, x.r.breakdown_s.compute); }},
+    {"exposed_communication_s",
+     [](const CsvRow& x) { return timed_number(x, x.r.breakdown_s.exposed_communication); }},
+    {"pipeline_bubble_s", [](const CsvRow& x) { return timed_number(x, x.r.breakdown_s.pipeline_bubble); }},
+    {"optimizer_s", [](const CsvRow& x) { return timed_number(x, x.r.breakdown_s.optimizer); }},
+    {"other_s", [](const CsvRow& x) { return timed_number(x, x.r.breakdown_s.other); }},
+    {"peak_bytes_per_gpu", [](const CsvRow& x) { return text(std::llround(x.r.peak_bytes_per_gpu)); }},
+    {"capacity_bytes_per_gpu", [](const CsvRow& x) { return text(std::llround(x.r.capacity_bytes_per_gpu)); }},
+    {"fits", [](const CsvRow& x) { return text(x.timed ? 1 : 0); }},
+    {"time_to_train_s", [](const CsvRow& x) { return number(x.r.time_to_train_s); }},
+    {"cost_usd", [](const CsvRow& x) { return number(x.r.cost_usd); }},
+    {"energy_kwh", [](const CsvRow& x) { return number(x.r.energy_kwh); }},
+    {"bottleneck", [](const CsvRow& x) { return x.timed ? bottleneck(x.r).name : std::string(); }},
+};
+
+// Under failures, the replay's figures (empty for the points not replayed).
+template <double PointReliability::*Field>
+std::string replayed(const CsvRow& x) {
+  return x.r.reliability ? number((*x.r.reliability).*Field) : std::string();
+}
+constexpr Column kReplayColumns[] = {
+    {"replayed", [](const CsvRow& x) { return text(x.r.reliability ? 1 : 0); }},
+    {"time_to_train_p50_s", replayed<&PointReliability::time_to_train_p50_s>},
+    {"time_to_train_p90_s", replayed<&PointReliability::time_to_train_p90_s>},
+    {"time_to_train_mean_s", replayed<&PointReliability::time_to_train_mean_s>},
+    {"goodput", replayed<&PointReliability::goodput>},
+    {"expected_interruptions", replayed<&PointReliability::expected_interruptions>},
+    {"cost_usd_p50", [](const CsvRow& x) { return x.r.reliability ? number(x.r.reliability->cost_p50_usd) : ""; }},
+    {"replay_energy_kwh", replayed<&PointReliability::energy_kwh>},
+};
+
+}  // namespace
+
 std::string points_csv(const config::SweepSpec& spec, const Outcome& o) {
-  std::string out =
-      "id,cluster,status,network_model,tp,pp,vpp,cp,ep,dp,micro_batch_size,num_microbatches,sequence_parallel,"
-      "zero_stage,recompute_granularity,pipeline_schedule,num_gpus,iteration_time_s,tokens_per_s,"
-      "model_flops_per_iteration,tflops_per_gpu,mfu,compute_s,exposed_communication_s,pipeline_bubble_s,optimizer_s,"
-      "other_s,peak_bytes_per_gpu,capacity_bytes_per_gpu,fits,time_to_train_s,cost_usd,energy_kwh,bottleneck";
-  const bool failures = spec.failures_modeled();
-  // Under failures, the replay's figures (empty for the points not replayed).
-  if (failures)
-    out += ",replayed,time_to_train_p50_s,time_to_train_p90_s,time_to_train_mean_s,goodput,expected_interruptions,"
-           "cost_usd_p50,replay_energy_kwh";
+  std::vector<Column> columns(std::begin(kPointColumns), std::end(kPointColumns));
+  if (spec.failures_modeled()) columns.insert(columns.end(), std::begin(kReplayColumns), std::end(kReplayColumns));
+  std::string out;
+  for (std::size_t k = 0; k < columns.size(); ++k) out += (k ? "," : "") + std::string(columns[k].name);
   out += '\n';
   for (std::size_t i = 0; i < o.results.size(); ++i) {
     const PointResult& r = o.results[i];
     if (!listed(r)) continue;
     const Point& p = o.points[i];
-    const config::ClusterOption& c = spec.clusters[static_cast<std::size_t>(p.cluster)];
-    const bool timed = r.status == Status::kEvaluated;
-    const auto t = [&](double v) { return timed ? number(v) : std::string(); };
-    std::string name = c.name;
-    std::replace(name.begin(), name.end(), ',', ';');  // names are free text; keep the columns
-    out += fmt::format("{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", p.id, name, to_string(r.status),
-                       network_name(p.network_model), p.tensor, p.pipeline, r.virtual_stage, p.context, p.expert,
-                       r.data, p.micro_batch, r.num_microbatches, r.sequence_parallel ? 1 : 0, r.zero_stage,
-                       r.recompute, r.schedule, c.base.cluster.num_gpus());
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", t(r.iteration_time_s),
-                       t(r.tokens_per_s), t(r.model_flops_per_iteration), t(r.tflops_per_gpu), t(r.mfu),
-                       t(r.breakdown_s.compute), t(r.breakdown_s.exposed_communication),
-                       t(r.breakdown_s.pipeline_bubble), t(r.breakdown_s.optimizer), t(r.breakdown_s.other),
-                       std::llround(r.peak_bytes_per_gpu), std::llround(r.capacity_bytes_per_gpu), timed ? 1 : 0,
-                       number(r.time_to_train_s), number(r.cost_usd), number(r.energy_kwh),
-                       timed ? bottleneck(r).name : std::string());
-    if (failures) {
-      if (r.reliability) {
-        const PointReliability& x = *r.reliability;
-        out += fmt::format(",1,{},{},{},{},{},{},{}", number(x.time_to_train_p50_s), number(x.time_to_train_p90_s),
-                           number(x.time_to_train_mean_s), number(x.goodput), number(x.expected_interruptions),
-                           number(x.cost_p50_usd), number(x.energy_kwh));
-      } else {
-        out += ",0,,,,,,,";
-      }
-    }
+    const CsvRow row{p, r, spec.clusters[static_cast<std::size_t>(p.cluster)], r.status == Status::kEvaluated};
+    for (std::size_t k = 0; k < columns.size(); ++k) out += (k ? "," : "") + columns[k].value(row);
     out += '\n';
   }
   return out;
@@ -199,7 +249,7 @@ ojson sweep_json(const config::SweepSpec& spec, const Outcome& o) {
                         {"num_nodes", c.base.cluster.num_nodes},
                         {"num_gpus", c.base.cluster.num_gpus()},
                         {"topology", c.base.cluster.inter_node.topology},
-                        {"price_per_gpu_hour", optional_json(c.base.cluster.price_per_gpu_hour)}});
+                        {"price_per_gpu_hour", optional_number(c.base.cluster.price_per_gpu_hour)}});
   j["clusters"] = clusters;
   if (spec.failures_modeled()) {
     const faults::FailureConfig& f = *spec.clusters.front().base.failures;
@@ -311,7 +361,7 @@ ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
     e["cluster"] = c.name;
     e["gpu"] = c.base.cluster.gpu.name;
     e["num_gpus"] = c.base.cluster.num_gpus();
-    e["price_per_gpu_hour"] = optional_json(c.base.cluster.price_per_gpu_hour);
+    e["price_per_gpu_hour"] = optional_number(c.base.cluster.price_per_gpu_hour);
     e["evaluated"] = row.evaluated;
     e["does_not_fit"] = row.does_not_fit;
     if (!row.best) {
@@ -329,18 +379,18 @@ ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
     if (r.reliability) {
       const PointReliability& x = *r.reliability;
       e["time_to_train_s"] = {{"p50", x.time_to_train_p50_s}, {"p90", x.time_to_train_p90_s}};
-      e["cost_usd"] = optional_json(x.cost_p50_usd);
+      e["cost_usd"] = optional_number(x.cost_p50_usd);
       e["energy_kwh"] = x.energy_kwh;
-      e["reliability"] = {{"failure_free_time_to_train_s", optional_json(r.time_to_train_s)},
+      e["reliability"] = {{"failure_free_time_to_train_s", optional_number(r.time_to_train_s)},
                           {"time_to_train_mean_s", x.time_to_train_mean_s},
                           {"goodput", x.goodput},
                           {"expected_interruptions", x.expected_interruptions},
                           {"checkpoint_interval_s", x.checkpoint_interval_s},
                           {"trials", x.trials}};
     } else {
-      e["time_to_train_s"] = {{"p50", optional_json(r.time_to_train_s)}, {"p90", optional_json(r.time_to_train_s)}};
-      e["cost_usd"] = optional_json(r.cost_usd);
-      e["energy_kwh"] = optional_json(r.energy_kwh);
+      e["time_to_train_s"] = {{"p50", optional_number(r.time_to_train_s)}, {"p90", optional_number(r.time_to_train_s)}};
+      e["cost_usd"] = optional_number(r.cost_usd);
+      e["energy_kwh"] = optional_number(r.energy_kwh);
       if (failures) e["reliability"] = reliability_json(r);  // the replay's refusal
     }
     e["bottleneck"] = {{"name", b.name}, {"seconds", b.seconds}, {"share", b.share}};

@@ -1,7 +1,8 @@
 #pragma once
 // Point results as bytes, for evaluating a sweep across processes (the MPI task
 // farm, sim/cli/mpi_farm.h): MessagePack keeps every double bit for bit, so
-// the collected results equal the ones a single process computes.
+// the collected results equal the ones a single process computes. Every field
+// of PointResult travels, in the order sweep/point_fields.h walks them.
 #include <cstdint>
 #include <vector>
 

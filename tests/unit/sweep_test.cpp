@@ -1,7 +1,12 @@
 // The sweep module (docs/sweep.md): counts of a small space derived by hand,
 // the reader's and the memory check's verdicts, ranking, the Pareto front of a
 // hand-made set, the bottleneck, and results independent of the thread count.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <type_traits>
 
 #include <string>
 #include <vector>
@@ -11,6 +16,7 @@
 #include "sweep/evaluate.h"
 #include "sweep/outcome.h"
 #include "sweep/ranking.h"
+#include "sweep/point_fields.h"
 #include "sweep/result_codec.h"
 #include "sweep/space.h"
 
@@ -168,6 +174,68 @@ TEST(SweepEvaluate, ReplaysSurviveTheWireBitForBit) {
   EXPECT_EQ(back[0].reliability->energy_kwh, 1e-7);
   EXPECT_FALSE(back[1].reliability);
   EXPECT_EQ(back[1].replay_error, refused.replay_error);
+}
+
+// Every field of a point result as text, walked as the codec walks it.
+template <typename T>
+std::string field_text(const T& v) {
+  if constexpr (std::is_enum_v<T>) {
+    return std::to_string(static_cast<int>(v));
+  } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+    return v ? field_text(*v) : "none";
+  } else if constexpr (std::is_same_v<T, std::optional<PointReliability>>) {
+    return v ? field_text(*v) : "none";
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return v;
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    return fmt::format("{}", v);
+  } else {
+    std::string out;
+    for_each_field(v, [&](std::string_view name, const auto& f) { out += fmt::format("{}={} ", name, field_text(f)); });
+    return out;
+  }
+}
+
+// A value per field, none of them its default: the i-th number is i + 1/3.
+template <typename T>
+void fill(T& v, int& i) {
+  ++i;
+  if constexpr (std::is_enum_v<T>) {
+    v = Status::kDoesNotFit;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    v = true;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    v = "field " + std::to_string(i);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    v = i + 1.0 / 3.0;
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    v = static_cast<T>(i);
+  } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+    v = i + 1.0 / 3.0;
+  } else if constexpr (std::is_same_v<T, std::optional<PointReliability>>) {
+    fill(v.emplace(), i);
+  } else {
+    for_each_field(v, [&](std::string_view, auto& f) { fill(f, i); });
+  }
+}
+
+TEST(SweepEvaluate, EveryFieldSurvivesTheWire) {
+  // The codec walks sweep/point_fields.h, so no field stays behind (it once
+  // dropped compute_busy_s and compute_ranks).
+  PointResult r;
+  int i = 0;
+  fill(r, i);
+  EXPECT_EQ(i, 1 + 30 + 5 + 1 + 9);  // the result and its 30 fields, the breakdown's 5, the replay and its 9
+  ASSERT_NE(field_text(r), field_text(PointResult{}));
+  const std::vector<PointResult> back = decode_results(encode_results({r}));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(field_text(back[0]), field_text(r));
+  EXPECT_EQ(back[0].compute_busy_s, r.compute_busy_s);
+  EXPECT_EQ(back[0].compute_ranks, r.compute_ranks);
+  // One field short: refused, with the reason.
+  nlohmann::json short_point = nlohmann::json::from_msgpack(encode_results({r}));
+  short_point[0].erase(short_point[0].size() - 1);
+  EXPECT_THROW(decode_results(nlohmann::json::to_msgpack(short_point)), std::invalid_argument);
 }
 
 PointResult timed(std::uint64_t id, double time, std::optional<double> cost = {}) {
