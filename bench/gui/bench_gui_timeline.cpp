@@ -11,12 +11,13 @@
 #include <QGuiApplication>
 #include <QImage>
 #include <QPainter>
-#include <cstdio>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
 #include "core/rng.h"
+#include "io/timeline_format.h"
 #include "model/critical_path.h"
 #include "model/lane_layout.h"
 #include "model/timeline_reader.h"
@@ -37,44 +38,46 @@ std::filesystem::path timeline_file() {
     static constexpr const char* kOps[] = {"input_norm", "qkv_proj", "attention", "attn_out_proj", "attn_residual",
                                            "post_attn_norm", "mlp_up", "mlp_act", "mlp_down", "mlp_residual"};
     core::Rng rng(1);
-    os << "{\n\"format\": \"trainsim-timeline\",\n\"version\": 1,\n\"scenario\": \"synthetic 1M spans\",\n"
-       << "\"num_gpus\": " << kRanks << ",\n\"gpus_per_node\": " << kGpusPerNode << ",\n\"time_unit\": \"s\",\n"
-       << "\"node_of_rank\": [";
-    for (int r = 0; r < kRanks; ++r) os << (r ? "," : "") << r / kGpusPerNode;
-    os << "],\n\"replicas\": [],\n\"lanes\": [";
-    char line[512];
+    io::timeline::Header header;
+    header.scenario = "synthetic 1M spans";
+    header.num_gpus = kRanks;
+    header.gpus_per_node = kGpusPerNode;
+    for (int r = 0; r < kRanks; ++r) header.node_of_rank.push_back(r / kGpusPerNode);
+    io::timeline::Writer w(os, header);
     for (int r = 0; r < kRanks; ++r)
       for (const char* stream : {"compute", "tp_comm"}) {
-        os << (r || std::string(stream) == "tp_comm" ? ",\n" : "\n") << "{\"rank\": " << r << ", \"stream\": \""
-           << stream << "\", \"spans\": [";
+        w.lane(r, stream);
         const bool compute = std::string(stream) == "compute";
-        long long t = 0;  // ns
+        std::int64_t t = 0;  // ns
         for (int i = 0; i < kSpansPerLane; ++i) {
-          const long long d = 20'000 + static_cast<long long>(rng.below(180'000));
-          const long long gap = compute ? 0 : static_cast<long long>(rng.below(200'000));
+          const auto d = static_cast<std::int64_t>(20'000 + rng.below(180'000));
+          const auto gap = compute ? 0 : static_cast<std::int64_t>(rng.below(200'000));
           t += gap;
           const int layer = (i / 10) % 48;
-          const char* cat = compute ? (i % 3000 < 1500 ? "forward" : "backward") : "all_reduce";
-          std::snprintf(line, sizeof line,
-                        "%s\n{\"rank\": %d, \"stream\": \"%s\", \"category\": \"%s\", \"name\": \"layer%d.%s\", "
-                        "\"start\": %lld.%09lld, \"end\": %lld.%09lld, \"flops\": %lld, \"bytes\": %lld, "
-                        "\"iteration\": 0, \"microbatch\": %d, \"layer\": %d}",
-                        i ? "," : "", r, stream, cat, layer, compute ? kOps[i % 10] : "tp_all_reduce",
-                        t / 1'000'000'000, t % 1'000'000'000, (t + d) / 1'000'000'000, (t + d) % 1'000'000'000,
-                        compute ? d * 400'000'000LL : 0LL, d * 3'000LL, (i / 480) % 8, layer);
-          os << line;
+          const std::string name = "layer" + std::to_string(layer) + "." + (compute ? kOps[i % 10] : "tp_all_reduce");
+          io::timeline::Span span;
+          span.rank = r;
+          span.stream = stream;
+          span.category = compute ? (i % 3000 < 1500 ? "forward" : "backward") : "all_reduce";
+          span.name = name;
+          span.start_ns = t;
+          span.end_ns = t + d;
+          span.flops = compute ? static_cast<double>(d) * 4e8 : 0.0;
+          span.bytes = static_cast<double>(d) * 3e3;
+          span.iteration = 0;
+          span.microbatch = (i / 480) % 8;
+          span.layer = layer;
+          w.span(span);
           t += d;
         }
-        os << "]}";
       }
-    os << "\n],\n\"counters\": [";
     for (int c = 0; c < 2; ++c) {
-      os << (c ? ",\n" : "\n") << "{\"name\": \"utilization link" << c << "\", \"unit\": \"fraction\", \"points\": [";
+      std::vector<std::pair<std::int64_t, double>> points;
       for (int i = 0; i < 50'000; ++i)
-        os << (i ? "," : "") << "[" << i * 30e-6 << "," << static_cast<double>(rng.below(1000)) / 1000.0 << "]";
-      os << "]}";
+        points.emplace_back(std::int64_t{30'000} * i, static_cast<double>(rng.below(1000)) / 1000.0);
+      w.counter("utilization link" + std::to_string(c), "fraction", points);
     }
-    os << "\n]\n}\n";
+    w.finish();
     return p;
   }();
   return path;

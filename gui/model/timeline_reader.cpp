@@ -2,6 +2,7 @@
 
 #include "model/gzip_file.h"
 #include "model/json_sax_parser.h"
+#include "io/timeline_format.h"
 
 #include <array>
 #include <fstream>
@@ -11,6 +12,8 @@
 namespace trainsim::gui {
 
 namespace {
+
+namespace key = io::timeline::key;
 
 // The SAX events of the timeline, dispatched on the nesting depth and the keys
 // that lead there: root (1) > "lanes" (2) > lane (3) > "spans" (4) > span (5) >
@@ -27,18 +30,18 @@ class TimelineSax {
 
   bool string(string_t& v) {
     if (depth_ == 1) {
-      if (key(1) == "scenario") out_.scenario = v;
-      else if (key(1) == "format") format_ = v;
-      else if (key(1) == "time_unit") unit_ = v;
+      if (key(1) == key::kScenario) out_.scenario = v;
+      else if (key(1) == key::kFormat) format_ = v;
+      else if (key(1) == key::kTimeUnit) unit_ = v;
     } else if (in_lanes() && depth_ == 3) {
-      if (key(3) == "stream") lane_.stream = v;
+      if (key(3) == key::kStream) lane_.stream = v;
     } else if (in_lanes() && depth_ == 5) {
-      if (key(5) == "category") span_.category = category_from_name(v);
-      else if (key(5) == "name") span_.name = intern(v);
-      else if (key(5) == "stream" && lane_.stream.empty()) lane_.stream = v;
+      if (key(5) == key::kCategory) span_.category = category_from_name(v);
+      else if (key(5) == key::kName) span_.name = intern(v);
+      else if (key(5) == key::kStream && lane_.stream.empty()) lane_.stream = v;
     } else if (in_counters() && depth_ == 3) {
-      if (key(3) == "name") counter_.name = v;
-      else if (key(3) == "unit") counter_.unit = v;
+      if (key(3) == key::kName) counter_.name = v;
+      else if (key(3) == key::kUnit) counter_.unit = v;
     }
     return true;
   }
@@ -85,8 +88,8 @@ class TimelineSax {
   static constexpr int kMaxDepth = 16;
 
   const std::string& key(int d) const { return keys_[static_cast<std::size_t>(d)]; }
-  bool in_lanes() const { return depth_ >= 2 && key(1) == "lanes"; }
-  bool in_counters() const { return depth_ >= 2 && key(1) == "counters"; }
+  bool in_lanes() const { return depth_ >= 2 && key(1) == key::kLanes; }
+  bool in_counters() const { return depth_ >= 2 && key(1) == key::kCounters; }
   void push() {
     ++depth_;
     if (depth_ < kMaxDepth) keys_[static_cast<std::size_t>(depth_)].clear();
@@ -95,17 +98,17 @@ class TimelineSax {
   bool number(double v) {
     if (depth_ >= kMaxDepth) return true;
     if (depth_ == 1) {
-      if (key(1) == "num_gpus") out_.num_gpus = static_cast<int>(v);
-      else if (key(1) == "gpus_per_node") out_.gpus_per_node = static_cast<int>(v);
-    } else if (depth_ == 2 && key(1) == "node_of_rank") {
+      if (key(1) == key::kNumGpus) out_.num_gpus = static_cast<int>(v);
+      else if (key(1) == key::kGpusPerNode) out_.gpus_per_node = static_cast<int>(v);
+    } else if (depth_ == 2 && key(1) == key::kNodeOfRank) {
       out_.node_of_rank.push_back(static_cast<int>(v));
     } else if (in_lanes() && depth_ == 3) {
-      if (key(3) == "rank") lane_.rank = static_cast<int>(v);
+      if (key(3) == key::kRank) lane_.rank = static_cast<int>(v);
     } else if (in_lanes() && depth_ == 5) {
       span_number(key(5), v);
-    } else if (in_lanes() && depth_ == 6 && key(5) == "deps") {
+    } else if (in_lanes() && depth_ == 6 && key(5) == key::kDeps) {
       out_.deps.push_back(static_cast<std::int64_t>(v));
-    } else if (in_counters() && depth_ == 5 && key(3) == "points") {
+    } else if (in_counters() && depth_ == 5 && key(3) == key::kPoints) {
       if (point_count_ == 0) counter_.points.emplace_back(v, 0.0);
       else if (point_count_ == 1 && !counter_.points.empty()) counter_.points.back().second = v;
       ++point_count_;
@@ -114,15 +117,15 @@ class TimelineSax {
   }
 
   void span_number(const std::string& k, double v) {
-    if (k == "start") span_.start = v;
-    else if (k == "end") span_.end = v;
-    else if (k == "flops") span_.flops = v;
-    else if (k == "bytes") span_.bytes = v;
-    else if (k == "iteration") span_.iteration = static_cast<std::int32_t>(v);
-    else if (k == "microbatch") span_.microbatch = static_cast<std::int32_t>(v);
-    else if (k == "layer") span_.layer = static_cast<std::int32_t>(v);
-    else if (k == "id") span_.id = static_cast<std::int64_t>(v);
-    else if (k == "rank" && lane_.spans.empty()) lane_.rank = static_cast<int>(v);
+    if (k == key::kStart) span_.start = v;
+    else if (k == key::kEnd) span_.end = v;
+    else if (k == key::kFlops) span_.flops = v;
+    else if (k == key::kBytes) span_.bytes = v;
+    else if (k == key::kIteration) span_.iteration = static_cast<std::int32_t>(v);
+    else if (k == key::kMicrobatch) span_.microbatch = static_cast<std::int32_t>(v);
+    else if (k == key::kLayer) span_.layer = static_cast<std::int32_t>(v);
+    else if (k == key::kId) span_.id = static_cast<std::int64_t>(v);
+    else if (k == key::kRank && lane_.spans.empty()) lane_.rank = static_cast<int>(v);
   }
 
   std::uint32_t intern(const std::string& name) {
@@ -176,8 +179,9 @@ TimelineData parse_timeline_text(std::string_view text, std::string_view source)
   JsonSaxParser<TimelineSax> parser(text, sax);
   const std::string where(source);
   if (!parser.parse()) throw ReadError(where + ": invalid JSON: " + parser.error());
-  if (sax.format() != "trainsim-timeline")
-    throw ReadError(where + ": /format: expected \"trainsim-timeline\", found \"" + sax.format() + "\"");
+  if (sax.format() != io::timeline::kFormatName)
+    throw ReadError(where + ": /format: expected \"" + std::string(io::timeline::kFormatName) + "\", found \"" +
+                    sax.format() + "\"");
   const double scale = seconds_per_unit(sax.unit());
   if (scale == 0.0)
     throw ReadError(where + ": /time_unit: expected \"s\", \"ms\", \"us\" or \"ns\", found \"" + sax.unit() + "\"");

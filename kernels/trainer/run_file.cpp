@@ -1,11 +1,14 @@
 #include "run_file.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <stdexcept>
 
 #include "io/atomic_file.h"
+#include "io/timeline_format.h"
 
 namespace trainsim::trainer {
 
@@ -37,43 +40,38 @@ std::filesystem::path timeline_path_for(const std::filesystem::path& run_path) {
 
 namespace {
 
+// Lanes per (rank, stream), spans in start order, in the simulator's timeline
+// format (io/timeline_format.h). Measured seconds are written to the nanosecond.
 void write_timeline(const std::filesystem::path& path, const MeasuredRun& run) {
-  using nlohmann::ordered_json;
-  // Lanes per (rank, stream), spans in start order, as the simulator writes them.
   std::map<std::pair<int, std::string>, std::vector<const TimelineSpan*>> lanes;
   for (const TimelineSpan& s : run.spans) lanes[{s.rank, s.stream}].push_back(&s);
-  ordered_json j;
-  j["format"] = "trainsim-timeline";
-  j["version"] = 1;
-  j["scenario"] = "measured: " + run.options.command;
-  j["num_gpus"] = run.data_parallel;
-  j["gpus_per_node"] = run.gpus_per_node;
-  j["time_unit"] = "s";
-  std::vector<int> node_of_rank;
-  for (int r = 0; r < run.data_parallel; ++r) node_of_rank.push_back(r / std::max(run.gpus_per_node, 1));
-  j["node_of_rank"] = node_of_rank;
-  j["replicas"] = ordered_json::array();
-  j["lanes"] = ordered_json::array();
-  for (auto& [key, spans] : lanes) {
-    std::stable_sort(spans.begin(), spans.end(), [](auto* a, auto* b) { return a->start < b->start; });
-    ordered_json lane;
-    lane["rank"] = key.first;
-    lane["stream"] = key.second;
-    lane["spans"] = ordered_json::array();
-    for (const TimelineSpan* s : spans)
-      lane["spans"].push_back({{"rank", s->rank},
-                               {"stream", s->stream},
-                               {"category", s->category},
-                               {"name", s->name},
-                               {"start", s->start},
-                               {"end", s->end},
-                               {"iteration", s->iteration},
-                               {"microbatch", s->microbatch},
-                               {"layer", s->layer}});
-    j["lanes"].push_back(std::move(lane));
-  }
-  j["counters"] = ordered_json::array();
-  io::write_atomically(path, [&](std::ostream& os) { os << j.dump(1) << '\n'; });
+  io::timeline::Header header;
+  header.scenario = "measured: " + run.options.command;
+  header.num_gpus = run.data_parallel;
+  header.gpus_per_node = run.gpus_per_node;
+  for (int r = 0; r < run.data_parallel; ++r) header.node_of_rank.push_back(r / std::max(run.gpus_per_node, 1));
+  const auto ns = [](double seconds) { return static_cast<std::int64_t>(std::llround(seconds * 1e9)); };
+  io::write_atomically(path, [&](std::ostream& os) {
+    io::timeline::Writer w(os, header);
+    for (auto& [key, spans] : lanes) {
+      std::stable_sort(spans.begin(), spans.end(), [](auto* a, auto* b) { return a->start < b->start; });
+      w.lane(key.first, key.second);
+      for (const TimelineSpan* s : spans) {
+        io::timeline::Span span;
+        span.rank = s->rank;
+        span.stream = s->stream;
+        span.category = s->category;
+        span.name = s->name;
+        span.start_ns = ns(s->start);
+        span.end_ns = ns(s->end);
+        span.iteration = s->iteration;
+        span.microbatch = s->microbatch;
+        span.layer = s->layer;
+        w.span(span);
+      }
+    }
+    w.finish();
+  });
 }
 
 }  // namespace

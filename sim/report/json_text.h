@@ -2,12 +2,13 @@
 // Small helpers for the streamed JSON writers (trace and timeline files, which
 // can hold millions of spans and are written without building a DOM).
 #include <string>
-#include <string_view>
+
+#include "io/json_text.h"
 
 namespace trainsim::report {
 
-// `s` as a JSON string literal, quotes included.
-std::string json_string(std::string_view s);
+// `s` as a JSON string literal, quotes included (one definition, in io).
+using io::json_string;
 
 // Compresses a sorted list of ranks into "0-7,16,32-35".
 template <typename Range>

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "report/gzip_stream.h"
+#include "io/timeline_format.h"
 #include "report/json_text.h"
 
 namespace trainsim::report {
@@ -35,7 +36,6 @@ std::map<int, std::vector<std::size_t>> spans_by_rank(const exec::SimulationOutp
 double work_bytes(const Task& t) { return t.collective ? t.collective->bytes : t.compute.bytes; }
 
 // Seconds with nanosecond resolution, as exact decimal text.
-std::string seconds_text(core::Time t) { return fmt::format("{}.{:09d}", t / core::kSecond, t % core::kSecond); }
 // Microseconds (the Chrome trace unit) with nanosecond resolution.
 std::string micros_text(core::Time t) { return fmt::format("{}.{:03d}", t / 1000, t % 1000); }
 
@@ -91,68 +91,35 @@ void job_events(const config::Scenario& s, const faults::TrialResult& trial, Emi
 void write_timeline(const std::filesystem::path& path, const config::Scenario& s, const exec::SimulationOutput& out) {
   const auto by_rank = spans_by_rank(out);
   const auto& graph = out.iteration.graph;
+  io::timeline::Header header;
+  header.scenario = s.name;
+  header.num_gpus = s.cluster.num_gpus();
+  header.gpus_per_node = s.cluster.gpus_per_node;
+  for (long long r = 0; r < s.cluster.num_gpus(); ++r) header.node_of_rank.push_back(r / s.cluster.gpus_per_node);
+  std::map<int, std::vector<long long>> replicas;
+  for (std::size_t r = 0; r < out.iteration.representative.size(); ++r)
+    replicas[out.iteration.representative[r]].push_back(static_cast<long long>(r));
+  for (const auto& [rep, ranks] : replicas) header.replicas.emplace_back(rep, rank_ranges(ranks));
   write_atomically_gz(path, [&](std::ostream& os) {
-    os << "{\n\"format\": \"trainsim-timeline\",\n\"version\": 1,\n";
-    os << "\"scenario\": " << json_string(s.name) << ",\n";
-    os << "\"num_gpus\": " << s.cluster.num_gpus() << ",\n";
-    os << "\"gpus_per_node\": " << s.cluster.gpus_per_node << ",\n\"time_unit\": \"s\",\n";
-    os << "\"node_of_rank\": [";
-    for (long long r = 0; r < s.cluster.num_gpus(); ++r)
-      os << (r ? "," : "") << r / s.cluster.gpus_per_node;
-    os << "],\n\"replicas\": [";
-    std::map<int, std::vector<long long>> replicas;
-    for (std::size_t r = 0; r < out.iteration.representative.size(); ++r)
-      replicas[out.iteration.representative[r]].push_back(static_cast<long long>(r));
-    bool first = true;
-    for (const auto& [rep, ranks] : replicas) {
-      os << (first ? "" : ",") << fmt::format("{{\"representative\": {}, \"ranks\": \"{}\"}}", rep, rank_ranges(ranks));
-      first = false;
-    }
-    os << "],\n\"lanes\": [";
-    bool first_lane = true;
+    io::timeline::Writer w(os, header);
     for (const auto& [rank, idx] : by_rank) {
       std::size_t i = 0;
       while (i < idx.size()) {
         const workload::Stream stream = graph[out.timeline.spans[idx[i]].task].stream;
-        os << (first_lane ? "\n" : ",\n")
-           << fmt::format("{{\"rank\": {}, \"stream\": \"{}\", \"spans\": [", rank, workload::to_string(stream));
-        first_lane = false;
-        bool first_span = true;
+        w.lane(rank, workload::to_string(stream));
         for (; i < idx.size() && graph[out.timeline.spans[idx[i]].task].stream == stream; ++i) {
           const exec::Span& sp = out.timeline.spans[idx[i]];
           const Task& t = graph[sp.task];
-          os << (first_span ? "\n" : ",\n")
-             << fmt::format("{{\"rank\": {}, \"stream\": \"{}\", \"category\": \"{}\", \"name\": {}, "
-                            "\"start\": {}, \"end\": {}, \"flops\": {}, \"bytes\": {}, \"iteration\": {}, "
-                            "\"microbatch\": {}, \"layer\": {}}}",
-                            rank, workload::to_string(stream), workload::to_string(t.category), json_string(t.name),
-                            seconds_text(sp.start),
-                            seconds_text(sp.end), t.collective ? 0.0 : t.compute.flops, work_bytes(t), t.iteration,
-                            t.microbatch, t.layer);
-          first_span = false;
+          w.span({rank, workload::to_string(stream), workload::to_string(t.category), t.name, sp.start, sp.end,
+                  t.collective ? 0.0 : t.compute.flops, work_bytes(t), t.iteration, t.microbatch, t.layer});
         }
-        os << "]}";
       }
     }
-    os << "\n],\n\"counters\": [";
     // Memory of the peak stage's rank first (bytes), then the links (fraction).
-    const auto series_text = [&](const exec::CounterSeries& series, std::string_view unit) {
-      os << "{\"name\": " << json_string(series.name) << ", \"unit\": \"" << unit << "\", \"points\": [";
-      for (std::size_t i = 0; i < series.points.size(); ++i)
-        os << (i ? "," : "") << "[" << seconds_text(series.points[i].first) << ","
-           << fmt::format("{}", series.points[i].second) << "]";
-      os << "]}";
-    };
-    const bool memory = !out.memory_over_time.series.points.empty();
-    if (memory) {
-      os << "\n";
-      series_text(out.memory_over_time.series, "bytes");
-    }
-    for (std::size_t c = 0; c < out.network.counters.size(); ++c) {
-      os << (c || memory ? ",\n" : "\n");
-      series_text(out.network.counters[c], "fraction");
-    }
-    os << "\n]\n}\n";
+    if (!out.memory_over_time.series.points.empty())
+      w.counter(out.memory_over_time.series.name, "bytes", out.memory_over_time.series.points);
+    for (const exec::CounterSeries& series : out.network.counters) w.counter(series.name, "fraction", series.points);
+    w.finish();
   });
 }
 
