@@ -2,7 +2,8 @@
 # Shows that two trainsim binaries write byte-identical files for everything the project
 # ships: `run` (result, timeline, run timeline, Chrome trace) on every scenario in
 # scenarios/ and scenarios/strategies/, variants of the strategies that take the other
-# paths through the graph builder, and the ten Megatron-LM SC'21 rows of tests/validation, `collective` for
+# paths through the graph builder, five failure replays that take the replay's other paths,
+# and the ten Megatron-LM SC'21 rows of tests/validation, `collective` for
 # every operation and model, `sweep --top 2` and `plan` on every sweep spec, and `validate`
 # on every measured run in tests/validation. A restructuring that must not change
 # behaviour (issue 22) is checked with it: build the old commit, build the new one, run
@@ -48,6 +49,30 @@ for name, changes in variants.items():
         sc["simulation"]["iterations"] = 3
         sc["name"] += f" variant {i}"
         json.dump(sc, open(f"{sys.argv[1]}/strategy-{name.replace('.json', '').replace('#', '-')}-{i}.json", "w"), indent=1)
+
+# The failure replay's other paths (faults/replay.cpp): asynchronous checkpoints,
+# maintenance windows, elastic shrink with rejoins, hot spares, Weibull failures,
+# degraded links and stragglers, each over a run long enough to meet them.
+failures = {
+    "async-maintenance": {"checkpoint_mode": "async", "maintenance_interval": "3h", "maintenance_duration": "20min"},
+    "elastic": {"policy": "elastic_shrink", "repair_time": "2h", "checkpoint_interval": "20min"},
+    "spares": {"policy": "hot_spare", "hot_spares": 1, "repair_time": "4h", "distribution": "weibull",
+               "weibull_shape": 0.7},
+    "degraded": {"policy": "wait_for_repair", "repair_time": "20min", "degraded_links_per_1000_node_days": 20000,
+                 "degraded_link_duration": "30min", "degraded_link_bandwidth": 0.5, "straggler_fraction": 0.05,
+                 "straggler_slowdown": 1.2},
+    "async-elastic-maintenance": {"checkpoint_mode": "async", "policy": "elastic_shrink", "repair_time": "30min",
+                                  "maintenance_interval": "2h", "maintenance_duration": "10min",
+                                  "degraded_links_per_1000_node_days": 20000, "degraded_link_duration": "1h"},
+}
+base = json.load(open("scenarios/gpt2-124m-64xh100-failures.json"))
+for name, change in failures.items():
+    sc = json.loads(json.dumps(base))
+    sc["failures"].update(change)
+    sc["failures"]["failures_per_1000_node_days"] = 300
+    sc["training"]["train_tokens"] = 3e11
+    sc["name"] += f" ({name})"
+    json.dump(sc, open(f"{sys.argv[1]}/failures-{name}.json", "w"), indent=1)
 EOF
 
 # Runs one case with both binaries, each in its own folder, and compares the folders.

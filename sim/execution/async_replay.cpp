@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/event_queue.h"
+#include "core/simulator.h"
 
 namespace trainsim::exec {
 
@@ -26,11 +26,7 @@ class Replay {
 
   AsyncPsReport run() {
     for (int w = 0; w < in_.workers; ++w) start_step(w, 0);
-    while (!queue_.empty()) {
-      core::EventQueue::Event e = queue_.pop();
-      now_ = e.time;
-      e.action();
-    }
+    sim_.run();
     return report();
   }
 
@@ -48,19 +44,19 @@ class Replay {
   void start_step(int w, core::Time t) {
     Worker& k = workers_[static_cast<std::size_t>(w)];
     k.version_used = k.version_pulled;
-    queue_.push(t + step_of(w), [this, w] { step_done(w); });
+    sim_.schedule_at(t + step_of(w), [this, w] { step_done(w); });
   }
 
   void step_done(int w) {
     Worker& k = workers_[static_cast<std::size_t>(w)];
     // The server receives and applies pushes one at a time, in arrival order.
-    const core::Time start = std::max(now_, receive_free_);
+    const core::Time start = std::max(sim_.now(), receive_free_);
     const core::Time applied = start + in_.server_push;
     receive_free_ = applied;
     const long long staleness = static_cast<long long>(applied_at_.size()) - k.version_used;
     applied_at_.push_back(applied);
     if (k.done >= warmup_) ++staleness_[staleness];
-    queue_.push(std::max(now_ + in_.push, applied), [this, w] { push_done(w); });
+    sim_.schedule_at(std::max(sim_.now() + in_.push, applied), [this, w] { push_done(w); });
   }
 
   void push_done(int w) {
@@ -68,22 +64,22 @@ class Replay {
     --at_count_[static_cast<std::size_t>(k.done)];
     ++k.done;
     ++at_count_[static_cast<std::size_t>(k.done)];
-    k.done_at.push_back(now_);
+    k.done_at.push_back(sim_.now());
     while (min_done_ < in_.steps_per_worker && at_count_[static_cast<std::size_t>(min_done_)] == 0) ++min_done_;
     // The pull: the server sends the parameters as they are when it starts.
-    const core::Time start = std::max(now_, send_free_);
+    const core::Time start = std::max(sim_.now(), send_free_);
     const core::Time sent = start + in_.server_pull;
     send_free_ = sent;
     const long long version = applied_by(start);
-    const core::Time pulled = std::max(now_ + in_.pull, sent);
+    const core::Time pulled = std::max(sim_.now() + in_.pull, sent);
     const bool more = k.done < in_.steps_per_worker;
     if (in_.staleness_bound == 0) {
-      queue_.push(pulled, [this, w, version, more] {
+      sim_.schedule_at(pulled, [this, w, version, more] {
         workers_[static_cast<std::size_t>(w)].version_pulled = version;
-        if (more) start_step(w, now_);
+        if (more) start_step(w, sim_.now());
       });
     } else {
-      queue_.push(pulled, [this, w, version] {
+      sim_.schedule_at(pulled, [this, w, version] {
         Worker& x = workers_[static_cast<std::size_t>(w)];
         x.version_pulled = std::max(x.version_pulled, version);
       });
@@ -100,7 +96,7 @@ class Replay {
     for (int w : waiters_) {
       Worker& k = workers_[static_cast<std::size_t>(w)];
       if (k.done - min_done_ <= in_.staleness_bound) {
-        start_step(w, now_);
+        start_step(w, sim_.now());
       } else {
         still.push_back(w);
       }
@@ -142,8 +138,8 @@ class Replay {
   int min_done_ = 0;
   int warmup_ = 0;
   std::vector<int> waiters_;
-  core::EventQueue queue_;
-  core::Time now_ = 0;
+  // The replay's clock and events: the core simulator's (time, then the order scheduled).
+  core::Simulator sim_;
   core::Time receive_free_ = 0;
   core::Time send_free_ = 0;
   std::vector<core::Time> applied_at_;

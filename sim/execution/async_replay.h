@@ -8,8 +8,9 @@
 // bound k >= 1 the pull runs beside the next step (stale synchronous parallel,
 // Ho et al. 2013): a worker may be at most k steps ahead of the slowest one.
 //
-// The replay runs at step granularity on integer nanoseconds, as the iteration
-// simulator does. Every push goes to all S servers in equal shares and the
+// The replay runs at step granularity on the core event simulator
+// (core/simulator.h: integer nanoseconds, events in time and then scheduling
+// order), as the iteration simulator does. Every push goes to all S servers in equal shares and the
 // servers are alike, so one server queue stands for all of them (DESIGN.md,
 // "Scale"). What one step, push and pull cost comes from the iteration
 // simulator; the replay adds the queueing of the d workers at the servers.

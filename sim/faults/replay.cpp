@@ -11,6 +11,7 @@
 
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "core/simulator.h"
 
 namespace trainsim::faults {
 
@@ -53,6 +54,18 @@ class Trial {
   TrialResult run();
 
  private:
+  // The job is one process on the core event simulator: each of its steps
+  // accounts for an activity (training, a stop, a recovery) that starts now and
+  // schedules what follows at the activity's end, so at most one event is
+  // pending and the simulator's clock is the job's.
+  using Next = core::Action;
+  [[nodiscard]] core::Time now() const { return sim_.now(); }
+  void at(core::Time t, Next next) { sim_.schedule_at(t, std::move(next)); }
+
+  // The top of the job's loop at now(): what the state calls for next.
+  void step();
+  // After a training segment: done, a checkpoint due, or the next step.
+  void after_training();
   void check_horizon(core::Time t) const;
 
   core::Time draw_failure(std::size_t i, core::Time from);
@@ -70,13 +83,18 @@ class Trial {
 
   StatePerformance performance();
 
-  void iterate(long long n, core::Time duration, const StatePerformance& p);
+  // Trains n iterations for `duration` from now(), then `next`.
+  void iterate(long long n, core::Time duration, const StatePerformance& p, Next next);
 
-  // Stops until `until`, or until a failure comes first (returns false then,
-  // having handled it).
-  bool stop_until(core::Time until, core::Time& counter, const char* category, const char* name);
+  // Stops until `until`, then `next`; or until a failure comes first, which is
+  // then handled instead (the job resumes at the step after its recovery).
+  void stop_until(core::Time until, core::Time& counter, const char* category, const char* name, Next next);
 
+  // A checkpoint: waits for the previous write (asynchronous mode), writes,
+  // and lets repaired nodes rejoin a shrunk job; then the next step.
   void checkpoint();
+  void write_checkpoint();
+  void checkpoint_written();
 
   // A node goes out of service at `tf`; returns when the job can restart at the earliest.
   core::Time take_node_out(core::Time tf);
@@ -84,6 +102,7 @@ class Trial {
   void failure(core::Time tf);
 
   void maintenance();
+  void maintenance_window();
 
   void add_event(const char* category, std::string name, core::Time start, core::Time end,
                  std::vector<Phase> phases = {}, bool concurrent = false);
@@ -111,7 +130,7 @@ class Trial {
   bool have_perf_ = false;
 
   TrialResult r_;
-  core::Time t_ = 0;
+  core::Simulator sim_;
   core::Time horizon_ = kNever;
   long long tokens_ = 0;
   long long durable_tokens_ = 0;
@@ -133,42 +152,54 @@ TrialResult Trial::run() {
                             : static_cast<core::Time>(std::clamp(100.0 * ideal,
                                                                  86400.0 * static_cast<double>(core::kSecond),
                                                                  static_cast<double>(kNever)));
-  while (tokens_ < c_.train_tokens) {
-    check_horizon(t_);
-    settle(t_);
-    update_background(t_);
-    if (next_maint_ <= t_) {
-      maintenance();
-      continue;
-    }
-    const core::Time nf = next_failure();
-    if (nf <= t_) {
-      failure(nf);
-      continue;
-    }
-    const StatePerformance p = performance();
-    const core::Time it = p.iteration_time;
-    const long long n_done = ceil_div(c_.train_tokens - tokens_, p.tokens_per_iteration);
-    const long long n_ckpt = c_.checkpoint_interval > 0
-                                 ? std::max<long long>(1, ceil_div(c_.checkpoint_interval - since_ckpt_, it))
-                                 : std::numeric_limits<long long>::max();
-    const core::Time next_ext = std::min({nf, next_maint_, next_background()});
-    const long long n_ext = (next_ext - t_) / it;
-    long long n = std::min({n_done, n_ckpt, n_ext});
-    if (n == 0) {
-      if (nf < t_ + it) {  // a failure inside the next iteration: its partial work runs and is lost
-        iterate(0, nf - t_, p);
-        failure(nf);
-        continue;
-      }
-      n = 1;  // another event inside the next iteration: it applies from the iteration after
-    }
-    iterate(n, n * it, p);
-    if (tokens_ >= c_.train_tokens) break;
-    if (c_.checkpoint_interval > 0 && since_ckpt_ >= c_.checkpoint_interval) checkpoint();
-  }
-  r_.wall = t_;
+  at(0, [this] { step(); });
+  sim_.run();
   return std::move(r_);
+}
+
+void Trial::step() {
+  const core::Time t = now();
+  check_horizon(t);
+  settle(t);
+  update_background(t);
+  if (next_maint_ <= t) {
+    maintenance();
+    return;
+  }
+  const core::Time nf = next_failure();
+  if (nf <= t) {
+    failure(nf);
+    return;
+  }
+  const StatePerformance p = performance();
+  const core::Time it = p.iteration_time;
+  const long long n_done = ceil_div(c_.train_tokens - tokens_, p.tokens_per_iteration);
+  const long long n_ckpt = c_.checkpoint_interval > 0
+                               ? std::max<long long>(1, ceil_div(c_.checkpoint_interval - since_ckpt_, it))
+                               : std::numeric_limits<long long>::max();
+  const core::Time next_ext = std::min({nf, next_maint_, next_background()});
+  const long long n_ext = (next_ext - t) / it;
+  long long n = std::min({n_done, n_ckpt, n_ext});
+  if (n == 0) {
+    if (nf < t + it) {  // a failure inside the next iteration: its partial work runs and is lost
+      iterate(0, nf - t, p, [this, nf] { failure(nf); });
+      return;
+    }
+    n = 1;  // another event inside the next iteration: it applies from the iteration after
+  }
+  iterate(n, n * it, p, [this] { after_training(); });
+}
+
+void Trial::after_training() {
+  if (tokens_ >= c_.train_tokens) {
+    r_.wall = now();  // trained: no event is left, the simulator stops
+    return;
+  }
+  if (c_.checkpoint_interval > 0 && since_ckpt_ >= c_.checkpoint_interval) {
+    checkpoint();
+    return;
+  }
+  step();
 }
 
 void Trial::check_horizon(core::Time t) const {
@@ -252,49 +283,56 @@ StatePerformance Trial::performance() {
   return perf_;
 }
 
-void Trial::iterate(long long n, core::Time duration, const StatePerformance& p) {
-  add_event("train", "training", t_, t_ + duration);
-  t_ += duration;
+void Trial::iterate(long long n, core::Time duration, const StatePerformance& p, Next next) {
+  add_event("train", "training", now(), now() + duration);
   r_.running += duration;
   r_.iterations += n;
   tokens_ += n * p.tokens_per_iteration;
   since_ckpt_ += duration;
   if (state_.degraded_link) r_.degraded += duration;
   if (state_.lost_replicas > 0) r_.shrunk += duration;
+  at(now() + duration, std::move(next));
 }
 
-bool Trial::stop_until(core::Time until, core::Time& counter, const char* category, const char* name) {
+void Trial::stop_until(core::Time until, core::Time& counter, const char* category, const char* name, Next next) {
   const core::Time nf = next_failure();
   if (nf < until) {
-    add_event(category, name, t_, nf);
-    counter += nf - t_;
-    t_ = nf;
-    failure(nf);
-    return false;
+    add_event(category, name, now(), nf);
+    counter += nf - now();
+    at(nf, [this, nf] { failure(nf); });
+    return;
   }
-  add_event(category, name, t_, until);
-  counter += until - t_;
-  t_ = until;
-  return true;
+  add_event(category, name, now(), until);
+  counter += until - now();
+  at(until, std::move(next));
 }
 
 void Trial::checkpoint() {
   // Asynchronous: the previous write must end before the next copy reuses the buffers.
-  if (pending_ && pending_at_ > t_ &&
-      !stop_until(pending_at_, r_.checkpointing, "checkpoint", "waiting for the previous checkpoint write"))
+  if (pending_ && pending_at_ > now()) {
+    stop_until(pending_at_, r_.checkpointing, "checkpoint", "waiting for the previous checkpoint write",
+               [this] { write_checkpoint(); });
     return;
-  settle(t_);
-  if (!stop_until(t_ + c_.checkpoint_blocking, r_.checkpointing, "checkpoint",
-                  c_.checkpoint_background > 0 ? "checkpoint copy to host memory" : "checkpoint write"))
-    return;
+  }
+  write_checkpoint();
+}
+
+void Trial::write_checkpoint() {
+  settle(now());
+  stop_until(now() + c_.checkpoint_blocking, r_.checkpointing, "checkpoint",
+             c_.checkpoint_background > 0 ? "checkpoint copy to host memory" : "checkpoint write",
+             [this] { checkpoint_written(); });
+}
+
+void Trial::checkpoint_written() {
   ++r_.checkpoints;
   since_ckpt_ = 0;
   if (c_.checkpoint_background > 0) {
     pending_ = true;
-    pending_at_ = t_ + c_.checkpoint_background;
+    pending_at_ = now() + c_.checkpoint_background;
     pending_tokens_ = tokens_;
     pending_run_ = r_.running;
-    add_event("checkpoint", "checkpoint write to storage (background)", t_, pending_at_, {}, true);
+    add_event("checkpoint", "checkpoint write to storage (background)", now(), pending_at_, {}, true);
   } else {
     durable_tokens_ = tokens_;
     run_at_durable_ = r_.running;
@@ -303,10 +341,14 @@ void Trial::checkpoint() {
   // without reload: the new replicas take the state from their peers).
   // A failure during that restart leaves them ready for the next checkpoint.
   if (state_.lost_replicas > 0 && rejoin_ready_ > 0) {
-    if (!stop_until(t_ + c_.restart, r_.down, "restart", "repaired nodes rejoin")) return;
-    state_.lost_replicas -= std::min(state_.lost_replicas, rejoin_ready_ * c_.replicas_per_node_loss);
-    rejoin_ready_ = 0;
+    stop_until(now() + c_.restart, r_.down, "restart", "repaired nodes rejoin", [this] {
+      state_.lost_replicas -= std::min(state_.lost_replicas, rejoin_ready_ * c_.replicas_per_node_loss);
+      rejoin_ready_ = 0;
+      step();
+    });
+    return;
   }
+  step();
 }
 
 core::Time Trial::take_node_out(core::Time tf) {
@@ -384,7 +426,7 @@ void Trial::failure(core::Time tf) {
                 : std::string("restart and checkpoint reload"),
             tf + c_.detection, resume, std::move(phases));
   r_.down += resume - tf;
-  t_ = resume;
+  at(resume, [this] { step(); });
 }
 
 void Trial::maintenance() {
@@ -392,26 +434,31 @@ void Trial::maintenance() {
   // for the window, then a restart with reload. Failures inside the window
   // are repaired with it and not counted.
   const core::Time write = c_.checkpoint_blocking + c_.checkpoint_background;
-  if (!stop_until(t_ + write, r_.checkpointing, "checkpoint", "checkpoint before maintenance")) return;
+  stop_until(now() + write, r_.checkpointing, "checkpoint", "checkpoint before maintenance",
+             [this] { maintenance_window(); });
+}
+
+void Trial::maintenance_window() {
   pending_ = false;
   durable_tokens_ = tokens_;
   run_at_durable_ = r_.running;
   since_ckpt_ = 0;
   ++r_.maintenance_stops;
-  const core::Time window_end = std::max(t_, next_maint_ + c_.maintenance_duration);
+  const core::Time t = now();
+  const core::Time window_end = std::max(t, next_maint_ + c_.maintenance_duration);
   const core::Time resume = window_end + c_.restart + c_.reload;
   std::vector<Phase> phases;
   if (record_) {
-    add_phase(phases, "maintenance", "planned maintenance", t_, window_end);
+    add_phase(phases, "maintenance", "planned maintenance", t, window_end);
     add_phase(phases, "restart", "restart", window_end, window_end + c_.restart);
     add_phase(phases, "reload", "checkpoint reload", window_end + c_.restart, resume);
   }
-  add_event("maintenance", "planned maintenance, restart and reload", t_, resume, std::move(phases));
-  r_.down += resume - t_;
-  t_ = resume;
+  add_event("maintenance", "planned maintenance, restart and reload", t, resume, std::move(phases));
+  r_.down += resume - t;
   for (std::size_t i = 0; i < next_fail_.size(); ++i)
-    if (next_fail_[i] < t_) next_fail_[i] = draw_failure(i, t_);
-  while (next_maint_ <= t_) next_maint_ += c_.maintenance_interval;
+    if (next_fail_[i] < resume) next_fail_[i] = draw_failure(i, resume);
+  while (next_maint_ <= resume) next_maint_ += c_.maintenance_interval;
+  at(resume, [this] { step(); });
 }
 
 void Trial::add_event(const char* category, std::string name, core::Time start, core::Time end,
