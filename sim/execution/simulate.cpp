@@ -134,7 +134,7 @@ std::unique_ptr<hw::ComputeModel> compute_model_for(const config::Scenario& s) {
 SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& options) {
   SimulationOutput out;
   out.iteration = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, s.simulation.iterations);
-  out.memory = workload::estimate_memory(s.model, s.training, s.parallel);
+  out.memory = options.memory ? *options.memory : workload::estimate_memory(s.model, s.training, s.parallel);
 
   const std::unique_ptr<hw::ComputeModel> compute_model = compute_model_for(s);
   const auto* profiled = dynamic_cast<const hw::ProfiledComputeModel*>(compute_model.get());

@@ -102,6 +102,9 @@ struct SimulateOptions {
   // reading the utilizations after every solve cost 4% of its CPU time in the
   // flow model). Does not change the rest.
   bool link_counters = true;
+  // The scenario's memory estimate when the caller has made it already (the
+  // sweep checks it before it simulates a point); none: simulate() makes it.
+  std::optional<workload::MemoryEstimate> memory;
 };
 
 // The compute cost model a scenario selects: its calibration profile (measured

@@ -68,7 +68,12 @@ void set_rates(const report::Metrics& m, PointResult& r) {
 }
 
 void time_point(const config::Scenario& s, PointResult& r) {
+  time_point_with_estimate(s, workload::estimate_memory(s.model, s.training, s.parallel), r);
+}
+
+void time_point_with_estimate(const config::Scenario& s, const workload::MemoryEstimate& memory, PointResult& r) {
   exec::SimulateOptions options;
+  options.memory = memory;
   options.memory_timeline = false;  // the sweep reports the estimate (docs/sweep.md, "Pruning and evaluation")
   options.link_counters = false;    // and writes no trace
   const exec::SimulationOutput out = exec::simulate(s, options);
@@ -109,7 +114,10 @@ PointResult evaluate_point(const config::SweepSpec& spec, const Point& p) {
     return r;
   }
   try {
-    if (!spec.extrapolate_microbatches || !extrapolate_microbatches(s, time_point, r)) time_point(s, r);
+    // The estimate above serves the point; the extrapolation's short runs are
+    // scenarios of their own and estimate theirs.
+    if (!spec.extrapolate_microbatches || !extrapolate_microbatches(s, time_point, r, &memory))
+      time_point_with_estimate(s, memory, r);
   } catch (const std::invalid_argument& e) {
     // A layout the reader lets through but the simulator cannot build (e.g. a
     // group that does not tile the nodes).

@@ -14,6 +14,7 @@
 
 #include "report/metrics.h"
 #include "sweep/space.h"
+#include "workload/memory.h"
 
 namespace trainsim::sweep {
 
@@ -82,6 +83,8 @@ config::Scenario scenario_of(const config::SweepSpec& spec, const Point& p);
 // iteration time, rates, breakdown, memory peak and exposed communication of `r`.
 // Throws std::invalid_argument for a layout the simulator cannot build.
 void time_point(const config::Scenario& s, PointResult& r);
+// The same with the scenario's memory estimate, which the caller has made already.
+void time_point_with_estimate(const config::Scenario& s, const workload::MemoryEstimate& memory, PointResult& r);
 
 // Tokens/s, model FLOPs, TFLOP/s per GPU, MFU, time to train, cost and energy from `m`.
 void set_rates(const report::Metrics& m, PointResult& r);

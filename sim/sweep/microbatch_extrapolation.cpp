@@ -60,7 +60,8 @@ std::optional<std::array<long long, 3>> extrapolation_counts(const config::Scena
   return counts;
 }
 
-bool extrapolate_microbatches(const config::Scenario& s, const PointTimer& time, PointResult& r) {
+bool extrapolate_microbatches(const config::Scenario& s, const PointTimer& time, PointResult& r,
+                              const workload::MemoryEstimate* memory) {
   const std::optional<std::array<long long, 3>> counts = extrapolation_counts(s);
   if (!counts) return false;
   const long long replicas_batch = s.training.micro_batch_size * s.parallel.data;
@@ -123,7 +124,8 @@ bool extrapolate_microbatches(const config::Scenario& s, const PointTimer& time,
   const workload::IterationWork work = workload::iteration_work(s.model, s.training, s.parallel);
   const double u = exec::gpu_utilization(r.compute_busy_s, r.compute_ranks, r.iteration_time_s);
   set_rates(report::rates(s, r.iteration_time_s, static_cast<double>(work.tokens), work.model_flops, u), r);
-  r.peak_bytes_per_gpu = workload::estimate_memory(s.model, s.training, s.parallel).total();
+  r.peak_bytes_per_gpu =
+      (memory ? *memory : workload::estimate_memory(s.model, s.training, s.parallel)).total();
   return true;
 }
 

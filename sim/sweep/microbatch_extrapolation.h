@@ -19,6 +19,7 @@
 
 #include "config/scenario.h"
 #include "sweep/evaluate.h"
+#include "workload/memory.h"
 
 namespace trainsim::sweep {
 
@@ -42,6 +43,8 @@ using PointTimer = std::function<void(const config::Scenario&, PointResult&)>;
 // growth differs only over the first step (a warm-up transient), a fourth run
 // with m_c + pp micro-batches is tried and the line taken through the last
 // three when they are on one.
-bool extrapolate_microbatches(const config::Scenario& s, const PointTimer& time, PointResult& r);
+// `memory`: the scenario's estimate, when the caller has it (none: made here).
+bool extrapolate_microbatches(const config::Scenario& s, const PointTimer& time, PointResult& r,
+                              const workload::MemoryEstimate* memory = nullptr);
 
 }  // namespace trainsim::sweep
