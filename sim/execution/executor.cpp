@@ -78,6 +78,22 @@ class Run {
     instances_.reserve(instances);
     for (TaskId id = 0; id < n; ++id)
       if (graph[id].collective_instance >= 0) instances_[graph[id].collective_instance].members.push_back(id);
+    // What starting each task needs, priced once here in graph order: the run
+    // then reads these few bytes per task instead of the task itself (tasks are
+    // large and start in an order far from the graph's).
+    launch_.resize(n);
+    for (TaskId id = 0; id < n; ++id) {
+      const Task& t = graph[id];
+      Launch& l = launch_[id];
+      l.collective = t.collective.has_value();
+      l.instance = t.collective_instance;
+      l.iteration = t.iteration;
+      if (l.collective) continue;
+      const auto slow = slowdown_.find(t.rank);
+      const double factor = slow == slowdown_.end() ? 1.0 : 1.0 + slow->second;
+      l.duration = core::from_seconds(compute_.seconds(t.compute, precision_) * factor);
+      l.host_s = compute_.host_seconds(t.compute);
+    }
   }
 
   Timeline execute() {
@@ -96,28 +112,33 @@ class Run {
     std::vector<TaskId> members;
     std::size_t arrived = 0;
   };
+  // A task as the run starts it (the constructor fills these from the graph).
+  struct Launch {
+    core::Time duration = 0;  // compute tasks: the kernel's time, with the rank's slowdown
+    double host_s = 0.0;      // compute tasks: the host's time to issue it (ComputeModel::host_seconds)
+    std::int64_t instance = -1;
+    int iteration = 0;
+    bool collective = false;
+  };
 
   void try_start(std::size_t lane_id) {
     Lane& lane = lanes_[lane_id];
     if (lane.busy || lane.head == lane.order.size()) return;
     const TaskId id = lane.order[lane.head];
     if (remaining_[id] > 0) return;
-    const Task& t = graph_[id];
+    const Launch& t = launch_[id];
     if (!t.collective && !issued_by_host(lane_id, t)) return;
     lane.busy = true;
     if (!t.collective) {
       start_[id] = sim_.now();
-      const auto slow = slowdown_.find(t.rank);
-      const double factor = slow == slowdown_.end() ? 1.0 : 1.0 + slow->second;
-      const core::Time duration = core::from_seconds(compute_.seconds(t.compute, precision_) * factor);
-      sim_.schedule_after(duration, [this, id] { finish(id); });
+      sim_.schedule_after(t.duration, [this, id] { finish(id); });
       return;
     }
-    if (t.collective_instance < 0) {
+    if (t.instance < 0) {
       launch_collective(id);
       return;
     }
-    Instance& inst = instances_[t.collective_instance];
+    Instance& inst = instances_[t.instance];
     if (++inst.arrived == inst.members.size()) launch_collective(inst.members);
   }
 
@@ -127,8 +148,8 @@ class Run {
   // waiting for the GPU, except at an iteration's start: the step synchronizes
   // with the device, so the next step's first kernel is issued after the GPU has
   // run the last one. If not yet issued, wakes the lane when it is.
-  bool issued_by_host(std::size_t lane_id, const Task& t) {
-    const double host_s = compute_.host_seconds(t.compute);
+  bool issued_by_host(std::size_t lane_id, const Launch& t) {
+    const double host_s = t.host_s;
     if (host_s <= 0.0) return true;
     Lane& lane = lanes_[lane_id];
     if (lane.issued != lane.head) {
@@ -191,6 +212,7 @@ class Run {
   std::vector<core::Time> start_;
   std::vector<bool> finished_;
   std::vector<Lane> lanes_;
+  std::vector<Launch> launch_;  // by task id
   std::unordered_map<std::int64_t, Instance> instances_;  // elements stay put: events hold their members
   Timeline timeline_;
 };

@@ -6,15 +6,19 @@
 namespace trainsim::exec {
 
 ComputeBusy compute_busy(const SimulationOutput& out) {
-  std::vector<int> ranks;  // the simulated ranks are few: a pipeline's stages at most twice
+  std::vector<bool> seen;  // by rank: it computed
   ComputeBusy b;
   for (const Span& span : out.timeline.spans) {
     const workload::Task& t = out.iteration.graph[span.task];
     if (t.stream != workload::Stream::kCompute) continue;
     b.total += span.end - span.start;
-    if (std::find(ranks.begin(), ranks.end(), t.rank) == ranks.end()) ranks.push_back(t.rank);
+    const auto r = static_cast<std::size_t>(t.rank);
+    if (r >= seen.size()) seen.resize(r + 1, false);
+    if (!seen[r]) {
+      seen[r] = true;
+      ++b.ranks;
+    }
   }
-  b.ranks = static_cast<int>(ranks.size());
   return b;
 }
 
