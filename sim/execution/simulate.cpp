@@ -124,6 +124,36 @@ AsyncPsResult replay_parameter_servers(const config::Scenario& s, const Simulati
   return r;
 }
 
+// The slowdown of each simulated rank that stands for a slow GPU: a
+// representative takes the largest of the ranks it stands for.
+std::map<int, double> representative_slowdown(const SimulationOutput& out, const SimulateOptions& options) {
+  std::map<int, double> slowdown;
+  for (const auto& [rank, factor] : options.slow_ranks) {
+    const int rep = out.iteration.representative.at(static_cast<std::size_t>(rank));
+    slowdown[rep] = std::max(slowdown[rep], factor);
+  }
+  return slowdown;
+}
+
+// What the flow model saw: flows, rate solves, the bytes each link carried, and
+// the utilization series of the watched links.
+void record_network(const net::FlowBackend& flow, const net::Topology& topology, NetworkReport& report) {
+  const net::LinkStatistics& st = flow.statistics();
+  report.flows = st.flows;
+  report.solves = st.solves;
+  for (std::uint32_t l = 0; l < st.bytes.size(); ++l) {
+    if (st.bytes[l] <= 0.0) continue;
+    const net::LinkView v = topology.link(l);
+    report.links.push_back({topology.link_name(l), st.bytes[l], v.capacity});
+  }
+  for (const auto& [link, series] : st.series) {
+    CounterSeries c;
+    c.name = "utilization " + topology.link_name(link);
+    c.points = series;
+    report.counters.push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<hw::ComputeModel> compute_model_for(const config::Scenario& s) {
@@ -173,14 +203,7 @@ SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& opti
   // async_ps: workers do not wait for each other, so a slow GPU slows only its own
   // worker; the replay takes it per worker and the simulated step stays nominal.
   const bool async_ps = s.parallel.mode == workload::TrainingMode::kAsyncPs;
-  if (!options.slow_ranks.empty() && !async_ps) {
-    std::map<int, double> slowdown;
-    for (const auto& [rank, factor] : options.slow_ranks) {
-      const int rep = out.iteration.representative.at(static_cast<std::size_t>(rank));
-      slowdown[rep] = std::max(slowdown[rep], factor);
-    }
-    executor.set_compute_slowdown(std::move(slowdown));
-  }
+  if (!options.slow_ranks.empty() && !async_ps) executor.set_compute_slowdown(representative_slowdown(out, options));
   const bool local_sgd = s.parallel.mode == workload::TrainingMode::kLocalSgd;
   const double runs = local_sgd ? 3.0 : 1.0;  // executor runs, each an equal share of the progress
   double runs_done = 0.0;
@@ -214,22 +237,7 @@ SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& opti
   if (profiled != nullptr)
     out.calibration = tally(out.iteration.graph, *profiled, s.training.precision, measured_collectives);
 
-  if (flow != nullptr) {
-    const net::LinkStatistics& st = flow->statistics();
-    out.network.flows = st.flows;
-    out.network.solves = st.solves;
-    for (std::uint32_t l = 0; l < st.bytes.size(); ++l) {
-      if (st.bytes[l] <= 0.0) continue;
-      const net::LinkView v = topology.link(l);
-      out.network.links.push_back({topology.link_name(l), st.bytes[l], v.capacity});
-    }
-    for (const auto& [link, series] : st.series) {
-      CounterSeries c;
-      c.name = "utilization " + topology.link_name(link);
-      c.points = series;
-      out.network.counters.push_back(std::move(c));
-    }
-  }
+  if (flow != nullptr) record_network(*flow, topology, out.network);
   return out;
 }
 

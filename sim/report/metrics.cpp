@@ -61,31 +61,10 @@ Metrics rates(const config::Scenario& s, double iteration_time_s, double tokens_
   return m;
 }
 
-Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out) {
-  double iteration_time_s = core::to_seconds(out.timeline.makespan) / out.iteration.iterations;
-  // Asynchronous modes: the mean over the replayed steps (docs/model.md, "Asynchronous training").
-  if (const auto async = out.async.iteration_time_s(s.parallel.data)) iteration_time_s = *async;
-  const exec::ComputeBusy busy = exec::compute_busy(out);
-  const double busy_per_iteration_s = core::to_seconds(busy.total) / out.iteration.iterations;
-  Metrics m = rates(s, iteration_time_s, static_cast<double>(out.iteration.tokens_per_iteration),
-                    out.iteration.model_flops_per_iteration,
-                    exec::gpu_utilization(busy_per_iteration_s, busy.ranks, iteration_time_s));
-  m.compute_busy_s = busy_per_iteration_s;
-  m.compute_ranks = busy.ranks;
-  m.scenario = s.name;
-  m.iterations_simulated = out.iteration.iterations;
-  m.measured_rank_time = exec::rank_time(out, out.iteration.simulated_ranks.front());
-  m.breakdown_s = breakdown_of(out, m.measured_rank_time);
-  if (out.async.async_ps || out.async.local_sgd) {
-    // The timeline is one worker's step; the mean step comes from the replay (or
-    // the averaging period): the rest of it is waiting on communication.
-    Breakdown& b = m.breakdown_s;
-    b.exposed_communication = std::max(0.0, m.iteration_time_s - b.compute - b.optimizer - b.pipeline_bubble);
-    b.other = 0.0;
-  }
-  m.num_microbatches = out.iteration.num_microbatches;
-  m.gradient_buckets = out.iteration.gradient_buckets;
-  m.parameters = workload::count_parameters(s.model).total;
+namespace {
+
+// The asynchronous modes' own figures (docs/results.md, "async"); none in synchronous training.
+std::optional<AsyncSummary> async_summary(const config::Scenario& s, const exec::SimulationOutput& out) {
   if (const auto& ps = out.async.async_ps) {
     AsyncSummary a;
     a.mode = "async_ps";
@@ -100,17 +79,22 @@ Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput&
     a.staleness.assign(ps->report.staleness.begin(), ps->report.staleness.end());
     a.bytes_pushed_per_server = ps->bytes_per_server_push;
     a.bytes_pulled_per_server = ps->bytes_per_server_pull;
-    m.async = std::move(a);
-  } else if (const auto& local = out.async.local_sgd) {
+    return a;
+  }
+  if (const auto& local = out.async.local_sgd) {
     AsyncSummary a;
     a.mode = "local_sgd";
     a.sync_period = local->sync_period;
     a.plain_step_s = core::to_seconds(local->plain_step);
     a.averaged_step_s = core::to_seconds(local->averaged_step);
-    m.async = std::move(a);
+    return a;
   }
+  return std::nullopt;
+}
 
-  MemoryReport& mem = m.memory;
+// The estimate, the timeline's peak, and whether it fits (with the reason when not).
+MemoryReport memory_report(const config::Scenario& s, const exec::SimulationOutput& out) {
+  MemoryReport mem;
   mem.weights = out.memory.weights;
   mem.gradients = out.memory.gradients;
   mem.optimizer_states = out.memory.optimizer_states;
@@ -140,40 +124,82 @@ Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput&
             ? "; the model states alone exceed the GPU: shard them (ZeRO, tensor or pipeline parallelism)"
             : "");
   }
+  return mem;
+}
 
-  m.compute_model = out.compute_model;
-  m.network_model = out.network_model;
-  m.network.topology = out.network.topology;
-  m.network.flows = out.network.flows;
-  m.network.solves = out.network.solves;
-  m.network.links_used = out.network.links.size();
+// What the flow model saw, the busiest links first.
+NetworkSummary network_summary(const exec::SimulationOutput& out) {
+  NetworkSummary n;
+  n.topology = out.network.topology;
+  n.flows = out.network.flows;
+  n.solves = out.network.solves;
+  n.links_used = out.network.links.size();
   const double simulated_s = core::to_seconds(out.timeline.makespan);
   for (const exec::LinkUsage& l : out.network.links)
-    m.network.busiest.push_back({l.name, l.bytes, l.capacity, simulated_s > 0.0 ? l.bytes / (l.capacity * simulated_s) : 0.0});
-  std::stable_sort(m.network.busiest.begin(), m.network.busiest.end(),
+    n.busiest.push_back({l.name, l.bytes, l.capacity, simulated_s > 0.0 ? l.bytes / (l.capacity * simulated_s) : 0.0});
+  std::stable_sort(n.busiest.begin(), n.busiest.end(),
                    [](const LinkSummary& a, const LinkSummary& b) { return a.mean_utilization > b.mean_utilization; });
-  if (m.network.busiest.size() > NetworkSummary::kBusiestLinks) m.network.busiest.resize(NetworkSummary::kBusiestLinks);
-  if (s.calibration && out.calibration) {
-    CalibrationReport c;
-    c.profile = s.calibration->file;
-    c.device = s.calibration->profile->device.name;
-    c.date = s.calibration->profile->date;
-    c.complete = s.calibration->profile->complete;
-    c.measured = out.calibration->measured;
-    c.fallback = out.calibration->fallback;
-    c.stand_in = out.calibration->stand_in;
-    c.fallback_reasons = out.calibration->fallback_reasons;
-    c.collectives_measured = out.calibration->collectives_measured;
-    c.collectives_modeled = out.calibration->collectives_modeled;
-    const hw::FallbackEfficiency& e = out.calibration->fallback_efficiency;
-    c.fallback_memory_bandwidth = e.memory_bandwidth;
-    c.fallback_matmul_points = e.matmul_points;
-    c.launch_overhead_s = e.launch_overhead_s;
-    if (s.training.framework == workload::Framework::kPytorchEager) c.host_dispatch = s.calibration->profile->host_dispatch;
-    for (const hw::CollectiveRow& row : s.calibration->profile->collectives)
-      if (row.scope == hw::CollectiveScope::kInterNode && row.nodes == 0) ++c.collective_rows_without_nodes;
-    m.calibration = std::move(c);
+  if (n.busiest.size() > NetworkSummary::kBusiestLinks) n.busiest.resize(NetworkSummary::kBusiestLinks);
+  return n;
+}
+
+// The calibration profile behind the compute costs; none without one.
+std::optional<CalibrationReport> calibration_report(const config::Scenario& s, const exec::SimulationOutput& out) {
+  if (!s.calibration || !out.calibration) return std::nullopt;
+  CalibrationReport c;
+  c.profile = s.calibration->file;
+  c.device = s.calibration->profile->device.name;
+  c.date = s.calibration->profile->date;
+  c.complete = s.calibration->profile->complete;
+  c.measured = out.calibration->measured;
+  c.fallback = out.calibration->fallback;
+  c.stand_in = out.calibration->stand_in;
+  c.fallback_reasons = out.calibration->fallback_reasons;
+  c.collectives_measured = out.calibration->collectives_measured;
+  c.collectives_modeled = out.calibration->collectives_modeled;
+  const hw::FallbackEfficiency& e = out.calibration->fallback_efficiency;
+  c.fallback_memory_bandwidth = e.memory_bandwidth;
+  c.fallback_matmul_points = e.matmul_points;
+  c.launch_overhead_s = e.launch_overhead_s;
+  if (s.training.framework == workload::Framework::kPytorchEager) c.host_dispatch = s.calibration->profile->host_dispatch;
+  for (const hw::CollectiveRow& row : s.calibration->profile->collectives)
+    if (row.scope == hw::CollectiveScope::kInterNode && row.nodes == 0) ++c.collective_rows_without_nodes;
+  return c;
+}
+
+}  // namespace
+
+Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out) {
+  double iteration_time_s = core::to_seconds(out.timeline.makespan) / out.iteration.iterations;
+  // Asynchronous modes: the mean over the replayed steps (docs/model.md, "Asynchronous training").
+  if (const auto async = out.async.iteration_time_s(s.parallel.data)) iteration_time_s = *async;
+  const exec::ComputeBusy busy = exec::compute_busy(out);
+  const double busy_per_iteration_s = core::to_seconds(busy.total) / out.iteration.iterations;
+  Metrics m = rates(s, iteration_time_s, static_cast<double>(out.iteration.tokens_per_iteration),
+                    out.iteration.model_flops_per_iteration,
+                    exec::gpu_utilization(busy_per_iteration_s, busy.ranks, iteration_time_s));
+  m.compute_busy_s = busy_per_iteration_s;
+  m.compute_ranks = busy.ranks;
+  m.scenario = s.name;
+  m.iterations_simulated = out.iteration.iterations;
+  m.measured_rank_time = exec::rank_time(out, out.iteration.simulated_ranks.front());
+  m.breakdown_s = breakdown_of(out, m.measured_rank_time);
+  if (out.async.async_ps || out.async.local_sgd) {
+    // The timeline is one worker's step; the mean step comes from the replay (or
+    // the averaging period): the rest of it is waiting on communication.
+    Breakdown& b = m.breakdown_s;
+    b.exposed_communication = std::max(0.0, m.iteration_time_s - b.compute - b.optimizer - b.pipeline_bubble);
+    b.other = 0.0;
   }
+  m.num_microbatches = out.iteration.num_microbatches;
+  m.gradient_buckets = out.iteration.gradient_buckets;
+  m.parameters = workload::count_parameters(s.model).total;
+  m.async = async_summary(s, out);
+  m.memory = memory_report(s, out);
+  m.compute_model = out.compute_model;
+  m.network_model = out.network_model;
+  m.network = network_summary(out);
+  m.calibration = calibration_report(s, out);
   return m;
 }
 

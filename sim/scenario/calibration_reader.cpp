@@ -156,27 +156,8 @@ hw::KernelRow kernel_row(const ObjectReader& r) {
   return k;
 }
 
-}  // namespace
-
-ProfileReading parse_calibration_text(std::string_view text, const std::string& file) {
-  const nlohmann::json doc = parse_document(text, file, kWhat);
-  if (!doc.is_object() || !doc.contains("trainsim_calibration"))
-    throw ScenarioError(file, "", "a calibration profile (a JSON object with \"trainsim_calibration\": 1)",
-                        doc.is_object() ? "an object without \"trainsim_calibration\"" : describe_found(doc));
-  const ObjectReader root = fields(doc, file, "",
-                                   {"trainsim_calibration", "complete", "date", "command", "host", "device", "versions", "gemm",
-                           "kernels", "copies", "launch_overhead_s", "host_dispatch", "collectives", "collective_fits"});
-  ProfileReading out;
-  hw::CalibrationProfile& p = out.profile;
-  const nlohmann::json& format = root.raw("trainsim_calibration");
-  if (!format.is_number_integer() || format.get<long long>() != 1)
-    root.fail("trainsim_calibration", "1 (the profile format this trainsim reads)", format);
-  p.format = 1;
-  p.complete = root.boolean("complete", true);
-  p.date = root.text("date");
-  p.command = root.text("command", "");
-  p.host = root.text("host", "");
-
+// "device": the GPU the profile was measured on.
+void read_device(const ObjectReader& root, const std::string& file, hw::CalibrationProfile& p) {
   if (!root.has("device")) missing(root, "device", "an object");
   const ObjectReader device = fields(root.raw("device"), file, root.path_of("device"),
                                      {"name", "compute_capability", "multiprocessors", "memory_bytes", "l2_bytes", "count",
@@ -189,8 +170,12 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
   p.device.l2_bytes = measured(device, "l2_bytes", true, 0.0);
   p.device.count = device.integer("count", 1, kMaxRanks, 1);
   p.device.context_bytes = measured(device, "context_bytes", true, 0.0);
-  p.versions = versions(root);
+}
 
+// "gemm", "kernels", "copies", "launch_overhead_s" and "host_dispatch": what
+// prices compute (docs/calibration.md).
+void read_kernel_measurements(const ObjectReader& root, const std::string& file, ProfileReading& out) {
+  hw::CalibrationProfile& p = out.profile;
   each_row(root, "gemm", [&](const nlohmann::json& row, const std::string& path) {
     const ObjectReader r = fields(row, file, path, {"dtype", "m", "n", "k", "seconds", "tflops", "accumulation"});
     const hw::GemmRow g = gemm_row(r);
@@ -235,6 +220,10 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
     d.optimizer_s = measured(h, "optimizer_s", true, 0.0);
     p.host_dispatch = d;
   }
+}
+
+// "collectives" and "collective_fits": what prices communication.
+void read_collective_measurements(const ObjectReader& root, const std::string& file, hw::CalibrationProfile& p) {
   each_row(root, "collectives", [&](const nlohmann::json& row, const std::string& path) {
     const ObjectReader r =
         fields(row, file, path,
@@ -262,7 +251,12 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
     f.busbw_gbps = measured(r, "busbw_gbps", false);
     p.collective_fits.push_back(f);
   });
+}
 
+// What the user should know about a profile that reads: collective rows that
+// price nothing, an interrupted calibration.
+void add_profile_warnings(const std::string& file, ProfileReading& out) {
+  const hw::CalibrationProfile& p = out.profile;
   const auto unplaced = std::count_if(p.collectives.begin(), p.collectives.end(), [](const hw::CollectiveRow& c) {
     return c.scope == hw::CollectiveScope::kInterNode && c.nodes == 0;
   });
@@ -276,6 +270,34 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
                                     "still running or was interrupted; what it did not measure falls back to the "
                                     "roofline",
                                     file));
+}
+
+}  // namespace
+
+ProfileReading parse_calibration_text(std::string_view text, const std::string& file) {
+  const nlohmann::json doc = parse_document(text, file, kWhat);
+  if (!doc.is_object() || !doc.contains("trainsim_calibration"))
+    throw ScenarioError(file, "", "a calibration profile (a JSON object with \"trainsim_calibration\": 1)",
+                        doc.is_object() ? "an object without \"trainsim_calibration\"" : describe_found(doc));
+  const ObjectReader root = fields(doc, file, "",
+                                   {"trainsim_calibration", "complete", "date", "command", "host", "device", "versions", "gemm",
+                           "kernels", "copies", "launch_overhead_s", "host_dispatch", "collectives", "collective_fits"});
+  ProfileReading out;
+  hw::CalibrationProfile& p = out.profile;
+  const nlohmann::json& format = root.raw("trainsim_calibration");
+  if (!format.is_number_integer() || format.get<long long>() != 1)
+    root.fail("trainsim_calibration", "1 (the profile format this trainsim reads)", format);
+  p.format = 1;
+  p.complete = root.boolean("complete", true);
+  p.date = root.text("date");
+  p.command = root.text("command", "");
+  p.host = root.text("host", "");
+
+  read_device(root, file, p);
+  p.versions = versions(root);
+  read_kernel_measurements(root, file, out);
+  read_collective_measurements(root, file, p);
+  add_profile_warnings(file, out);
   return out;
 }
 
