@@ -12,6 +12,8 @@
 #include "report/result_json.h"
 #include "report/timeline_writer.h"
 #include "report/validation_report.h"
+#include "report/corpus_report.h"
+#include "scenario/corpus_reader.h"
 #include "scenario/measured_run.h"
 
 namespace trainsim::cli {
@@ -32,21 +34,41 @@ void copy_timeline(const fs::path& from, const fs::path& to) {
 
 ValidateCommand::ValidateCommand(CLI::App& app) {
   command_ = app.add_subcommand(
-      "validate", "Simulate the run a measured-run file describes and print predicted against measured");
-  command_->add_option("--measured", options_.measured, "The measured run (trainsim-train's RUN.json)")->required();
+      "validate", "Simulate the run a measured-run file describes (or every run of a corpus) and print predicted "
+                  "against measured");
+  CLI::Option* measured =
+      command_->add_option("--measured", options_.measured, "The measured run (trainsim-train's RUN.json)");
+  CLI::Option* corpus = command_->add_option(
+      "--corpus", options_.corpus,
+      "A validation corpus: a file of published runs, or a folder of them (tests/validation/corpus)");
+  measured->excludes(corpus);
+  command_->add_option("-j,--jobs", options_.jobs, "Threads for --corpus (default: every core)")
+      ->check(CLI::Range(1, 1024))
+      ->needs(corpus);
+  command_->add_option("--only", options_.only, "With --corpus: only the cases whose id contains this text")
+      ->needs(corpus);
+  command_->add_option("--record", options_.record,
+                       "With --corpus: write the figures by group here (what the corpus regression test compares "
+                       "against: tests/validation/corpus/figures.json)")
+      ->needs(corpus);
+  command_->callback([measured, corpus] {
+    if (measured->count() == 0 && corpus->count() == 0)
+      throw CLI::RequiredError("--measured or --corpus");
+  });
   command_->add_option("--calibration", options_.calibration,
                        "Take kernel costs from this calibration profile (the machine the run was measured on)");
   command_->add_option("--gpu", options_.gpu,
                        "GPU preset of the simulated run (default: from the run's device name)");
   command_->add_option("--out", options_.out,
                        "Folder for validation.json, predicted.json, predicted.timeline.json and "
-                       "measured.timeline.json");
+                       "measured.timeline.json (with --corpus: corpus.json)");
   command_->add_flag("--quiet,-q", options_.quiet, "Print nothing but errors");
 }
 
 bool ValidateCommand::parsed() const { return command_->parsed(); }
 
 int ValidateCommand::run() const {
+  if (!options_.corpus.empty()) return run_corpus();
   const scenario::MeasuredRun measured = scenario::read_measured_run(options_.measured);
   scenario::MeasuredScenarioOptions so;
   if (!options_.gpu.empty()) so.gpu = options_.gpu;
@@ -78,6 +100,30 @@ int ValidateCommand::run() const {
         report::validation_json(r, "predicted.json", "predicted.timeline.json", measured_timeline);
     io::write_atomically(dir / "validation.json", [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
     if (!options_.quiet) std::cout << fmt::format("\nwrote {}\n", (dir / "validation.json").string());
+  }
+  return 0;
+}
+
+int ValidateCommand::run_corpus() const {
+  const scenario::Corpus corpus = scenario::read_corpus(options_.corpus);
+  const std::string only = options_.only;
+  const auto select = [&only](const scenario::CorpusCase& c) { return c.id.find(only) != std::string::npos; };
+  const report::CorpusReport r =
+      report::corpus_report(report::evaluate_corpus(corpus, options_.jobs, select), corpus.held_out_rule);
+  if (!options_.quiet) std::cout << report::corpus_text(r) << std::flush;
+  if (!options_.out.empty()) {
+    const fs::path dir(options_.out);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw io::OutputError(dir.string() + ": cannot create the output folder: " + ec.message());
+    const nlohmann::ordered_json j = report::corpus_json(r);
+    io::write_atomically(dir / "corpus.json", [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
+    if (!options_.quiet) std::cout << fmt::format("\nwrote {}\n", (dir / "corpus.json").string());
+  }
+  if (!options_.record.empty()) {
+    const nlohmann::ordered_json j = report::corpus_figures_json(r);
+    io::write_atomically(options_.record, [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
+    if (!options_.quiet) std::cout << fmt::format("wrote {}\n", options_.record);
   }
   return 0;
 }

@@ -15,8 +15,15 @@ class ValidateCommand {
   int run() const;
 
  private:
+  // --corpus: every case, the report by group.
+  int run_corpus() const;
+
   struct Options {
     std::string measured;
+    std::string corpus;
+    std::string only;
+    std::string record;
+    int jobs = 0;  // 0: every core
     std::string calibration;
     std::string gpu;
     std::string out;

@@ -479,3 +479,30 @@ TEST_F(Cli, ValidateNamesTheFileAndFieldOfABadRun) {
   EXPECT_THAT(r.output, HasSubstr(bad.string() + ": /training/micro_batch_size"));
   EXPECT_FALSE(fs::exists(dir_ / "validation.json"));
 }
+
+// `trainsim validate --corpus` (docs/validation.md, "The public corpus") on two
+// cases of the shipped corpus: the table, the groups, corpus.json and the figures.
+TEST_F(Cli, ValidateCorpusReportsCasesAndGroups) {
+  const std::string corpus = std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/corpus";
+  const Result r = run("validate --corpus " + corpus + " --only gpt3-5b-fp8 -j 2 --out " + (dir_ / "c").string() +
+                       " --record " + (dir_ / "figures.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("nemo2407-h100-gpt3-5b-fp8-64"));
+  EXPECT_THAT(r.output, HasSubstr("not held out"));
+  const auto report = nlohmann::json::parse(slurp(dir_ / "c" / "corpus.json"));
+  EXPECT_EQ(report["format"], "trainsim-corpus-report");
+  EXPECT_FALSE(report["cases"].empty());
+  for (const auto& c : report["cases"]) EXPECT_TRUE(c["error"].is_number()) << c.dump();
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ / "figures.json"))["format"], "trainsim-corpus-figures");
+}
+
+TEST_F(Cli, ValidateNeedsARunOrACorpus) {
+  const Result none = run("validate");
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("--measured or --corpus is required"));
+  const Result both = run("validate --measured a.json --corpus b");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  const Result missing = run("validate --corpus " + (dir_ / "nothing").string());
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr((dir_ / "nothing").string() + ": expected an existing validation corpus file"));
+}

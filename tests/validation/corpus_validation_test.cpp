@@ -1,0 +1,62 @@
+// The public validation corpus (tests/validation/corpus/, docs/validation.md "The
+// public corpus"): every case simulated, and each group's errors against the
+// figures recorded in figures.json. A change that makes a group's mean absolute
+// step-time error worse by more than half a percentage point, refuses a case
+// that ran, or loses a case fails here; one that improves a group says so, so
+// the figures can be recorded again (the command is in figures.json).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "report/corpus_report.h"
+#include "scenario/corpus_reader.h"
+
+namespace trainsim {
+namespace {
+
+constexpr double kTolerance = 0.005;  // of mean |error|, absolute: half a percentage point
+
+const std::string kCorpus = std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/corpus";
+
+nlohmann::json recorded_figures() {
+  std::ifstream in(kCorpus + "/figures.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+TEST(PublicCorpus, NoGroupRegressesFromTheRecordedFigures) {
+  const scenario::Corpus corpus = scenario::read_corpus(kCorpus);
+  ASSERT_EQ(corpus.cases.size(), 136u);
+  ASSERT_EQ(corpus.held_out.size(), 45u);
+  const report::CorpusReport r = report::corpus_report(report::evaluate_corpus(corpus, 0), corpus.held_out_rule);
+  const nlohmann::json now = report::corpus_figures_json(r);
+  std::map<std::string, nlohmann::json> current;
+  for (const nlohmann::json& g : now["groups"]) current[g["name"].get<std::string>()] = g;
+  const nlohmann::json recorded = recorded_figures();
+  ASSERT_FALSE(recorded["groups"].empty());
+  for (const nlohmann::json& was : recorded["groups"]) {
+    const std::string name = was["name"].get<std::string>();
+    ASSERT_TRUE(current.contains(name)) << "group " << name << " has no cases any more";
+    const nlohmann::json& is = current[name];
+    const double before = was["mean_abs_error"].get<double>();
+    const double after = is["mean_abs_error"].get<double>();
+    std::cout << fmt::format("{:<28} n={:<3} mean |e| {:6.1f}% (recorded {:6.1f}%)  mean e {:+6.1f}%\n", name,
+                             is["cases"].get<int>(), 100.0 * after, 100.0 * before,
+                             100.0 * is["mean_signed_error"].get<double>());
+    EXPECT_LE(after, before + kTolerance) << name << ": mean |error| grew";
+    EXPECT_LE(is["refused"].get<int>(), was["refused"].get<int>()) << name << ": more cases refused";
+    EXPECT_GE(is["cases"].get<int>(), was["cases"].get<int>()) << name << ": fewer cases predicted";
+    if (after < before - kTolerance)
+      std::cout << fmt::format("  {} improved: record the figures again ({})\n", name,
+                               recorded["recorded_with"].get<std::string>());
+  }
+}
+
+}  // namespace
+}  // namespace trainsim
