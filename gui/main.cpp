@@ -11,6 +11,9 @@
 #include <memory>
 
 #include "model/timeline_reader.h"
+#include "model/corpus_points.h"
+#include "model/timeline_reader.h"
+#include "view/corpus_plot.h"
 #include "view/headless_render.h"
 #include "view/main_window.h"
 
@@ -40,7 +43,16 @@ int render(const QCommandLineParser& args) {
   }
   o.critical_path = !args.isSet(QStringLiteral("no-critical-path"));
   try {
-    const Run a = load_run(args.value(QStringLiteral("render")).toStdString());
+    // A corpus report (trainsim validate --corpus --out DIR: DIR/corpus.json) is a plot.
+    const std::string path = args.value(QStringLiteral("render")).toStdString();
+    if (const std::string text = read_text_file(path); is_corpus_report(text)) {
+      if (!render_corpus_plot(parse_corpus_report_text(text, path), o.size).save(out)) {
+        std::fprintf(stderr, "error: %s: cannot write the image\n", qPrintable(out));
+        return 1;
+      }
+      return 0;
+    }
+    const Run a = load_run(path);
     QImage image;
     if (args.isSet(QStringLiteral("compare")))
       image = render_comparison(a, load_run(args.value(QStringLiteral("compare")).toStdString()), o);
