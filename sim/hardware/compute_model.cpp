@@ -36,9 +36,16 @@ double RooflineComputeModel::matmul_efficiency(double flops_per_gemm) const {
   return lo->efficiency + t * (hi->efficiency - lo->efficiency);
 }
 
-double RooflineComputeModel::seconds(const KernelWork& work, Precision precision) const {
+Precision kernel_precision(const KernelWork& work, Precision recipe) {
+  if (recipe != Precision::kFp8) return recipe;
+  if (work.kind == KernelClass::kAttention || (work.kind == KernelClass::kMatmul && !work.fp8)) return Precision::kBf16;
+  return recipe;
+}
+
+double RooflineComputeModel::seconds(const KernelWork& work, Precision recipe) const {
   if (work.flops < 0.0 || work.bytes < 0.0 || work.count < 1)
     throw std::invalid_argument("kernel work must be non-negative");
+  const Precision precision = kernel_precision(work, recipe);
   const double memory_time = work.bytes / (gpu_.memory_bandwidth * gpu_.memory_bandwidth_efficiency);
   double compute_time = 0.0;
   if (work.flops > 0.0) {

@@ -37,6 +37,11 @@ struct KernelWork {
   double n = 0.0;
   double k = 0.0;
   bool backward = false;              // a backward-pass op
+  // Under an fp8 recipe, whether this GEMM runs in fp8 (Transformer Engine's
+  // linear layers); false: it stays in 16 bits (Megatron-Core's output layer is
+  // not a Transformer Engine layer). Attention stays in 16 bits either way
+  // (kernel_precision).
+  bool fp8 = true;
   KernelId kernel = KernelId::kNone;  // the measured kernel that does this work, if any
   int head_dim = 0;                   // flash attention: the head dimension
   // Launched one by one from a framework's host thread (PyTorch eager), in this
@@ -44,6 +49,13 @@ struct KernelWork {
   // (ComputeModel::host_seconds). kNone: not host-dispatched (fused kernels).
   HostPass host_pass = HostPass::kNone;
 };
+
+// The precision a kernel runs in under a recipe of `recipe` precision
+// (docs/model.md, "FP8 recipes"): an fp8 recipe runs its fp8 GEMMs in fp8 and
+// attention and the GEMMs that are not Transformer Engine layers in bf16
+// (Transformer Engine's DotProductAttention is 16-bit unless fp8_dpa is set,
+// which Megatron-LM and NeMo leave off by default).
+Precision kernel_precision(const KernelWork& work, Precision recipe);
 
 class ComputeModel {
  public:

@@ -96,7 +96,8 @@ ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, co
     for (auto& [head_dim, points] : attention[i]) attention_[i].emplace(head_dim, LogCurve(std::move(points)));
 }
 
-CostLookup ProfiledComputeModel::lookup(const KernelWork& work, Precision precision) const {
+CostLookup ProfiledComputeModel::lookup(const KernelWork& work, Precision recipe) const {
+  const Precision precision = kernel_precision(work, recipe);
   const double fallback_s = fallback(precision).seconds(work, precision);  // also rejects negative work
   CostLookup found;
   switch (work.kind) {

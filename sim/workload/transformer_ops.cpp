@@ -328,6 +328,12 @@ std::vector<Op> TransformerOps::head_forward() const {
                             hw::KernelId::kLayernormForward));
   if (tp_ > 1.0) ops.push_back(tp_enter("output_f", -1));
   ops.push_back(matmul("output_layer", tokens_, v, h, out_params, -1));
+  // Megatron-Core's output layer is not a Transformer Engine layer: under an fp8
+  // recipe it stays in 16 bits, operands included (docs/model.md, "FP8 recipes").
+  Op& output = ops.back();
+  output.work.fp8 = false;
+  output.work.bytes = (output.work.m * output.work.k + output.work.k * output.work.n + output.work.m * output.work.n) *
+                      act_bytes_;
   if (trainsim_train()) {
     // trainsim-train's softmax_cross_entropy: one kernel of the forward pass reads
     // each logit, writes its gradient in its place and a loss per token, reading the

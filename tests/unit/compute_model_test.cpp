@@ -44,6 +44,27 @@ TEST(Roofline, GroupedGemmsUseThePerGemmEfficiency) {
   EXPECT_DOUBLE_EQ(model.seconds(eight, hw::Precision::kBf16), 8 * model.seconds(one, hw::Precision::kBf16));
 }
 
+TEST(Roofline, Fp8RecipesRunAttentionAndNonTeGemmsIn16Bits) {
+  // docs/model.md, "FP8 recipes": Transformer Engine's linear layers in fp8,
+  // attention and Megatron-Core's output layer in bf16.
+  const hw::RooflineComputeModel model(h100());
+  hw::KernelWork gemm{hw::KernelClass::kMatmul, 1.1e12, 0.0};  // compute-bound, at the curve's last point
+  EXPECT_EQ(hw::kernel_precision(gemm, hw::Precision::kFp8), hw::Precision::kFp8);
+  EXPECT_EQ(hw::kernel_precision(gemm, hw::Precision::kBf16), hw::Precision::kBf16);
+  // fp8 peak 1979 = 2 x 989 (bf16): an fp8 GEMM takes half the time.
+  EXPECT_NEAR(model.seconds(gemm, hw::Precision::kFp8) * 1979.0, model.seconds(gemm, hw::Precision::kBf16) * 989.0,
+              1e-15);
+  hw::KernelWork output = gemm;
+  output.fp8 = false;
+  EXPECT_EQ(hw::kernel_precision(output, hw::Precision::kFp8), hw::Precision::kBf16);
+  EXPECT_EQ(model.seconds(output, hw::Precision::kFp8), model.seconds(gemm, hw::Precision::kBf16));
+  hw::KernelWork attention{hw::KernelClass::kAttention, 1.1e12, 0.0};
+  EXPECT_EQ(hw::kernel_precision(attention, hw::Precision::kFp8), hw::Precision::kBf16);
+  EXPECT_EQ(model.seconds(attention, hw::Precision::kFp8), model.seconds(attention, hw::Precision::kBf16));
+  hw::KernelWork elementwise{hw::KernelClass::kMemoryBound, 0.0, 1e9};
+  EXPECT_EQ(hw::kernel_precision(elementwise, hw::Precision::kFp8), hw::Precision::kFp8);
+}
+
 TEST(Roofline, RejectsImpossibleSpecsAndWork) {
   hw::GpuSpec gpu = h100();
   gpu.matmul_efficiency = {{1e9, 1.5}};
