@@ -75,9 +75,13 @@ class Topology {
   [[nodiscard]] std::uint32_t gpu_down(long long rank) const { return gpu_up(rank) + 1; }
   [[nodiscard]] std::uint32_t host_out(int node, int rail) const;  // node switch -> NIC
   [[nodiscard]] std::uint32_t host_in(int node, int rail) const { return host_out(node, rail) + 1; }
-  // The NIC's cable into the network (NIC -> switch) and back; NICs have one.
+  // The NIC's cable into the network (NIC -> switch) and back; NICs have one. The
+  // uplink is either link of its cable (a custom cable may name the switch first),
+  // so the downlink is the other one.
   [[nodiscard]] std::uint32_t nic_uplink(int node, int rail) const;
-  [[nodiscard]] std::uint32_t nic_downlink(int node, int rail) const { return nic_uplink(node, rail) + 1; }
+  [[nodiscard]] std::uint32_t nic_downlink(int node, int rail) const { return other_direction(nic_uplink(node, rail)); }
+  // A cable's two links are ids 2k (a -> b) and 2k + 1 (b -> a).
+  [[nodiscard]] static std::uint32_t other_direction(std::uint32_t link) { return link ^ 1U; }
   [[nodiscard]] bool nic_connected(int node, int rail) const;
   // The network switch a NIC is plugged into.
   [[nodiscard]] VertexId nic_switch(int node, int rail) const;

@@ -185,5 +185,28 @@ TEST(Topology, CustomEdgeListNeedsACableForEveryNic) {
   EXPECT_THROW((void)build_topology(c), TopologyError);
 }
 
+TEST(Topology, CustomCablesMayNameTheSwitchFirst) {
+  // A cable is the same whichever end comes first: the NIC's downlink is the
+  // other direction of its uplink (it was uplink + 1, off the end of the link
+  // list when the last cable named its switch first).
+  hw::ClusterSpec c = round_cluster(2, 1, 1, "custom");
+  c.inter_node.custom_links = {{switch_end("sw"), nic_end(1, 0), 25e9, 1e-6},
+                               {switch_end("sw"), nic_end(0, 0), 50e9, 1e-6}};
+  const Topology t = build_topology(c);
+  for (int node = 0; node < 2; ++node) {
+    const LinkView up = t.link(t.nic_uplink(node, 0));
+    const LinkView down = t.link(t.nic_downlink(node, 0));
+    EXPECT_EQ(up.from, t.nic(node, 0));
+    EXPECT_EQ(down.to, t.nic(node, 0));
+    EXPECT_EQ(up.to, down.from);
+  }
+  const Router r(t);
+  std::vector<std::uint32_t> path;
+  r.route(0, 1, -1, 0, path);
+  ASSERT_EQ(path.size(), 6u);
+  EXPECT_EQ(path[3], t.nic_downlink(1, 0));
+  EXPECT_DOUBLE_EQ(t.link(path[3]).capacity, 25e9);
+}
+
 }  // namespace
 }  // namespace trainsim::net
