@@ -16,8 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::filesystem::path write(const std::string& name, const std::string& text,
-                            const std::string& folder = "trainsim_corpus_test") {
+std::filesystem::path write(const std::string& name, const std::string& text, const std::string& folder) {
   const auto dir = std::filesystem::temp_directory_path() / folder;
   std::filesystem::create_directories(dir);
   std::ofstream(dir / name) << text;
@@ -29,9 +28,10 @@ const char* kCase = R"({"id": "a-1", "source": {"repo": "x/y", "file": "t.md", "
   "scenario": {"cluster": {"gpu": {"preset": "H100-SXM5-80GB", "name": "g"}, "num_nodes": 1},
                "model": {"name": "m", "num_experts": 8}, "training": {"precision": "fp8"}}})";
 
+// Each test writes in a folder of its own: ctest runs them in parallel.
 std::string error_of(const std::string& text) {
   try {
-    (void)scenario::read_corpus(write("c.json", text));
+    (void)scenario::read_corpus(write("c.json", text, "trainsim_corpus_errors_test"));
   } catch (const scenario::ScenarioError& e) {
     return e.what();
   }
@@ -39,7 +39,8 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(CorpusReader, ReadsACaseAndDerivesItsTags) {
-  const scenario::Corpus c = scenario::read_corpus(write("c.json", std::string("[") + kCase + "]"));
+  const scenario::Corpus c =
+      scenario::read_corpus(write("c.json", std::string("[") + kCase + "]", "trainsim_corpus_case_test"));
   ASSERT_EQ(c.cases.size(), 1u);
   EXPECT_EQ(c.cases[0].id, "a-1");
   EXPECT_EQ(c.cases[0].source, "x/y, t.md @abc");
