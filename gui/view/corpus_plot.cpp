@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 namespace trainsim::gui {
 
@@ -131,20 +132,16 @@ QImage render_corpus_plot(const CorpusPlotData& d, QSize size) {
   }
   ly += 10;
   p.setBrush(Qt::NoBrush);
-  p.setPen(QPen(QColor(90, 90, 90), 1, Qt::SolidLine));
-  p.drawLine(lx, ly + 8, lx + 12, ly + 8);
-  p.setPen(QColor(40, 40, 40));
-  p.drawText(QRect(lx + 16, ly, kRight - 36, 16), Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("no error"));
-  ly += 20;
-  p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
-  p.drawLine(lx, ly + 8, lx + 12, ly + 8);
-  p.setPen(QColor(40, 40, 40));
-  p.drawText(QRect(lx + 16, ly, kRight - 36, 16), Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("+-10%"));
-  ly += 20;
-  p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DotLine));
-  p.drawLine(lx, ly + 8, lx + 12, ly + 8);
-  p.setPen(QColor(40, 40, 40));
-  p.drawText(QRect(lx + 16, ly, kRight - 36, 16), Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("+-25%"));
+  const std::pair<Qt::PenStyle, QString> lines[] = {
+      {Qt::SolidLine, QStringLiteral("no error")}, {Qt::DashLine, QStringLiteral("+-10%")},
+      {Qt::DotLine, QStringLiteral("+-25%")}};
+  for (const auto& [style, label] : lines) {
+    p.setPen(QPen(QColor(90, 90, 90), 1, style));
+    p.drawLine(lx, ly + 8, lx + 12, ly + 8);
+    p.setPen(QColor(40, 40, 40));
+    p.drawText(QRect(lx + 16, ly, kRight - 36, 16), Qt::AlignLeft | Qt::AlignVCenter, label);
+    ly += 20;
+  }
   return image;
 }
 

@@ -8,13 +8,13 @@
 #include <iostream>
 #include <limits>
 #include <optional>
-#include <thread>
 #include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 #include "cli/progress_bar.h"
+#include "core/parallel.h"
 #include "execution/full_run.h"
 #include "execution/simulate.h"
 #include "io/atomic_file.h"
@@ -36,8 +36,6 @@ namespace trainsim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-int default_jobs() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
 // A sweep builds and frees a task graph per point, the large ones hundreds of
 // MB. glibc serves blocks over its mmap threshold (32 MB at most) with fresh
@@ -106,7 +104,7 @@ int SweepCommands::run(int* argc, char*** argv) {
   const bool planning = plan_->parsed();
   const Options& o = planning ? plan_options_ : sweep_options_;
   int rank = 0;
-  int jobs = o.jobs > 0 ? o.jobs : default_jobs();
+  int jobs = core::threads_or_every_core(o.jobs);
 #ifdef TRAINSIM_WITH_MPI
   std::optional<sweep::mpi::Session> session;
   if (sweep::mpi::launched_by_mpi()) {
@@ -133,7 +131,7 @@ int SweepCommands::run(int* argc, char*** argv) {
     };
     // Under failures, the best points of each cluster option are then replayed,
     // on every core (the Monte Carlo does not depend on the thread count).
-    const int replay_threads = o.jobs > 0 ? o.jobs : default_jobs();
+    const int replay_threads = core::threads_or_every_core(o.jobs);
     const auto announce_replays = [&](std::size_t count) {
       if (count > 0 && !o.quiet && isatty(fileno(stderr)) != 0)
         std::cerr << fmt::format("replaying the best {} points under failures\n", count);

@@ -30,6 +30,15 @@ void copy_timeline(const fs::path& from, const fs::path& to) {
   io::write_atomically(to, [&in](std::ostream& os) { os << in.rdbuf(); });
 }
 
+// The --out folder, made if it is not there.
+fs::path output_folder(const std::string& out) {
+  const fs::path dir(out);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw io::OutputError(dir.string() + ": cannot create the output folder: " + ec.message());
+  return dir;
+}
+
 }  // namespace
 
 ValidateCommand::ValidateCommand(CLI::App& app) {
@@ -85,10 +94,7 @@ int ValidateCommand::run() const {
   if (!options_.quiet) std::cout << report::validation_text(r) << std::flush;
 
   if (!options_.out.empty()) {
-    const fs::path dir(options_.out);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw io::OutputError(dir.string() + ": cannot create the output folder: " + ec.message());
+    const fs::path dir = output_folder(options_.out);
     report::write_timeline(dir / "predicted.timeline.json", s, out);
     report::write_result(dir / "predicted.json", report::result_json(s, m, "predicted.timeline.json", ""));
     std::string measured_timeline;
@@ -112,10 +118,7 @@ int ValidateCommand::run_corpus() const {
       report::corpus_report(report::evaluate_corpus(corpus, options_.jobs, select), corpus.held_out_rule);
   if (!options_.quiet) std::cout << report::corpus_text(r) << std::flush;
   if (!options_.out.empty()) {
-    const fs::path dir(options_.out);
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw io::OutputError(dir.string() + ": cannot create the output folder: " + ec.message());
+    const fs::path dir = output_folder(options_.out);
     const nlohmann::ordered_json j = report::corpus_json(r);
     io::write_atomically(dir / "corpus.json", [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
     if (!options_.quiet) std::cout << fmt::format("\nwrote {}\n", (dir / "corpus.json").string());

@@ -15,6 +15,10 @@ constexpr auto kProgressPeriod = std::chrono::milliseconds(100);
 
 }  // namespace
 
+int threads_or_every_core(int threads) {
+  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
                   const std::function<void(std::size_t)>& progress) {
   std::atomic<std::size_t> next{0};

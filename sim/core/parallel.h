@@ -19,6 +19,10 @@ namespace trainsim::core {
 // below it ran: which error a caller sees never depends on the thread count.
 // `progress(done)`, when given, runs on the calling thread about ten times a
 // second and once at the end.
+// The threads a caller asking for "every core" gets: `threads` when positive,
+// else the hardware's thread count (at least 1).
+int threads_or_every_core(int threads);
+
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
                   const std::function<void(std::size_t)>& progress = {});
 

@@ -5,7 +5,6 @@
 #include <limits>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -519,8 +518,7 @@ MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracl
   // The oracle's answers, shared by the trials: one call per distinct state.
   core::OnceCache<ClusterState, StatePerformance> cache;
   const IterationOracle cached = [&](const ClusterState& s) { return cache.get(s, [&] { return oracle(s); }); };
-  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int workers = std::clamp(threads > 0 ? threads : hw, 1, trials);
+  const int workers = std::clamp(core::threads_or_every_core(threads), 1, trials);
 
   MonteCarloResult out;
   out.trials = trials;

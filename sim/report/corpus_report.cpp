@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 #include <map>
 #include <numeric>
-#include <thread>
 
 #include "core/parallel.h"
 #include "execution/simulate.h"
 #include "report/metrics.h"
+#include "report/result_keys.h"
 #include "scenario/reader.h"
 
 namespace trainsim::report {
@@ -127,8 +127,7 @@ std::vector<CorpusRow> evaluate_corpus(const scenario::Corpus& corpus, int threa
   for (const scenario::CorpusCase& c : corpus.cases)
     if (!select || select(c)) chosen.push_back(&c);
   std::vector<CorpusRow> rows(chosen.size());
-  const int workers = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  core::parallel_for(chosen.size(), workers, [&](std::size_t i) {
+  core::parallel_for(chosen.size(), core::threads_or_every_core(threads), [&](std::size_t i) {
     rows[i] = evaluate_case(*chosen[i], corpus.held_out.contains(chosen[i]->id));
   });
   return rows;
@@ -240,11 +239,11 @@ nlohmann::ordered_json corpus_json(const CorpusReport& r) {
     x["held_out"] = row.held_out;
     x["gpus"] = row.gpus;
     x["measured_iteration_time_s"] = row.measured_s;
-    x["predicted_iteration_time_s"] = row.predicted_s ? nlohmann::ordered_json(*row.predicted_s) : nullptr;
-    x["error"] = row.error() ? nlohmann::ordered_json(*row.error()) : nullptr;
-    x["measured_peak_bytes"] = row.measured_peak_bytes ? nlohmann::ordered_json(*row.measured_peak_bytes) : nullptr;
-    x["predicted_peak_bytes"] = row.predicted_peak_bytes ? nlohmann::ordered_json(*row.predicted_peak_bytes) : nullptr;
-    x["memory_error"] = row.memory_error() ? nlohmann::ordered_json(*row.memory_error()) : nullptr;
+    x["predicted_iteration_time_s"] = optional_number(row.predicted_s);
+    x["error"] = optional_number(row.error());
+    x["measured_peak_bytes"] = optional_number(row.measured_peak_bytes);
+    x["predicted_peak_bytes"] = optional_number(row.predicted_peak_bytes);
+    x["memory_error"] = optional_number(row.memory_error());
     x["memory_kind"] = row.memory_kind;
     x["fits"] = row.fits;
     x["refused"] = row.refused.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.refused);

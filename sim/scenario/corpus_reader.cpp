@@ -61,7 +61,8 @@ std::string model_name(const nlohmann::json& scenario) {
   return "";
 }
 
-void read_cases(const std::filesystem::path& file, Corpus& out) {
+// `ids`: the ids read so far, in every file.
+void read_cases(const std::filesystem::path& file, Corpus& out, std::set<std::string>& ids) {
   const std::string name = file.string();
   const nlohmann::json doc = parse_document(read_document_file(file, kWhat), name, kWhat);
   if (!doc.is_array()) throw ScenarioError(name, "", "a list of cases", describe_found(doc));
@@ -94,24 +95,24 @@ void read_cases(const std::filesystem::path& file, Corpus& out) {
       c.tags = derived_tags(c);
     }
     if (r.has("fidelity")) c.tags.push_back(r.choice("fidelity", {"exact", "approximate"}));
-    if (std::any_of(out.cases.begin(), out.cases.end(), [&](const CorpusCase& x) { return x.id == c.id; }))
+    if (!ids.insert(c.id).second)
       throw ScenarioError(name, r.path_of("id"), fmt::format("case id \"{}\" is already taken by another case", c.id));
     out.cases.push_back(std::move(c));
   }
 }
 
-void read_held_out(const std::filesystem::path& file, Corpus& out) {
+void read_held_out(const std::filesystem::path& file, const std::set<std::string>& ids, Corpus& out) {
   const std::string name = file.string();
   const nlohmann::json doc = parse_document(read_document_file(file, kWhat), name, kWhat);
   const ObjectReader r(doc, name, "", {"rule", "held_out"});
   out.held_out_rule = r.text("rule");
-  const nlohmann::json& ids = r.raw("held_out");
-  if (!ids.is_array()) r.fail("held_out", "a list of case ids", ids);
-  for (std::size_t i = 0; i < ids.size(); ++i) {
+  const nlohmann::json& listed = r.raw("held_out");
+  if (!listed.is_array()) r.fail("held_out", "a list of case ids", listed);
+  for (std::size_t i = 0; i < listed.size(); ++i) {
     const std::string where = fmt::format("/held_out/{}", i);
-    if (!ids[i].is_string()) throw ScenarioError(name, where, "a case id", describe_found(ids[i]));
-    const std::string id = ids[i].get<std::string>();
-    if (std::none_of(out.cases.begin(), out.cases.end(), [&](const CorpusCase& c) { return c.id == id; }))
+    if (!listed[i].is_string()) throw ScenarioError(name, where, "a case id", describe_found(listed[i]));
+    const std::string id = listed[i].get<std::string>();
+    if (!ids.contains(id))
       throw ScenarioError(name, where, "the id of a case in the corpus", "\"" + id + "\"");
     out.held_out.insert(id);
   }
@@ -121,9 +122,10 @@ void read_held_out(const std::filesystem::path& file, Corpus& out) {
 
 Corpus read_corpus(const std::filesystem::path& path) {
   Corpus out;
+  std::set<std::string> ids;
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec)) {
-    read_cases(path, out);
+    read_cases(path, out, ids);
     return out;
   }
   std::vector<std::filesystem::path> files;
@@ -134,8 +136,8 @@ Corpus read_corpus(const std::filesystem::path& path) {
   if (ec) throw ScenarioError(path.string(), "", "a readable folder of corpus files", ec.message());
   std::sort(files.begin(), files.end());
   if (files.empty()) throw ScenarioError(path.string(), "", "a folder with corpus files (*.json lists of cases)", "none");
-  for (const auto& f : files) read_cases(f, out);
-  if (std::filesystem::exists(path / kHeldOutFile, ec)) read_held_out(path / kHeldOutFile, out);
+  for (const auto& f : files) read_cases(f, out, ids);
+  if (std::filesystem::exists(path / kHeldOutFile, ec)) read_held_out(path / kHeldOutFile, ids, out);
   return out;
 }
 
