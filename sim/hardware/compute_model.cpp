@@ -3,37 +3,47 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace trainsim::hw {
 
-RooflineComputeModel::RooflineComputeModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
-  if (gpu_.matmul_efficiency.empty())
-    throw std::invalid_argument(gpu_.name + ": matmul_efficiency needs at least one point");
-  std::sort(gpu_.matmul_efficiency.begin(), gpu_.matmul_efficiency.end(),
-            [](const EfficiencyPoint& a, const EfficiencyPoint& b) { return a.flops < b.flops; });
-  for (const auto& p : gpu_.matmul_efficiency)
+namespace {
+
+bool by_flops(const EfficiencyPoint& a, const EfficiencyPoint& b) { return a.flops < b.flops; }
+
+// Sorts a curve and checks its points; `what` names it in the message.
+void check_curve(std::vector<EfficiencyPoint>& points, const std::string& what) {
+  if (points.empty()) throw std::invalid_argument(what + " needs at least one point");
+  std::sort(points.begin(), points.end(), by_flops);
+  for (const auto& p : points)
     if (!(p.flops > 0.0) || !(p.efficiency > 0.0) || p.efficiency > 1.0)
-      throw std::invalid_argument(gpu_.name + ": matmul_efficiency points need flops > 0 and 0 < efficiency <= 1");
+      throw std::invalid_argument(what + " points need flops > 0 and 0 < efficiency <= 1");
+}
+
+}  // namespace
+
+RooflineComputeModel::RooflineComputeModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
+  check_curve(gpu_.matmul_efficiency, gpu_.name + ": matmul_efficiency");
+  for (AttentionEfficiency& a : gpu_.attention_efficiency) {
+    const std::string what = gpu_.name + ": attention_efficiency head_dim " + std::to_string(a.head_dim);
+    check_curve(a.forward, what + " forward");
+    check_curve(a.backward, what + " backward");
+  }
 }
 
 double RooflineComputeModel::matmul_efficiency(double flops_per_gemm) const {
-  const auto& pts = gpu_.matmul_efficiency;
-  if (pts.size() == 1) return pts.front().efficiency;
-  if (flops_per_gemm >= pts.back().flops) return pts.back().efficiency;
-  const double x = std::log(std::max(flops_per_gemm, 1.0));
-  if (flops_per_gemm <= pts.front().flops) {
-    // Small GEMMs fill fewer SMs: extend the first segment's log-log slope.
-    const double slope = std::log(pts[1].efficiency / pts[0].efficiency) /
-                         std::log(pts[1].flops / pts[0].flops);
-    const double eff = pts[0].efficiency * std::exp(slope * (x - std::log(pts[0].flops)));
-    return std::clamp(eff, 1e-6, pts[0].efficiency);
+  return efficiency_at(gpu_.matmul_efficiency, flops_per_gemm);
+}
+
+double RooflineComputeModel::efficiency(const KernelWork& work) const {
+  const double flops = work.flops / work.count;
+  if (work.kind == KernelClass::kAttention && is_attention(work.kernel)) {
+    for (const AttentionEfficiency& a : gpu_.attention_efficiency)
+      if (a.head_dim == work.head_dim)
+        return efficiency_at(is_backward_attention(work.kernel) ? a.backward : a.forward, flops);
   }
-  const auto hi = std::upper_bound(pts.begin(), pts.end(), flops_per_gemm,
-                                   [](double f, const EfficiencyPoint& p) { return f < p.flops; });
-  const auto lo = std::prev(hi);
-  const double t = (x - std::log(lo->flops)) / (std::log(hi->flops) - std::log(lo->flops));
-  return lo->efficiency + t * (hi->efficiency - lo->efficiency);
+  return matmul_efficiency(flops);
 }
 
 Precision kernel_precision(const KernelWork& work, Precision recipe) {
@@ -54,8 +64,7 @@ double RooflineComputeModel::seconds(const KernelWork& work, Precision recipe) c
       const double rate = gpu_.supports(Precision::kFp32) ? gpu_.peak(Precision::kFp32) : gpu_.peak(precision);
       compute_time = work.flops / rate;
     } else {
-      const double eff = matmul_efficiency(work.flops / work.count);
-      compute_time = work.flops / (gpu_.peak(precision) * eff);
+      compute_time = work.flops / (gpu_.peak(precision) * efficiency(work));
     }
   }
   return std::max(compute_time, memory_time);

@@ -16,6 +16,21 @@ struct EfficiencyPoint {
   double efficiency = 0.0;
 };
 
+// eta(F) of a curve of measured points (sorted by flops, at least one):
+// piecewise linear in log F through the points; beyond the largest it stays
+// flat; below the smallest it follows the log-log slope of the first segment
+// (docs/model.md, "Matmul efficiency").
+[[nodiscard]] double efficiency_at(const std::vector<EfficiencyPoint>& points, double flops);
+
+// Flash attention's share of the dense peak, measured for one head dimension
+// (docs/model.md, "Attention efficiency"): by the kernel's FLOPs as trainsim
+// counts them (forward 2 b h s^2 d, the causal half; backward 2.5x that).
+struct AttentionEfficiency {
+  int head_dim = 0;
+  std::vector<EfficiencyPoint> forward;   // sorted by flops, at least one point
+  std::vector<EfficiencyPoint> backward;  // sorted by flops, at least one point
+};
+
 struct GpuSpec {
   std::string name;
   std::map<Precision, double> peak_flops;  // dense FLOP/s; a missing entry = not supported
@@ -29,6 +44,9 @@ struct GpuSpec {
   double idle_watts = 0.0;
   double node_overhead_watts = 0.0;
   std::vector<EfficiencyPoint> matmul_efficiency;  // sorted by flops, at least one point
+  // Flash attention kernels of a head dimension listed here take its curves;
+  // any other attention takes the matmul curve.
+  std::vector<AttentionEfficiency> attention_efficiency;
 
   [[nodiscard]] bool supports(Precision p) const { return peak_flops.contains(p); }
   // Throws std::invalid_argument when the GPU has no peak for p.

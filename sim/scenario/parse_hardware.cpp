@@ -65,10 +65,51 @@ std::string describe_point(const nlohmann::json& pt) {
   return text;
 }
 
+// An array of [flops, efficiency] points under `key` (at least one).
+std::vector<hw::EfficiencyPoint> efficiency_points(const ObjectReader& o, std::string_view key,
+                                                   const std::string& file) {
+  const nlohmann::json& pts = o.raw(key);
+  const std::string expected = "a non-empty array of [flops, efficiency] pairs with flops > 0 and 0 < efficiency <= 1";
+  if (!pts.is_array() || pts.empty()) o.fail(key, expected, pts);
+  std::vector<hw::EfficiencyPoint> points;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const nlohmann::json& pt = pts[i];
+    const bool ok = pt.is_array() && pt.size() == 2 && pt[0].is_number() && pt[1].is_number() &&
+                    pt[0].get<double>() > 0.0 && pt[1].get<double>() > 0.0 && pt[1].get<double>() <= 1.0 &&
+                    pt[0].get<double>() < 1e30;
+    if (!ok) throw ScenarioError(file, o.path_of(key) + "/" + std::to_string(i), expected, describe_point(pt));
+    points.push_back({pt[0].get<double>(), pt[1].get<double>()});
+  }
+  return points;
+}
+
+// attention_efficiency: [{head_dim, forward, backward}, ...], one entry per head dimension.
+std::vector<hw::AttentionEfficiency> attention_efficiency(const ObjectReader& g, const std::string& file) {
+  const nlohmann::json& list = g.raw("attention_efficiency");
+  if (!list.is_array() || list.empty())
+    g.fail("attention_efficiency", "a non-empty array of {head_dim, forward, backward} objects", list);
+  std::vector<hw::AttentionEfficiency> curves;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const ObjectReader a(list[i], file, g.path_of("attention_efficiency") + "/" + std::to_string(i),
+                         {"head_dim", "forward", "backward"});
+    hw::AttentionEfficiency e;
+    e.head_dim = static_cast<int>(a.integer("head_dim", 1, 4096));
+    for (const hw::AttentionEfficiency& seen : curves)
+      if (seen.head_dim == e.head_dim)
+        throw ScenarioError(file, a.path_of("head_dim"), "one entry per head dimension",
+                            std::to_string(e.head_dim) + " again");
+    e.forward = efficiency_points(a, "forward", file);
+    e.backward = efficiency_points(a, "backward", file);
+    curves.push_back(std::move(e));
+  }
+  return curves;
+}
+
 hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file, const std::string& path) {
   const ObjectReader g(value, file, path,
                        {"name", "peak_flops", "memory_capacity", "memory_bandwidth", "memory_bandwidth_efficiency",
-                        "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "platform", "sources",
+                        "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "attention_efficiency",
+                        "platform", "sources",
                         "preset"});
   hw::GpuSpec spec;
   spec.name = g.text("name", "custom GPU");
@@ -86,22 +127,12 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
   spec.idle_watts = g.quantity("idle_power", Dimension::kPower, 0.0, 1e5, 0.0);
   spec.node_overhead_watts = g.quantity("node_overhead_power", Dimension::kPower, 0.0, 1e7, 0.0);
   if (g.has("matmul_efficiency")) {
-    const nlohmann::json& pts = g.raw("matmul_efficiency");
-    const std::string expected = "a non-empty array of [flops, efficiency] pairs with flops > 0 and 0 < efficiency <= 1";
-    if (!pts.is_array() || pts.empty()) g.fail("matmul_efficiency", expected, pts);
-    for (std::size_t i = 0; i < pts.size(); ++i) {
-      const nlohmann::json& pt = pts[i];
-      const bool ok = pt.is_array() && pt.size() == 2 && pt[0].is_number() && pt[1].is_number() &&
-                      pt[0].get<double>() > 0.0 && pt[1].get<double>() > 0.0 && pt[1].get<double>() <= 1.0 &&
-                      pt[0].get<double>() < 1e30;
-      if (!ok) throw ScenarioError(file, g.path_of("matmul_efficiency") + "/" + std::to_string(i), expected,
-                                   describe_point(pt));
-      spec.matmul_efficiency.push_back({pt[0].get<double>(), pt[1].get<double>()});
-    }
+    spec.matmul_efficiency = efficiency_points(g, "matmul_efficiency", file);
   } else {
     // Without measurements the model assumes the datasheet peak is reached.
     spec.matmul_efficiency.push_back({1.0, 1.0});
   }
+  if (g.has("attention_efficiency")) spec.attention_efficiency = attention_efficiency(g, file);
   return spec;
 }
 

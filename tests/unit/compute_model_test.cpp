@@ -65,9 +65,39 @@ TEST(Roofline, Fp8RecipesRunAttentionAndNonTeGemmsIn16Bits) {
   EXPECT_EQ(hw::kernel_precision(elementwise, hw::Precision::kFp8), hw::Precision::kFp8);
 }
 
+TEST(Roofline, FlashAttentionTakesTheCurvesOfItsHeadDimension) {
+  // docs/model.md, "Attention efficiency": forward and backward curves per head
+  // dimension, read like the matmul curve; other attention takes the matmul curve.
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency = {{1e9, 0.7}};
+  gpu.attention_efficiency = {{128, {{1e10, 0.2}, {1e12, 0.6}}, {{1e10, 0.1}, {1e12, 0.5}}}};
+  const hw::RooflineComputeModel model(gpu);
+  hw::KernelWork forward{hw::KernelClass::kAttention, 1e11, 0.0};
+  forward.kernel = hw::KernelId::kAttentionForward;
+  forward.head_dim = 128;
+  EXPECT_DOUBLE_EQ(model.efficiency(forward), 0.4);  // halfway in log FLOPs
+  EXPECT_DOUBLE_EQ(model.seconds(forward, hw::Precision::kBf16), 1e11 / (989e12 * 0.4));
+  hw::KernelWork backward = forward;
+  backward.kernel = hw::KernelId::kAttentionBackward;
+  EXPECT_DOUBLE_EQ(model.efficiency(backward), 0.3);
+  backward.kernel = hw::KernelId::kSdpaBackward;  // PyTorch's kernel: the same curves
+  EXPECT_DOUBLE_EQ(model.efficiency(backward), 0.3);
+  backward.flops = 1e14;
+  EXPECT_DOUBLE_EQ(model.efficiency(backward), 0.5);  // flat beyond the largest point
+  hw::KernelWork other_head = forward;
+  other_head.head_dim = 64;
+  EXPECT_DOUBLE_EQ(model.efficiency(other_head), 0.7);
+  hw::KernelWork unfused = forward;
+  unfused.kernel = hw::KernelId::kNone;  // per-head GEMMs
+  EXPECT_DOUBLE_EQ(model.efficiency(unfused), 0.7);
+}
+
 TEST(Roofline, RejectsImpossibleSpecsAndWork) {
   hw::GpuSpec gpu = h100();
   gpu.matmul_efficiency = {{1e9, 1.5}};
+  EXPECT_THROW(hw::RooflineComputeModel{gpu}, std::invalid_argument);
+  gpu = h100();
+  gpu.attention_efficiency = {{128, {{1e10, 0.5}}, {}}};
   EXPECT_THROW(hw::RooflineComputeModel{gpu}, std::invalid_argument);
   const hw::RooflineComputeModel model(h100());
   EXPECT_THROW((void)model.seconds({hw::KernelClass::kMatmul, -1.0, 0.0, 1}, hw::Precision::kBf16),

@@ -331,6 +331,24 @@ std::vector<BadCase> inline_gpu_specs_cases() {
       invalid("MatmulEfficiencyTriple",
               kInlineGpuHead + R"(, "matmul_efficiency": [[1e10, 0.5, 3]])" + kInlineGpuTail,
               "/cluster/gpu/matmul_efficiency/0", {"[flops, efficiency] pairs", "found [10000000000.0,0.5,3]"}),
+      invalid("AttentionEfficiencyNotAList", kInlineGpuHead + R"(, "attention_efficiency": {"head_dim": 128})" +
+                                                 kInlineGpuTail,
+              "/cluster/gpu/attention_efficiency", {"a non-empty array of {head_dim, forward, backward} objects"}),
+      invalid("AttentionEfficiencyTwiceOneHeadDim",
+              kInlineGpuHead +
+                  R"(, "attention_efficiency": [{"head_dim": 128, "forward": [[1e10, 0.5]], "backward": [[1e10, 0.4]]},
+                  {"head_dim": 128, "forward": [[1e10, 0.5]], "backward": [[1e10, 0.4]]}])" +
+                  kInlineGpuTail,
+              "/cluster/gpu/attention_efficiency/1/head_dim", {"one entry per head dimension", "found 128 again"}),
+      invalid("AttentionEfficiencyBadPoint",
+              kInlineGpuHead +
+                  R"(, "attention_efficiency": [{"head_dim": 64, "forward": [[1e10, 0.5]], "backward": [[0, 0.4]]}])" +
+                  kInlineGpuTail,
+              "/cluster/gpu/attention_efficiency/0/backward/0", {"[flops, efficiency] pairs", "found [0,0.4]"}),
+      invalid("AttentionEfficiencyNoBackward",
+              kInlineGpuHead + R"(, "attention_efficiency": [{"head_dim": 64, "forward": [[1e10, 0.5]]}])" +
+                  kInlineGpuTail,
+              "/cluster/gpu/attention_efficiency/0/backward", {"(the key is required)"}),
       invalid("InlineGpuMissingPeaks",
               R"({"cluster": {"num_nodes": 1, "gpus_per_node": 1, "gpu": {"memory_capacity": "16GiB",
                   "memory_bandwidth": "1TB/s"}}, "model": "gpt2-124m", "training": {"global_batch_size": 8}})",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The B200 preset's matmul_efficiency points from SimuMax's measured B200 GEMMs.
+"""The B200 preset's matmul_efficiency and attention_efficiency from SimuMax's B200 measurements.
 
 SimuMax (github.com/MooreThreads/SimuMax, commit 4dcaae5) publishes the system
 config its B200 release was simulated with, configs/system/b200_bf16_ceperm.json,
@@ -17,8 +17,18 @@ sim/hardware/profile_efficiency.cpp): rows grouped by octave of F = 2 b m n k
 median of its rows' efficiencies, all layouts together (a training step runs
 one forward and two backward GEMMs per linear layer).
 
-Usage: scripts/simumax-gemm-curve.py PATH/TO/b200_bf16_ceperm.json
-Prints the points as JSON, and per octave the row count and per-layout medians.
+Under accelerator.op.sdp_fwd / sdp_bwd the same file holds causal flash attention
+(Transformer Engine's DotProductAttention, attn_mask_type causal) measured at
+Llama 3 shapes, their FLOPs counted dense (simu_tools/efficency_test/
+test_fa_efficiency.py: forward 2 b s^2 h (d_qk + d_v), backward 5 b s^2 h d): half of
+that is what trainsim counts (the causal half, docs/model.md "Attention
+efficiency"), so each efficiency is halved; one point per FLOPs (rows at the same
+FLOPs, contiguous or not, averaged), rows with d_qk = d_v only (MLA's 192/128 rows
+have no trainsim head_dim to go with).
+
+Usage: scripts/simumax-b200-curves.py PATH/TO/b200_bf16_ceperm.json
+Prints the matmul points and the attention_efficiency array as JSON (two lines),
+and per GEMM octave the row count and per-layout medians.
 """
 import json
 import math
@@ -27,16 +37,41 @@ import sys
 from collections import defaultdict
 
 
+def fields_of(key):
+    return dict(part.strip().split("=", 1) for part in key.split(","))
+
+
+def attention_curves(system):
+    curves = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))  # head_dim -> direction -> flops -> [eff]
+    for op, direction, factor in (("sdp_fwd", "forward", 1.0), ("sdp_bwd", "backward", 2.5)):
+        for key, efficiency in system["accelerator"]["op"][op]["accurate_efficient_factor"].items():
+            f = fields_of(key)
+            d = int(f["qk_head_dim"])
+            if d != int(f["v_head_dim"]):
+                continue
+            heads = max(int(f["head_num"]), int(f["kv_head_num"]))
+            flops = factor * 2.0 * int(f["batch"]) * heads * int(f["seq_len"]) ** 2 * d
+            curves[d][direction][flops].append(float(efficiency) / 2.0)
+    out = []
+    for d in sorted(curves):
+        entry = {"head_dim": d}
+        for direction in ("forward", "backward"):
+            entry[direction] = [[float(f"{flops:.4g}"), round(sum(e) / len(e), 3)]
+                                for flops, e in sorted(curves[d][direction].items())]
+        out.append(entry)
+    return out
+
+
 def main() -> int:
     if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[-2], file=sys.stderr)
+        print(__doc__.strip().splitlines()[-3], file=sys.stderr)
         return 2
     with open(sys.argv[1], encoding="utf-8") as f:
         system = json.load(f)
     rows = system["accelerator"]["op"]["matmul"]["accurate_efficient_factor"]
     octaves = defaultdict(list)
     for key, efficiency in rows.items():
-        fields = dict(part.strip().split("=", 1) for part in key.split(","))
+        fields = fields_of(key)
         flops = 2.0 * int(fields["b"]) * int(fields["m"]) * int(fields["n"]) * int(fields["k"])
         octaves[math.floor(math.log2(flops))].append((flops, float(efficiency), fields["layout"]))
     points = []
@@ -51,6 +86,7 @@ def main() -> int:
         }
         print(f"octave 2^{octave}: {len(group)} rows, median {median:.3f}, by layout {by_layout}", file=sys.stderr)
     print(json.dumps(points))
+    print(json.dumps(attention_curves(system)))
     return 0
 
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""A hardware preset's attention_efficiency from a calibration profile's sdpa rows.
+
+The rows are causal bf16 scaled_dot_product_attention forward and backward passes
+(scripts/pytorch-kernel-reference.py: cuDNN or flash as PyTorch picks), their FLOPs
+counted as trainsim counts flash attention (forward 2 b h s^2 d, the causal half of
+4 b h s^2 d; backward 2.5x). Each row becomes a point [FLOPs, achieved FLOP/s / peak]
+of its head dimension and direction, sorted by FLOPs; rows at the same FLOPs are
+averaged (as hw::LogCurve does with a profile's rows).
+
+Usage: scripts/profile-attention-curve.py PROFILE.json PEAK_TFLOPS
+Prints the attention_efficiency array (docs/scenario.md, "Hardware file").
+"""
+import json
+import sys
+from collections import defaultdict
+
+
+def main() -> int:
+    if len(sys.argv) != 3:
+        print(__doc__.strip().splitlines()[-2], file=sys.stderr)
+        return 2
+    with open(sys.argv[1], encoding="utf-8") as f:
+        profile = json.load(f)
+    peak = float(sys.argv[2]) * 1e12
+    curves = defaultdict(lambda: defaultdict(list))  # head_dim -> direction -> flops -> [eff]
+    for row in profile["kernels"]:
+        direction = {"sdpa_forward": "forward", "sdpa_backward": "backward"}.get(row["name"])
+        if direction is None:
+            continue
+        efficiency = row["flops"] / row["seconds"] / peak
+        curves[row["shape"]["head_dim"]][direction].append((row["flops"], efficiency))
+    out = []
+    for head_dim in sorted(curves):
+        entry = {"head_dim": head_dim}
+        for direction in ("forward", "backward"):
+            by_flops = defaultdict(list)
+            for flops, efficiency in curves[head_dim][direction]:
+                by_flops[flops].append(efficiency)
+            entry[direction] = [[float(f"{f:.4g}"), round(sum(e) / len(e), 3)] for f, e in sorted(by_flops.items())]
+        out.append(entry)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
