@@ -9,6 +9,7 @@ namespace trainsim::workload {
 namespace {
 constexpr double kMaskBytes = 1.0;   // dropout masks are stored as bytes
 constexpr double kFp32Bytes = 4.0;   // softmax statistics and loss in fp32
+constexpr double kFp8Bytes = 1.0;    // an fp8 element
 constexpr double kTokenIdBytes = 4.0;  // a target token id (int32)
 // Causal attention computes half of the s x s score matrix when the kernel skips
 // masked blocks (flash); model FLOPs still count the full matrix (Megatron-LM).
@@ -109,6 +110,29 @@ Op TransformerOps::elementwise(std::string name, double bytes, double params, lo
   op.grad_params = params;
   op.layer = layer;
   return op;
+}
+
+// Transformer Engine's quantization around one fp8 GEMM (docs/model.md, "FP8
+// recipes"): forward, the input is cast to fp8 in the row-wise layout and its
+// transpose (the weight gradient's operand) by one cast-transpose kernel, reading
+// e and writing 2 fp8 bytes per element, unless a LayerNormLinear's norm wrote
+// the fp8 input itself (then only the transpose's byte is extra); backward, the
+// output gradient is cast-transposed the same way. Nothing outside an fp8 recipe
+// or for a GEMM that stays in 16 bits.
+std::optional<Op> TransformerOps::fp8_cast(const Op& gemm, bool input_from_norm) const {
+  if (training_.precision != hw::Precision::kFp8 || !gemm.work.fp8 || gemm.work.kind != hw::KernelClass::kMatmul)
+    return std::nullopt;
+  const double rows = gemm.work.m * gemm.work.count;
+  const double cast_transpose = act_bytes_ + 2.0 * kFp8Bytes;
+  Op op = elementwise(gemm.name + ".fp8_cast", rows * gemm.work.k * (input_from_norm ? kFp8Bytes : cast_transpose),
+                      0.0, gemm.layer, hw::KernelId::kFp8CastTranspose);
+  op.backward_bytes = rows * gemm.work.n * cast_transpose;
+  return op;
+}
+
+void TransformerOps::push_gemm(std::vector<Op>& ops, Op gemm, bool input_from_norm) const {
+  if (std::optional<Op> cast = fp8_cast(gemm, input_from_norm)) ops.push_back(std::move(*cast));
+  ops.push_back(std::move(gemm));
 }
 
 Op TransformerOps::tp_enter(std::string name, long long layer) const {
@@ -270,10 +294,11 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   const hw::KernelId activation = model_.swiglu ? hw::KernelId::kNone : hw::KernelId::kGeluForward;
   ops.push_back(elementwise("input_norm", norm_bytes, norm_params, layer, kNorm));
   if (tp_ > 1.0) ops.push_back(tp_enter("attn_f", layer));
-  ops.push_back(matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer));
+  push_gemm(ops, matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer),
+            true);
   for (Op& op : trainsim_train() ? trainer_attention_forward(layer) : attention_core_forward(layer))
     ops.push_back(std::move(op));
-  ops.push_back(matmul("attn_out_proj", tokens_, h, q, q * h + bias * h, layer));
+  push_gemm(ops, matmul("attn_out_proj", tokens_, h, q, q * h + bias * h, layer), false);
   if (tp_ > 1.0) ops.push_back(tp_exit("attn_g", layer));
   ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer, kResidual));
   ops.back().kernel_class = "residual";  // its backward too, which no kernel of ours runs
@@ -283,10 +308,10 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
     // GELU reads f and writes f; SwiGLU reads gate and up (2f) and writes f.
     const double act_bytes = (up + f) * tokens_ * act_bytes_;
     if (tp_ > 1.0) ops.push_back(tp_enter("mlp_f", layer));
-    ops.push_back(matmul("mlp_up", tokens_, up, h, h * up + bias * up, layer));
+    push_gemm(ops, matmul("mlp_up", tokens_, up, h, h * up + bias * up, layer), true);
     ops.push_back(elementwise("mlp_act", act_bytes, 0.0, layer, activation));
     ops.back().kernel_class = "gelu";  // SwiGLU too, which no kernel of ours runs
-    ops.push_back(matmul("mlp_down", tokens_, h, f, f * h + bias * h, layer));
+    push_gemm(ops, matmul("mlp_down", tokens_, h, f, f * h + bias * h, layer), false);
     if (tp_ > 1.0) ops.push_back(tp_exit("mlp_g", layer));
   } else {
     for (Op& op : moe_forward(layer)) ops.push_back(std::move(op));
@@ -476,7 +501,12 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   const hw::KernelId activation = model_.swiglu ? hw::KernelId::kNone : hw::KernelId::kGeluForward;
 
   std::vector<Op> ops;
-  ops.push_back(matmul("router", local_tokens, experts, h, h * experts, layer));
+  // Megatron-Core's TopKRouter.gating runs its own linear (router_gating_linear,
+  // in the input's dtype or moe_router_dtype), not a Transformer Engine module:
+  // 16 bits under an fp8 recipe.
+  Op router = matmul("router", local_tokens, experts, h, h * experts, layer);
+  router.work.fp8 = false;
+  ops.push_back(std::move(router));
   ops.push_back(elementwise("moe_permute", 2.0 * k * local_tokens * h * act_bytes_, 0.0, layer));
   const auto marker = [&](std::string name, CommScope scope, net::CollectiveKind fwd, net::CollectiveKind bwd,
                           double bytes) {
@@ -504,10 +534,10 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
     op->model_flops /= c;  // padding is not model work
     op->expert_params = true;
   }
-  ops.push_back(up_op);
+  push_gemm(ops, up_op, false);
   ops.push_back(elementwise("experts_act", (up + f) * per_expert * local_experts * act_bytes_, 0.0, layer,
                             activation));
-  ops.push_back(down_op);
+  push_gemm(ops, down_op, false);
   if (tp_ > 1.0)
     ops.push_back(marker("moe_g", CommScope::kTensor, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
                          copies_bytes * tp_));

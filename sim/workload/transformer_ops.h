@@ -102,6 +102,10 @@ class TransformerOps {
   [[nodiscard]] Op elementwise(std::string name, double bytes, double params, long long layer,
                                hw::KernelId kernel = hw::KernelId::kNone) const;
   [[nodiscard]] static Op backward_of(const Op& fwd, double flops_factor, double bytes_factor);
+  // An fp8 recipe's cast-transpose around `gemm` (none for a 16-bit GEMM), and
+  // `gemm` pushed after it; `input_from_norm`: a LayerNormLinear's GEMM.
+  [[nodiscard]] std::optional<Op> fp8_cast(const Op& gemm, bool input_from_norm) const;
+  void push_gemm(std::vector<Op>& ops, Op gemm, bool input_from_norm) const;
   [[nodiscard]] double softmax_bytes_per_score(bool backward) const;
   [[nodiscard]] double loss_bytes_per_logit(bool backward) const;
   [[nodiscard]] std::vector<Op> attention_core_forward(long long layer) const;

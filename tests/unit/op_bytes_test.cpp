@@ -56,5 +56,37 @@ TEST(OpBytes, UnfusedCrossEntropyIsMegatronsSixFp32Passes) {
   EXPECT_DOUBLE_EQ(bytes_of(ops.head_backward(), "loss.backward"), 14.0 * kLogits);
 }
 
+bool has_op(const std::vector<workload::Op>& ops, const std::string& name) {
+  for (const workload::Op& op : ops)
+    if (op.name == name) return true;
+  return false;
+}
+
+TEST(OpBytes, Fp8RecipesCastTransposeEachFp8GemmsInputAndOutputGradient) {
+  // docs/model.md, "FP8 recipes": gpt2-124m, micro-batch 2: t = 2048 tokens, h = 768,
+  // QKV out 2304, MLP 3072; e = 2 (bf16 activations), fp8 elements 1 byte.
+  const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2, "precision": "fp8")");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  const std::vector<workload::Op> fwd = ops.layer_forward(0);
+  const std::vector<workload::Op> bwd = ops.layer_backward(0);
+  constexpr double t = 2048.0;
+  // LayerNormLinear (QKV, MLP up): the norm wrote the fp8 input, the transpose's byte remains.
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.qkv_proj.fp8_cast"), t * 768.0 * 1.0);
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.mlp_up.fp8_cast"), t * 768.0 * 1.0);
+  // Linear (attention out, MLP down): read e, write the fp8 copy and its transpose.
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.attn_out_proj.fp8_cast"), t * 768.0 * 4.0);
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.mlp_down.fp8_cast"), t * 3072.0 * 4.0);
+  // Backward: the output gradient, e + 2 bytes per element of the GEMM's output.
+  EXPECT_DOUBLE_EQ(bytes_of(bwd, "layer0.qkv_proj.fp8_cast.backward"), t * 2304.0 * 4.0);
+  EXPECT_DOUBLE_EQ(bytes_of(bwd, "layer0.attn_out_proj.fp8_cast.backward"), t * 768.0 * 4.0);
+  EXPECT_DOUBLE_EQ(bytes_of(bwd, "layer0.mlp_up.fp8_cast.backward"), t * 3072.0 * 4.0);
+  EXPECT_DOUBLE_EQ(bytes_of(bwd, "layer0.mlp_down.fp8_cast.backward"), t * 768.0 * 4.0);
+  // The output layer stays in 16 bits: no cast; and bf16 recipes cast nothing.
+  EXPECT_FALSE(has_op(ops.head_forward(), "output_layer.fp8_cast"));
+  const auto b = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2)");
+  const workload::TransformerOps bf16(b.model, b.training, 2);
+  EXPECT_FALSE(has_op(bf16.layer_forward(0), "layer0.qkv_proj.fp8_cast"));
+}
+
 }  // namespace
 }  // namespace trainsim
