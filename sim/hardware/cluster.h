@@ -83,6 +83,9 @@ struct ClusterSpec {
   InterNodeNetwork inter_node;
   std::optional<double> price_per_gpu_hour;  // USD
   double pue = kDefaultPue;                  // the facility's power usage effectiveness (hardware/power.h)
+  // Relative standard deviation of the GPUs' sustained speed across the cluster
+  // (docs/model.md, "Step-time variability"): 0 = every GPU alike.
+  double gpu_speed_spread = 0.0;
 
   [[nodiscard]] long long num_gpus() const {
     return static_cast<long long>(num_nodes) * gpus_per_node;

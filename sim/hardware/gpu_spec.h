@@ -47,6 +47,9 @@ struct GpuSpec {
   // Flash attention kernels of a head dimension listed here take its curves;
   // any other attention takes the matmul curve.
   std::vector<AttentionEfficiency> attention_efficiency;
+  // Relative standard deviation of one kernel's time from run to run on one GPU
+  // (docs/model.md, "Step-time variability"); 0: not known.
+  double kernel_time_cv = 0.0;
 
   [[nodiscard]] bool supports(Precision p) const { return peak_flops.contains(p); }
   // Throws std::invalid_argument when the GPU has no peak for p.

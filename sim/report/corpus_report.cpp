@@ -35,6 +35,10 @@ CorpusRow evaluate_case(const scenario::CorpusCase& c, bool held_out) {
     const Metrics m = compute_metrics(s, out);
     row.tokens = m.tokens_per_iteration;
     row.predicted_s = m.iteration_time_s;
+    if (m.iteration_time_interval) {
+      row.predicted_p10_s = m.iteration_time_interval->p10;
+      row.predicted_p90_s = m.iteration_time_interval->p90;
+    }
     row.predicted_peak_bytes = m.memory.peak_bytes_per_gpu;
     row.fits = m.memory.fits;
   } catch (const std::exception& e) {
@@ -49,6 +53,7 @@ GroupStats stats(std::string name, const std::vector<const CorpusRow*>& rows) {
   GroupStats g;
   g.name = std::move(name);
   double abs_sum = 0.0, signed_sum = 0.0, memory_sum = 0.0;
+  int in_band = 0;
   for (const CorpusRow* r : rows) {
     const std::optional<double> e = r->error();
     if (!e) {
@@ -63,7 +68,12 @@ GroupStats stats(std::string name, const std::vector<const CorpusRow*>& rows) {
       ++g.memory_cases;
       memory_sum += std::abs(*me);
     }
+    if (const std::optional<bool> inside = r->in_band()) {
+      ++g.band_cases;
+      if (*inside) ++in_band;
+    }
   }
+  if (g.band_cases > 0) g.band_share = static_cast<double>(in_band) / g.band_cases;
   if (g.cases > 0) {
     g.mean_abs = abs_sum / g.cases;
     g.mean_signed = signed_sum / g.cases;
@@ -94,6 +104,7 @@ std::string stats_line(const GroupStats& g) {
                                 100.0 * g.mean_signed, 100.0 * g.max_abs);
   out += g.memory_cases > 0 ? fmt::format(" {:>7} {:>8.1f}%", g.memory_cases, 100.0 * g.memory_mean_abs)
                             : fmt::format(" {:>7} {:>9}", 0, "-");
+  out += g.band_cases > 0 ? fmt::format(" {:>7.0f}%", 100.0 * g.band_share) : fmt::format(" {:>8}", "-");
   if (g.refused > 0) out += fmt::format("  ({} refused)", g.refused);
   return out + "\n";
 }
@@ -106,7 +117,9 @@ nlohmann::ordered_json stats_json(const GroupStats& g) {
           {"mean_signed_error", g.mean_signed},
           {"max_abs_error", g.max_abs},
           {"memory_cases", g.memory_cases},
-          {"memory_mean_abs_error", g.memory_mean_abs}};
+          {"memory_mean_abs_error", g.memory_mean_abs},
+          {"band_cases", g.band_cases},
+          {"in_band_share", g.band_share}};
 }
 
 }  // namespace
@@ -114,6 +127,11 @@ nlohmann::ordered_json stats_json(const GroupStats& g) {
 std::optional<double> CorpusRow::error() const {
   if (!predicted_s) return std::nullopt;
   return *predicted_s / measured_s - 1.0;
+}
+
+std::optional<bool> CorpusRow::in_band() const {
+  if (!predicted_p10_s || !predicted_p90_s) return std::nullopt;
+  return measured_s >= *predicted_p10_s && measured_s <= *predicted_p90_s;
 }
 
 std::optional<double> CorpusRow::memory_error() const {
@@ -192,8 +210,9 @@ std::string corpus_text(const CorpusReport& r) {
                        *row.predicted_s, percent(*row.error()), me ? percent(*me) : "-",
                        row.fits ? "" : "  (does not fit)");
   }
-  out += fmt::format("\nerrors: predicted / measured - 1 (negative: too fast)\n{:<28} {:>4} {:>9} {:>9} {:>9} {:>7} {:>9}\n",
-                     "group", "n", "mean |e|", "mean e", "max |e|", "memory", "mean |e|");
+  out += fmt::format("\nerrors: predicted / measured - 1 (negative: too fast); in band: measured inside the predicted "
+                     "P10-P90\n{:<28} {:>4} {:>9} {:>9} {:>9} {:>7} {:>9} {:>8}\n",
+                     "group", "n", "mean |e|", "mean e", "max |e|", "memory", "mean |e|", "in band");
   out += stats_line(r.fitting);
   for (const GroupStats& g : r.by_tag) out += stats_line(g);
   out += "\n" + stats_line(r.held_out);
@@ -240,6 +259,8 @@ nlohmann::ordered_json corpus_json(const CorpusReport& r) {
     x["gpus"] = row.gpus;
     x["measured_iteration_time_s"] = row.measured_s;
     x["predicted_iteration_time_s"] = optional_number(row.predicted_s);
+    x["predicted_p10_s"] = optional_number(row.predicted_p10_s);
+    x["predicted_p90_s"] = optional_number(row.predicted_p90_s);
     x["error"] = optional_number(row.error());
     x["measured_peak_bytes"] = optional_number(row.measured_peak_bytes);
     x["predicted_peak_bytes"] = optional_number(row.predicted_peak_bytes);

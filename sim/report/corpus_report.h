@@ -25,6 +25,9 @@ struct CorpusRow {
   double tokens = 0.0;  // per iteration
   double measured_s = 0.0;
   std::optional<double> predicted_s;  // none: refused (then `refused` says why)
+  // The predicted P10 and P90 (report/step_interval.h); none without an interval.
+  std::optional<double> predicted_p10_s;
+  std::optional<double> predicted_p90_s;
   std::string refused;
   bool fits = true;
   std::optional<double> measured_peak_bytes;
@@ -33,6 +36,8 @@ struct CorpusRow {
   // predicted / measured - 1: negative is too fast (too little memory).
   [[nodiscard]] std::optional<double> error() const;
   [[nodiscard]] std::optional<double> memory_error() const;
+  // Whether the measured time lies in [P10, P90]; none without an interval.
+  [[nodiscard]] std::optional<bool> in_band() const;
 };
 
 struct GroupStats {
@@ -44,6 +49,8 @@ struct GroupStats {
   double max_abs = 0.0;
   int memory_cases = 0;
   double memory_mean_abs = 0.0;
+  int band_cases = 0;       // predicted with an interval
+  double band_share = 0.0;  // of those, measured inside [P10, P90]
 };
 
 struct ModelCorrelation {

@@ -10,6 +10,7 @@
 #include "execution/utilization.h"
 #include "hardware/calibration_profile.h"
 #include "hardware/power.h"
+#include "report/step_interval.h"
 #include "workload/parameters.h"
 
 namespace trainsim::report {
@@ -167,6 +168,16 @@ std::optional<CalibrationReport> calibration_report(const config::Scenario& s, c
   return c;
 }
 
+// Compute kernels the first simulated rank runs in one iteration (K of
+// report/step_interval.h).
+double kernels_per_step(const exec::SimulationOutput& out) {
+  const int rank = out.iteration.simulated_ranks.front();
+  long long kernels = 0;
+  for (const workload::Task& t : out.iteration.graph.tasks())
+    if (t.rank == rank && t.stream == workload::Stream::kCompute && !t.collective) ++kernels;
+  return static_cast<double>(kernels) / out.iteration.iterations;
+}
+
 }  // namespace
 
 Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out) {
@@ -200,6 +211,10 @@ Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput&
   m.network_model = out.network_model;
   m.network = network_summary(out);
   m.calibration = calibration_report(s, out);
+  if (!out.async.async_ps && !out.async.local_sgd)
+    m.iteration_time_interval =
+        step_interval(m.iteration_time_s, m.breakdown_s, kernels_per_step(out), m.num_gpus,
+                      s.cluster.gpu_speed_spread, s.cluster.gpu.kernel_time_cv);
   return m;
 }
 

@@ -106,6 +106,18 @@ struct AsyncSummary {
   double averaged_step_s = 0;
 };
 
+// The iteration time as a distribution (report/step_interval.h).
+struct StepInterval {
+  double p10 = 0.0;
+  double p50 = 0.0;
+  double p90 = 0.0;
+  double gpu_speed_spread = 0.0;  // sigma_g, the cluster's
+  double kernel_time_cv = 0.0;    // c, the GPU's
+  double kernels_per_step = 0.0;  // K, compute kernels of one rank in one iteration
+  long long gpus = 0;             // R, GPUs that wait for each other every step
+  double scaled_s = 0.0;          // V: compute, optimizer and pipeline bubble of the step
+};
+
 struct Metrics {
   std::string scenario;
   long long num_gpus = 0;
@@ -146,6 +158,9 @@ struct Metrics {
   std::optional<CalibrationReport> calibration;
   // The full-run replay under failures (scenario "failures"; docs/reliability.md).
   std::optional<exec::FullRunReport> reliability;
+  // The iteration time's P10, P50 and P90 (report/step_interval.h); none in the
+  // asynchronous modes.
+  std::optional<StepInterval> iteration_time_interval;
 };
 
 Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out);

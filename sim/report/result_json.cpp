@@ -66,6 +66,16 @@ nlohmann::ordered_json result_json(const config::Scenario& s, const Metrics& m, 
   j[kNumGpus] = m.num_gpus;
   put_timing(j, Timing{m.iteration_time_s, m.tokens_per_s, m.model_flops_per_iteration, m.tflops_per_gpu, m.mfu,
                        m.breakdown_s});
+  if (const auto& i = m.iteration_time_interval)
+    j[kIterationTimeInterval] = {{"p10", i->p10},
+                                 {"p50", i->p50},
+                                 {"p90", i->p90},
+                                 {"gpu_speed_spread", i->gpu_speed_spread},
+                                 {"kernel_time_cv", i->kernel_time_cv},
+                                 {"kernels_per_step", i->kernels_per_step},
+                                 {"gpus", i->gpus}};
+  else
+    j[kIterationTimeInterval] = nullptr;
   nlohmann::ordered_json mem;
   mem[kPeakBytes] = std::llround(m.memory.peak_bytes_per_gpu);
   mem[kCapacityBytes] = std::llround(m.memory.capacity_bytes_per_gpu);

@@ -136,6 +136,11 @@ void add_calibration(Lines& line, const config::Scenario& s, const CalibrationRe
 // Iteration time, throughput, FLOPs and the breakdown.
 void add_performance(Lines& line, const config::Scenario& s, const Metrics& m) {
   line("iteration time", duration(m.iteration_time_s));
+  if (const auto& i = m.iteration_time_interval)
+    line("", fmt::format("P10 {} / P50 {} / P90 {}: the slowest of {} GPUs (speed spread {:.1f}%, kernel time CV "
+                         "{:.1f}% over {} kernels a step)",
+                         duration(i->p10), duration(i->p50), duration(i->p90), i->gpus, 100.0 * i->gpu_speed_spread,
+                         100.0 * i->kernel_time_cv, count(i->kernels_per_step)));
   line("throughput", fmt::format("{} tokens/s ({} tokens/s per GPU)", count(m.tokens_per_s),
                                  count(m.tokens_per_s / static_cast<double>(m.num_gpus))));
   line("model FLOPs", fmt::format("{} per iteration, {:.1f} TFLOP/s per GPU, MFU {:.1f}% of {} {}",

@@ -109,7 +109,7 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
   const ObjectReader g(value, file, path,
                        {"name", "peak_flops", "memory_capacity", "memory_bandwidth", "memory_bandwidth_efficiency",
                         "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "attention_efficiency",
-                        "platform", "sources",
+                        "kernel_time_cv", "platform", "sources",
                         "preset"});
   hw::GpuSpec spec;
   spec.name = g.text("name", "custom GPU");
@@ -133,6 +133,7 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
     spec.matmul_efficiency.push_back({1.0, 1.0});
   }
   if (g.has("attention_efficiency")) spec.attention_efficiency = attention_efficiency(g, file);
+  spec.kernel_time_cv = g.number("kernel_time_cv", 0.0, 1.0, 0.0);
   return spec;
 }
 
@@ -231,7 +232,8 @@ nlohmann::json resolve_preset(const ObjectReader& parent, std::string_view key, 
 
 hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   const ObjectReader c = root.object(
-      "cluster", {"gpu", "num_nodes", "gpus_per_node", "intra_node", "inter_node", "price_per_gpu_hour", "pue"});
+      "cluster", {"gpu", "num_nodes", "gpus_per_node", "intra_node", "inter_node", "price_per_gpu_hour", "pue",
+                  "gpu_speed_spread"});
   const nlohmann::json gpu_json = resolve_preset(c, "gpu", PresetKind::kHardware);
   hw::ClusterSpec cluster;
   cluster.gpu = parse_gpu_spec(gpu_json, c.file(), c.path_of("gpu"));
@@ -254,6 +256,7 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   if (c.has_non_null("price_per_gpu_hour"))
     cluster.price_per_gpu_hour = c.number("price_per_gpu_hour", 0.0, 1e6);
   cluster.pue = c.number("pue", 1.0, 10.0, hw::kDefaultPue);
+  cluster.gpu_speed_spread = c.number("gpu_speed_spread", 0.0, 0.5, 0.0);
 
   const std::string intra = c.path_of("intra_node");
   const std::string inter = c.path_of("inter_node");

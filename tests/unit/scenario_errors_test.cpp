@@ -105,6 +105,8 @@ std::vector<BadCase> wrong_types_cases() {
   return {
       invalid("StringWhereInteger", patched(R"({"cluster": {"num_nodes": "two"}})"), "/cluster/num_nodes",
               {"expected an integer from 1 to 1000000", R"(found "two")"}),
+      invalid("GpuSpeedSpreadTooLarge", patched(R"({"cluster": {"gpu_speed_spread": 0.8}})"),
+              "/cluster/gpu_speed_spread", {"0.8"}),
       invalid("ArrayWhereObject", patched(R"({"training": [8, 1]})"), "/training",
               {"expected an object", "found an array"}),
       invalid("BoolWhereNumber", patched(R"({"cluster": {"price_per_gpu_hour": true}})"), "/cluster/price_per_gpu_hour",
