@@ -137,12 +137,21 @@ void LayoutChecks::schedule(const ParallelConfig& p) const {
   // The fullest stage's layers (uneven splits leave the last virtual stages a layer short).
   const long long per_stage = (model_.num_layers + p.pipeline - 1) / p.pipeline;
   const long long chunks = per_stage / *p.layers_per_virtual_stage;
-  if (p.pipeline < 2 || per_stage % *p.layers_per_virtual_stage != 0 || model_.num_layers < chunks * p.pipeline)
+  if (p.pipeline < 2 || per_stage % *p.layers_per_virtual_stage != 0)
     fail("num_layers_per_virtual_pipeline_stage",
          fmt::format("num_layers_per_virtual_pipeline_stage ({}) must divide the {} layers of each of "
                      "at least 2 pipeline stages (num_layers {} / pipeline_model_parallel_size {}, "
                      "rounded up)",
                      *p.layers_per_virtual_stage, per_stage, model_.num_layers, p.pipeline));
+  if (model_.num_layers < chunks * p.pipeline)
+    fail("num_layers_per_virtual_pipeline_stage",
+         fmt::format("{} virtual stages ({} per pipeline stage x pipeline_model_parallel_size {}) for {} layers: "
+                     "{} would hold no layer. Megatron-LM gives such stages the embedding or the loss "
+                     "(account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split), which "
+                     "trainsim does not simulate yet; choose num_layers_per_virtual_pipeline_stage so that "
+                     "every virtual stage holds a layer",
+                     chunks * p.pipeline, chunks, p.pipeline, model_.num_layers,
+                     chunks * p.pipeline - model_.num_layers));
   const long long microbatches = workload::microbatches_per_replica(training_, p);
   if (microbatches % p.pipeline != 0)
     throw ScenarioError(file_, "/training/global_batch_size",

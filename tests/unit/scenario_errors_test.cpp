@@ -168,6 +168,11 @@ std::vector<BadCase> layout_against_cluster_cases() {
               patched(R"({"parallelism": {"pp": 2, "num_layers_per_virtual_pipeline_stage": 4}})"),
               "/parallelism/num_layers_per_virtual_pipeline_stage",
               {"(4) must divide the 6 layers of each of at least 2 pipeline stages"}),
+      invalid("VirtualStagesWithoutLayers",
+              patched(R"({"parallelism": {"pp": 8, "num_layers_per_virtual_pipeline_stage": 1}})"),
+              "/parallelism/num_layers_per_virtual_pipeline_stage",
+              {"16 virtual stages (2 per pipeline stage x pipeline_model_parallel_size 8) for 12 layers: 4 would "
+               "hold no layer", "account_for_embedding_in_pipeline_split"}),
       invalid("TensorParallelNotDividingHeads", patched(R"({"parallelism": {"tp": 8}})"), "/parallelism/tp",
               {"tensor_model_parallel_size (8) must divide num_attention_heads (12) and num_query_groups (12)"}),
       invalid("PipelineDeeperThanModel",
