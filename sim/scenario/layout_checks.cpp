@@ -172,7 +172,10 @@ void LayoutChecks::zero(const ParallelConfig& p) const {
     fail("zero_stage",
          fmt::format("zero_stage {} shards gradients{} across data-parallel ranks, which DeepSpeed does "
                      "not support with pipeline parallelism (pipeline_model_parallel_size {}); use "
-                     "zero_stage 1 (the distributed optimizer) or pipeline_model_parallel_size 1",
+                     "zero_stage 1 (the distributed optimizer) or pipeline_model_parallel_size 1. PyTorch "
+                     "FSDP2 under torch.distributed.pipelining (torchtitan's FSDP + PP) is zero_stage 1: "
+                     "its stages keep parameters gathered through the step (reshard_after_forward=False) and "
+                     "reduce-scatter gradients once, on the last micro-batch (set_requires_gradient_sync)",
                      p.zero_stage, p.zero_stage == 3 ? " and parameters" : "", p.pipeline));
   if (p.overlap_param_gather && p.zero_stage == 0)
     fail("overlap_param_gather",
