@@ -25,6 +25,9 @@ void check_curve(std::vector<EfficiencyPoint>& points, const std::string& what) 
 
 RooflineComputeModel::RooflineComputeModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
   check_curve(gpu_.matmul_efficiency, gpu_.name + ": matmul_efficiency");
+  if (!gpu_.matmul_efficiency_fp8.empty()) check_curve(gpu_.matmul_efficiency_fp8, gpu_.name + ": matmul_efficiency_fp8");
+  if (!gpu_.matmul_efficiency_fp8_fast.empty())
+    check_curve(gpu_.matmul_efficiency_fp8_fast, gpu_.name + ": matmul_efficiency_fp8_fast");
   for (AttentionEfficiency& a : gpu_.attention_efficiency) {
     const std::string what = gpu_.name + ": attention_efficiency head_dim " + std::to_string(a.head_dim);
     check_curve(a.forward, what + " forward");
@@ -36,12 +39,18 @@ double RooflineComputeModel::matmul_efficiency(double flops_per_gemm) const {
   return efficiency_at(gpu_.matmul_efficiency, flops_per_gemm);
 }
 
-double RooflineComputeModel::efficiency(const KernelWork& work) const {
+double RooflineComputeModel::efficiency(const KernelWork& work, Precision precision) const {
   const double flops = work.flops / work.count;
   if (work.kind == KernelClass::kAttention && is_attention(work.kernel)) {
     for (const AttentionEfficiency& a : gpu_.attention_efficiency)
       if (a.head_dim == work.head_dim)
         return efficiency_at(is_backward_attention(work.kernel) ? a.backward : a.forward, flops);
+  }
+  if (work.kind == KernelClass::kMatmul && precision == Precision::kFp8) {
+    // Forward: fast accumulation; the data and weight gradients: split accumulation.
+    if (!work.backward && !gpu_.matmul_efficiency_fp8_fast.empty())
+      return efficiency_at(gpu_.matmul_efficiency_fp8_fast, flops);
+    if (!gpu_.matmul_efficiency_fp8.empty()) return efficiency_at(gpu_.matmul_efficiency_fp8, flops);
   }
   return matmul_efficiency(flops);
 }
@@ -64,7 +73,7 @@ double RooflineComputeModel::seconds(const KernelWork& work, Precision recipe) c
       const double rate = gpu_.supports(Precision::kFp32) ? gpu_.peak(Precision::kFp32) : gpu_.peak(precision);
       compute_time = work.flops / rate;
     } else {
-      compute_time = work.flops / (gpu_.peak(precision) * efficiency(work));
+      compute_time = work.flops / (gpu_.peak(precision) * efficiency(work, precision));
     }
   }
   return std::max(compute_time, memory_time);

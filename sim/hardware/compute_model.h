@@ -77,10 +77,12 @@ class RooflineComputeModel final : public ComputeModel {
   // largest point it stays flat; below the smallest it follows the log-log slope
   // of the first segment (docs/model.md, "Matmul efficiency").
   [[nodiscard]] double matmul_efficiency(double flops_per_gemm) const;
-  // The share of the peak a matmul or attention kernel reaches: a flash
-  // attention kernel of a head dimension the GPU has attention curves for takes
-  // those (docs/model.md, "Attention efficiency"), anything else the matmul curve.
-  [[nodiscard]] double efficiency(const KernelWork& work) const;
+  // The share of the peak a matmul or attention kernel running in `precision`
+  // reaches: a flash attention kernel of a head dimension the GPU has attention
+  // curves for takes those (docs/model.md, "Attention efficiency"), an fp8 GEMM
+  // the GPU's fp8 curves where it has them ("FP8 recipes"), anything else the
+  // matmul curve.
+  [[nodiscard]] double efficiency(const KernelWork& work, Precision precision) const;
 
  private:
   GpuSpec gpu_;

@@ -44,6 +44,11 @@ struct GpuSpec {
   double idle_watts = 0.0;
   double node_overhead_watts = 0.0;
   std::vector<EfficiencyPoint> matmul_efficiency;  // sorted by flops, at least one point
+  // fp8 GEMMs measured apart (docs/model.md, "FP8 recipes"): Transformer Engine
+  // runs the forward GEMM with fast accumulation and the two gradient GEMMs
+  // without. Empty: fp8 GEMMs take matmul_efficiency at the fp8 peak.
+  std::vector<EfficiencyPoint> matmul_efficiency_fp8;       // default (split) accumulation
+  std::vector<EfficiencyPoint> matmul_efficiency_fp8_fast;  // fast accumulation
   // Flash attention kernels of a head dimension listed here take its curves;
   // any other attention takes the matmul curve.
   std::vector<AttentionEfficiency> attention_efficiency;

@@ -74,7 +74,14 @@ ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, co
     if (gpu.supports(p)) {
       std::vector<EfficiencyPoint> curve = measured_matmul_efficiency(rows, p, gpu.peak(p));
       matmul_points_[i] = curve.size();
-      if (!curve.empty()) spec.matmul_efficiency = std::move(curve);
+      if (!curve.empty()) {
+        spec.matmul_efficiency = std::move(curve);
+        // The profile's fp8 GEMMs replace the spec's fp8 curves too.
+        if (p == Precision::kFp8) {
+          spec.matmul_efficiency_fp8.clear();
+          spec.matmul_efficiency_fp8_fast.clear();
+        }
+      }
     }
     fallback_.emplace_back(std::move(spec));
   }

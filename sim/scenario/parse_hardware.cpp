@@ -108,8 +108,8 @@ std::vector<hw::AttentionEfficiency> attention_efficiency(const ObjectReader& g,
 hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file, const std::string& path) {
   const ObjectReader g(value, file, path,
                        {"name", "peak_flops", "memory_capacity", "memory_bandwidth", "memory_bandwidth_efficiency",
-                        "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "attention_efficiency",
-                        "kernel_time_cv", "platform", "sources",
+                        "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "matmul_efficiency_fp8",
+                        "matmul_efficiency_fp8_fast", "attention_efficiency", "kernel_time_cv", "platform", "sources",
                         "preset"});
   hw::GpuSpec spec;
   spec.name = g.text("name", "custom GPU");
@@ -132,6 +132,9 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
     // Without measurements the model assumes the datasheet peak is reached.
     spec.matmul_efficiency.push_back({1.0, 1.0});
   }
+  if (g.has("matmul_efficiency_fp8")) spec.matmul_efficiency_fp8 = efficiency_points(g, "matmul_efficiency_fp8", file);
+  if (g.has("matmul_efficiency_fp8_fast"))
+    spec.matmul_efficiency_fp8_fast = efficiency_points(g, "matmul_efficiency_fp8_fast", file);
   if (g.has("attention_efficiency")) spec.attention_efficiency = attention_efficiency(g, file);
   spec.kernel_time_cv = g.number("kernel_time_cv", 0.0, 1.0, 0.0);
   return spec;

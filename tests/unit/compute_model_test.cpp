@@ -75,21 +75,44 @@ TEST(Roofline, FlashAttentionTakesTheCurvesOfItsHeadDimension) {
   hw::KernelWork forward{hw::KernelClass::kAttention, 1e11, 0.0};
   forward.kernel = hw::KernelId::kAttentionForward;
   forward.head_dim = 128;
-  EXPECT_DOUBLE_EQ(model.efficiency(forward), 0.4);  // halfway in log FLOPs
+  EXPECT_DOUBLE_EQ(model.efficiency(forward, hw::Precision::kBf16), 0.4);  // halfway in log FLOPs
   EXPECT_DOUBLE_EQ(model.seconds(forward, hw::Precision::kBf16), 1e11 / (989e12 * 0.4));
   hw::KernelWork backward = forward;
   backward.kernel = hw::KernelId::kAttentionBackward;
-  EXPECT_DOUBLE_EQ(model.efficiency(backward), 0.3);
+  EXPECT_DOUBLE_EQ(model.efficiency(backward, hw::Precision::kBf16), 0.3);
   backward.kernel = hw::KernelId::kSdpaBackward;  // PyTorch's kernel: the same curves
-  EXPECT_DOUBLE_EQ(model.efficiency(backward), 0.3);
+  EXPECT_DOUBLE_EQ(model.efficiency(backward, hw::Precision::kBf16), 0.3);
   backward.flops = 1e14;
-  EXPECT_DOUBLE_EQ(model.efficiency(backward), 0.5);  // flat beyond the largest point
+  EXPECT_DOUBLE_EQ(model.efficiency(backward, hw::Precision::kBf16), 0.5);  // flat beyond the largest point
   hw::KernelWork other_head = forward;
   other_head.head_dim = 64;
-  EXPECT_DOUBLE_EQ(model.efficiency(other_head), 0.7);
+  EXPECT_DOUBLE_EQ(model.efficiency(other_head, hw::Precision::kBf16), 0.7);
   hw::KernelWork unfused = forward;
   unfused.kernel = hw::KernelId::kNone;  // per-head GEMMs
-  EXPECT_DOUBLE_EQ(model.efficiency(unfused), 0.7);
+  EXPECT_DOUBLE_EQ(model.efficiency(unfused, hw::Precision::kBf16), 0.7);
+}
+
+TEST(Roofline, Fp8GemmsTakeTheFp8CurvesForwardFastBackwardSplit) {
+  // docs/model.md, "FP8 recipes": Transformer Engine's forward GEMM uses fast
+  // accumulation, the two gradient GEMMs split accumulation; bf16 GEMMs and GPUs
+  // without fp8 curves keep the matmul curve.
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency = {{1e9, 0.7}};
+  gpu.matmul_efficiency_fp8 = {{1e10, 0.2}, {1e12, 0.6}};
+  gpu.matmul_efficiency_fp8_fast = {{1e10, 0.3}, {1e12, 0.7}};
+  const hw::RooflineComputeModel model(gpu);
+  hw::KernelWork forward{hw::KernelClass::kMatmul, 1e11, 0.0};
+  EXPECT_DOUBLE_EQ(model.efficiency(forward, hw::Precision::kFp8), 0.5);  // fast, halfway in log FLOPs
+  EXPECT_DOUBLE_EQ(model.seconds(forward, hw::Precision::kFp8), 1e11 / (1979e12 * 0.5));
+  hw::KernelWork backward = forward;
+  backward.backward = true;
+  EXPECT_DOUBLE_EQ(model.efficiency(backward, hw::Precision::kFp8), 0.4);  // split accumulation
+  EXPECT_DOUBLE_EQ(model.efficiency(forward, hw::Precision::kBf16), 0.7);
+  hw::KernelWork output = forward;
+  output.fp8 = false;  // a 16-bit GEMM under the fp8 recipe
+  EXPECT_DOUBLE_EQ(model.seconds(output, hw::Precision::kFp8), 1e11 / (989e12 * 0.7));
+  gpu.matmul_efficiency_fp8_fast.clear();  // only one fp8 curve: both directions take it
+  EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(gpu).efficiency(forward, hw::Precision::kFp8), 0.4);
 }
 
 TEST(Roofline, RejectsImpossibleSpecsAndWork) {
