@@ -46,8 +46,12 @@ TEST(Roofline, GroupedGemmsUseThePerGemmEfficiency) {
 
 TEST(Roofline, Fp8RecipesRunAttentionAndNonTeGemmsIn16Bits) {
   // docs/model.md, "FP8 recipes": Transformer Engine's linear layers in fp8,
-  // attention and Megatron-Core's output layer in bf16.
-  const hw::RooflineComputeModel model(h100());
+  // attention and Megatron-Core's output layer in bf16. Without fp8 curves of its
+  // own (Fp8GemmsTakeTheFp8Curves... checks those) an fp8 GEMM runs at the bf16 curve.
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency_fp8.clear();
+  gpu.matmul_efficiency_fp8_fast.clear();
+  const hw::RooflineComputeModel model(gpu);
   hw::KernelWork gemm{hw::KernelClass::kMatmul, 1.1e12, 0.0};  // compute-bound, at the curve's last point
   EXPECT_EQ(hw::kernel_precision(gemm, hw::Precision::kFp8), hw::Precision::kFp8);
   EXPECT_EQ(hw::kernel_precision(gemm, hw::Precision::kBf16), hw::Precision::kBf16);
