@@ -165,9 +165,6 @@ void LayoutChecks::zero(const ParallelConfig& p) const {
   // data_parallel_size 1 there is nothing to shard: any stage runs as stage 0.
   // DeepSpeed refuses ZeRO-2/3 with its pipeline engine (gradients and parameters
   // sharded across data-parallel ranks while micro-batches accumulate on stages).
-  if (p.zero_stage >= 3 && p.expert > 1)
-    fail("zero_stage", "zero_stage 3 with expert_model_parallel_size > 1 is not simulated; use zero_stage 1 "
-                       "or 2 (Megatron-LM's distributed optimizer shards expert states the same way)");
   if (p.zero_stage >= 2 && p.pipeline > 1)
     fail("zero_stage",
          fmt::format("zero_stage {} shards gradients{} across data-parallel ranks, which DeepSpeed does "

@@ -52,7 +52,7 @@ class StageEnd {
     if (l.expert_dp <= 1) std::erase_if(buckets, [](const GradientBucket& b) { return b.expert; });
     const TaskId last_backward = stage.emit.last();
     double stage_params = l.zero3 ? stage.zero3_params : stage.grads.params();
-    const double expert_params = l.zero3 ? 0.0 : stage.grads.expert_params();
+    const double expert_params = l.zero3 ? stage.zero3_expert_params : stage.grads.expert_params();
 
     if (parallel.mode == TrainingMode::kAsyncPs) {
       async_.add_push_pull(stage, buckets, last_backward, stage_params);

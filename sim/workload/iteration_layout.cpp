@@ -19,8 +19,6 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
     throw std::invalid_argument("expert-parallel size must divide the data-parallel size");
   l.dense_dp = l.dp * l.cp;
   l.expert_dp = l.dense_dp / l.ep;
-  if (parallel.zero_stage >= 3 && model.is_moe() && l.ep > 1)
-    throw std::invalid_argument("ZeRO-3 with expert parallelism is not supported");
   if (training.global_batch_size % (training.micro_batch_size * l.dp) != 0)
     throw std::invalid_argument("global batch not divisible by micro-batch x data-parallel size");
   l.ranks_per_stage = static_cast<long long>(l.tp) * l.cp * l.dp;

@@ -62,7 +62,8 @@ struct StageIteration {
   BucketFiller grads;  // the gradients of the last backward pass of each chunk
   std::vector<TaskId> reductions;  // what the optimizer step waits for
   ParameterGates gates;            // ZeRO-1/2 with overlap_param_gather
-  double zero3_params = 0.0;       // ZeRO-3: the parameters its units reduce
+  double zero3_params = 0.0;         // ZeRO-3: the parameters its units reduce, experts included
+  double zero3_expert_params = 0.0;  // ... of which expert weights (sharded over the expert group)
 
   // Counts a backward pass of `step`; true for its chunk's last in the iteration
   // (the pass whose gradients are reduced).

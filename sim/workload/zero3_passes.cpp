@@ -11,15 +11,16 @@ namespace {
 struct ZeroUnit {
   std::string name;
   long long layer = -1;
-  double params = 0.0;  // the gradients its backward completes
+  double params = 0.0;         // the gradients its backward completes
+  double expert_params = 0.0;  // of which expert weights
   std::vector<std::pair<const std::vector<Op>*, Category>> parts;
   Role role = Role::kLayer;
 };
 
-double unit_params(const std::vector<Op>& backward) {
+double unit_params(const std::vector<Op>& backward, bool experts_only) {
   double n = 0.0;
   for (const Op& op : backward)
-    if (!op.comm_marker) n += op.grad_params;
+    if (!op.comm_marker && (!experts_only || op.expert_params)) n += op.grad_params;
   return n;
 }
 
@@ -31,7 +32,7 @@ std::vector<ZeroUnit> pass_units(StageIteration& stage, const PipelineStep& step
   const int j = v.index;
   std::vector<ZeroUnit> units;
   const auto unit = [&](std::string name, long long layer, const std::vector<Op>& backward_ops, Role role) {
-    units.push_back({std::move(name), layer, unit_params(backward_ops), {}, role});
+    units.push_back({std::move(name), layer, unit_params(backward_ops, false), unit_params(backward_ops, true), {}, role});
     return &units.back();
   };
   if (step.forward) {
@@ -66,33 +67,56 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
   const std::vector<ZeroUnit> units = pass_units(stage, step);
   const std::string pass = step.forward ? ".forward" : ".backward";
   const bool last_pass = !step.forward && stage.last_backward_of_chunk(step);
-  std::vector<std::optional<TaskId>> gathers(units.size());
+  // With expert parallelism a unit's expert weights are sharded over the ranks
+  // holding the same experts (expert_data), its dense ones over data; a rank that
+  // alone holds its experts gathers and reduces none of them (PyTorch FSDP2 with
+  // EP, as NeMo AutoModel shards MoE models; docs/strategies.md).
+  const bool split = l.ep > 1;
+  const auto shares = [&](const ZeroUnit& u) {
+    std::vector<std::pair<double, const net::CommGroup*>> out;
+    const double dense = split ? u.params - u.expert_params : u.params;
+    if (dense > 0.0) out.emplace_back(dense, &stage.groups.data);
+    if (split && u.expert_params > 0.0 && l.expert_dp > 1) out.emplace_back(u.expert_params, &stage.groups.expert_data);
+    return out;
+  };
+  const auto share_name = [&](const ZeroUnit& u, const net::CommGroup* group) {
+    return group == &stage.groups.expert_data ? u.name + ".experts" : u.name;
+  };
+  std::vector<std::vector<TaskId>> gathers(units.size());
+  std::vector<bool> gathered(units.size(), false);
   const auto gather = [&](std::size_t u) {
-    if (u >= units.size() || units[u].params <= 0.0 || gathers[u]) return;
-    Task t = parameter_gather("param_all_gather." + units[u].name + pass, units[u].params, l, stage.groups.data,
-                              stage.rank, stage.iteration);
-    t.microbatch = step.microbatch;
-    t.layer = units[u].layer;
-    // Its buffer is free once the unit computed before the current one is done.
-    if (const auto before = emit.last_task()) t.deps.push_back(*before);
-    else if (stage.carry.previous_step) t.deps.push_back(*stage.carry.previous_step);
-    gathers[u] = graph.add(std::move(t));
+    if (u >= units.size() || units[u].params <= 0.0 || gathered[u]) return;
+    gathered[u] = true;
+    for (const auto& [params, group] : shares(units[u])) {
+      Task t = parameter_gather("param_all_gather." + share_name(units[u], group) + pass, params, l, *group,
+                                stage.rank, stage.iteration);
+      t.microbatch = step.microbatch;
+      t.layer = units[u].layer;
+      // Its buffer is free once the unit computed before the current one is done.
+      if (const auto before = emit.last_task()) t.deps.push_back(*before);
+      else if (stage.carry.previous_step) t.deps.push_back(*stage.carry.previous_step);
+      gathers[u].push_back(graph.add(std::move(t)));
+    }
   };
   for (std::size_t u = 0; u < units.size(); ++u) {
     gather(u);
     if (stage.in.parallel.overlap_param_gather) gather(u + 1);
-    if (gathers[u]) emit.wait_for(*gathers[u]);
+    for (TaskId g : gathers[u]) emit.wait_for(g);
     for (const auto& [list, category] : units[u].parts) emit.add(*list, category, units[u].role);
     if (step.forward || units[u].params <= 0.0) continue;
-    if (last_pass) stage.zero3_params += units[u].params;
-    Task t = data_parallel_task(
-        "grad_reduce_scatter." + units[u].name, Role::kGradientReduction,
-        net::Collective{net::CollectiveKind::kReduceScatter, units[u].params * l.grad_bytes, stage.groups.data},
-        stage.rank, stage.iteration);
-    t.deps = {emit.last()};
-    t.microbatch = step.microbatch;
-    t.layer = units[u].layer;
-    stage.reductions.push_back(graph.add(std::move(t)));
+    if (last_pass) {
+      stage.zero3_params += units[u].params;
+      if (split) stage.zero3_expert_params += units[u].expert_params;
+    }
+    for (const auto& [params, group] : shares(units[u])) {
+      Task t = data_parallel_task("grad_reduce_scatter." + share_name(units[u], group), Role::kGradientReduction,
+                                  net::Collective{net::CollectiveKind::kReduceScatter, params * l.grad_bytes, *group},
+                                  stage.rank, stage.iteration);
+      t.deps = {emit.last()};
+      t.microbatch = step.microbatch;
+      t.layer = units[u].layer;
+      stage.reductions.push_back(graph.add(std::move(t)));
+    }
   }
   const int j = l.virtual_stage(stage.stage, step.chunk).index;
   if (step.forward) stage.links.forward(step.microbatch, j, emit.first(), std::nullopt);

@@ -176,6 +176,36 @@ TEST(ZeroTraffic, StageThreeMovesOneAndAHalfTimesTheAllReduceVolume) {
   }
 }
 
+TEST(ZeroTraffic, StageThreeWithExpertParallelismShardsExpertsOverTheExpertGroup) {
+  // kModel with 4 experts of a GELU MLP each (top-2), EP 2 on dp 8: every rank
+  // holds 2 experts, shared by the dp / ep = 4 ranks of its expert group.
+  // Per layer: dense = attention 4h^2 + norms 2h + router h E = 4,194,304 + 2,048 +
+  // 4,096 = 4,200,448; experts on a rank = 2 x 2 h f = 16,777,216.
+  // Dense Psi = 4 x 4,200,448 + embedding 32,768,000 + final norm 1,024 = 49,570,816;
+  // experts 4 x 16,777,216 = 67,108,864. One micro-batch: gathered forward and
+  // backward (2 x 2 bytes), reduce-scattered once (2 bytes), each over its group.
+  const std::string moe = R"({"num_layers": 4, "hidden_size": 1024, "ffn_hidden_size": 4096,
+      "num_attention_heads": 8, "seq_length": 512, "vocab_size": 32000, "normalization": "RMSNorm",
+      "position_embedding_type": "rope", "add_bias_linear": false, "num_experts": 4, "moe_router_topk": 2})";
+  const std::string text = R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": )" + moe +
+                           R"(, "training": {"global_batch_size": 64, "micro_batch_size": 8, "grad_reduce_dtype": "bf16"},
+                           "parallelism": {"dp": 8, "ep": 2, "zero_stage": 3}})";
+  const auto out = exec::simulate(scenario::parse_scenario_text(text, "zero3-ep.json"));
+  std::map<std::pair<net::CollectiveKind, int>, double> bytes;  // (kind, group size) -> S
+  for (const exec::Span& span : out.timeline.spans) {
+    const workload::Task& t = out.iteration.graph[span.task];
+    if (t.stream != workload::Stream::kDpComm || t.iteration != 0 || t.rank != 0) continue;
+    bytes[{t.collective->kind, t.collective->group.size}] += t.collective->bytes;
+  }
+  constexpr double kDense = 49'570'816.0;
+  constexpr double kExperts = 67'108'864.0;
+  ASSERT_EQ(bytes.size(), 4u);
+  EXPECT_DOUBLE_EQ((bytes[{net::CollectiveKind::kAllGather, 8}]), 2.0 * 2.0 * kDense);
+  EXPECT_DOUBLE_EQ((bytes[{net::CollectiveKind::kReduceScatter, 8}]), 2.0 * kDense);
+  EXPECT_DOUBLE_EQ((bytes[{net::CollectiveKind::kAllGather, 4}]), 2.0 * 2.0 * kExperts);
+  EXPECT_DOUBLE_EQ((bytes[{net::CollectiveKind::kReduceScatter, 4}]), 2.0 * kExperts);
+}
+
 TEST(ZeroOptimizer, StepShrinksWithTheShard) {
   // The step is memory bound over the parameters it updates: Psi / Nd of them.
   const double t0 = optimizer_seconds(exec::simulate(zero(0)));
