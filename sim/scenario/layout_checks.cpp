@@ -96,10 +96,30 @@ void LayoutChecks::sizes(const ParallelConfig& p) const {
   if (p.expert > 1 && (!model.is_moe() || model.num_experts % p.expert != 0))
     fail("expert_model_parallel_size",
          fmt::format("expert_model_parallel_size ({}) must divide num_experts ({})", p.expert, model.num_experts));
-  // Megatron-LM: experts are carved out of the data-parallel ranks.
-  if (p.expert > 1 && p.data % p.expert != 0)
+  if (p.expert_tp() != p.tensor && p.expert_tp() != 1)
+    fail("expert_tensor_parallel_size",
+         fmt::format("expert_tensor_parallel_size {} with tensor_model_parallel_size {} is not simulated: use "
+                     "{} (the experts split like the dense layers) or 1 (the experts whole, the expert-parallel "
+                     "group folded over the tensor ranks)",
+                     p.expert_tp(), p.tensor, p.tensor));
+  if (p.expert > 1 && p.folded_experts()) {
+    // Megatron-Core's MoE parallel folding: the expert layers' ranks (tensor x
+    // context x data of a stage) are grouped expert-tensor x expert x expert-data.
+    const long long ranks = static_cast<long long>(p.tensor) * p.context * p.data;
+    if (ranks % p.expert != 0)
+      fail("expert_model_parallel_size",
+           fmt::format("expert_model_parallel_size ({}) must divide tensor_model_parallel_size x "
+                       "context_parallel_size x data_parallel_size = {} (expert_tensor_parallel_size 1 folds the "
+                       "experts over those ranks)",
+                       p.expert, ranks));
+  } else if (p.expert > 1 && p.data % p.expert != 0) {
+    // Megatron-LM: experts are carved out of the data-parallel ranks.
     fail("expert_model_parallel_size",
-         fmt::format("expert_model_parallel_size ({}) must divide data_parallel_size ({})", p.expert, p.data));
+         fmt::format("expert_model_parallel_size ({}) must divide data_parallel_size ({}); with "
+                     "expert_tensor_parallel_size 1 it may span the tensor ranks too (Megatron-Core's MoE "
+                     "parallel folding)",
+                     p.expert, p.data));
+  }
   // Megatron-LM asserts sequence parallelism for MoE with tensor parallelism:
   // the token dispatcher works on the sequence-split tokens.
   if (model.is_moe() && p.tensor > 1 && !p.sequence_parallel)

@@ -22,6 +22,7 @@ void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpu
   p.pipeline = static_cast<int>(o.integer("pipeline_model_parallel_size", 1, kMaxParallel, 1));
   p.context = static_cast<int>(o.integer("context_parallel_size", 1, kMaxParallel, 1));
   p.expert = static_cast<int>(o.integer("expert_model_parallel_size", 1, kMaxParallel, 1));
+  p.expert_tensor = static_cast<int>(o.integer("expert_tensor_parallel_size", 1, kMaxParallel, p.tensor));
   check.model_parallel(p);
   const long long mp = p.model_parallel_size();
   if (o.has_non_null("data_parallel_size") && o.raw("data_parallel_size").is_string()) {
@@ -103,7 +104,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
       root.has("parallelism")
           ? root.object("parallelism",
                         {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
-                         "context_parallel_size", "expert_model_parallel_size",
+                         "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size",
                          "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage",
                          "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
                          "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",
@@ -113,6 +114,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          {"dp", "data_parallel_size"},
                          {"cp", "context_parallel_size"},
                          {"ep", "expert_model_parallel_size"},
+                         {"etp", "expert_tensor_parallel_size"},
                          {"vpp", "num_layers_per_virtual_pipeline_stage"}})
           : ObjectReader(empty, root.file(), "/parallelism", {});
   const LayoutChecks check(root.file(), cluster, model, training,

@@ -23,6 +23,10 @@ struct IterationLayout {
   // weights over the dp x cp / ep ranks holding the same experts (Megatron-LM).
   int dense_dp = 1;
   int expert_dp = 1;
+  // expert_tensor_parallel_size 1 with tp > 1 (Megatron-Core's MoE parallel
+  // folding): a stage's tp x cp x dp ranks in order tp-cp-dp are grouped
+  // ep x expert_dp, the expert-parallel peers adjacent; experts are not split.
+  bool folded_experts = false;
   // Rank order tp-cp-ep-dp-pp: stage s holds ranks [s tp cp dp, (s+1) tp cp dp).
   long long ranks_per_stage = 1;
   int gpus_per_node = 1;

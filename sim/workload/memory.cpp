@@ -186,7 +186,7 @@ double layer_expert_parameters(const ModelConfig& m, const ParallelConfig& p) {
   const double experts = static_cast<double>(m.num_experts);
   const double router = h * experts;
   const double all = c.mlp_per_layer - router;  // every expert, every rank's share
-  return ((all - experts * bias * h) / static_cast<double>(p.tensor) + experts * bias * h) /
+  return ((all - experts * bias * h) / static_cast<double>(p.expert_tp()) + experts * bias * h) /
          static_cast<double>(p.expert);
 }
 
@@ -339,11 +339,13 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
       est.optimizer_states = per.optimizer * est.parameters;
     } else {
       // Dense weights are sharded over the dp x cp ranks that replicate them,
-      // expert weights over the dp x cp / ep ranks holding the same experts.
+      // expert weights over the ranks holding the same experts (dp x cp / ep, or
+      // tp x cp x dp / ep with folded experts).
       const double expert = stage_expert_parameters(m, p, s);
       const int dense_dp = p.data * p.context;
       const StateBytes dense = sharded_state_bytes(t, est.parameters - expert, p.zero_stage, dense_dp);
-      const StateBytes experts = sharded_state_bytes(t, expert, p.zero_stage, dense_dp / p.expert);
+      const StateBytes experts =
+          sharded_state_bytes(t, expert, p.zero_stage, static_cast<int>(p.expert_data_parallel_size()));
       est.weights = dense.weights + experts.weights;
       est.gradients = dense.gradients + experts.gradients;
       est.optimizer_states = dense.optimizer + experts.optimizer;

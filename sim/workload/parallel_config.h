@@ -20,6 +20,10 @@ struct ParallelConfig {
   int data = 1;      // data_parallel_size (resolved from "auto")
   int context = 1;   // context_parallel_size
   int expert = 1;    // expert_model_parallel_size
+  // expert_tensor_parallel_size: the experts' own tensor parallelism (Megatron-Core's
+  // MoE parallel folding); 0: tensor. 1 with tensor > 1 folds the expert-parallel
+  // group over the tensor x context x data ranks (docs/strategies.md).
+  int expert_tensor = 0;
   std::optional<int> layers_per_virtual_stage;
   bool sequence_parallel = false;
   int zero_stage = 0;
@@ -36,6 +40,14 @@ struct ParallelConfig {
   // (megatron/core/distributed/distributed_data_parallel_config.py).
   std::optional<long long> ddp_bucket_size;
 
+  [[nodiscard]] int expert_tp() const { return expert_tensor > 0 ? expert_tensor : tensor; }
+  // Experts folded over the tensor ranks (expert_tensor_parallel_size 1 < tensor).
+  [[nodiscard]] bool folded_experts() const { return expert > 1 && expert_tp() != tensor; }
+  // The ranks holding the same experts: dp x cp / ep, or folded tp x cp x dp / ep.
+  [[nodiscard]] long long expert_data_parallel_size() const {
+    const long long ranks = static_cast<long long>(data) * context * (folded_experts() ? tensor : 1);
+    return ranks / expert;
+  }
   [[nodiscard]] long long model_parallel_size() const {
     return static_cast<long long>(tensor) * pipeline * context;
   }

@@ -78,6 +78,23 @@ class StageRanks {
     return explicit_group(shape, std::move(eps));
   }
 
+  // Folded experts (IterationLayout::folded_experts): expert-parallel peers are
+  // the ep adjacent ranks of a block, the stage's blocks hold the same experts.
+  [[nodiscard]] net::CommGroup folded_expert(const net::CommGroup& shape) const {
+    Members eps(1);
+    for (int x = 0; x < l_.ep; ++x) eps.back().push_back(base_ + x);
+    return explicit_group(shape, std::move(eps));
+  }
+  [[nodiscard]] net::CommGroup folded_expert_data() const {
+    Members edps;
+    for (int x = 0; x < l_.ep; ++x) {
+      edps.emplace_back();
+      for (int d = 0; d < l_.expert_dp; ++d) edps.back().push_back(base_ + x + static_cast<long long>(l_.ep) * d);
+    }
+    const net::CommGroup shape = members_shape(edps.front(), l_.gpus_per_node);
+    return explicit_group(shape, std::move(edps));
+  }
+
   [[nodiscard]] net::CommGroup data(const net::CommGroup& shape) const {
     Members dps;
     for (int i = 0; i < l_.tp; ++i) {
@@ -121,9 +138,13 @@ std::vector<StageGroups> stage_groups(const IterationLayout& l) {
     StageGroups g;
     g.scope.tensor = ranks.tensor(shape.tensor);
     if (l.cp > 1) g.scope.context = ranks.context(shape.context);
-    if (l.ep > 1) g.scope.expert = ranks.expert(shape.expert);
+    if (l.ep > 1) g.scope.expert = l.folded_experts ? ranks.folded_expert(group_shape(l.ep, 1, gpn))
+                                                    : ranks.expert(shape.expert);
     g.data = ranks.data(shape.data);
-    g.expert_data = l.ep > 1 && l.expert_dp > 1 ? ranks.expert_data() : g.data;
+    if (l.ep > 1 && l.expert_dp > 1)
+      g.expert_data = l.folded_experts ? ranks.folded_expert_data() : ranks.expert_data();
+    else
+      g.expert_data = g.data;
     if (l.pp > 1) {
       g.to_next = stage_pair(l, s, (s + 1) % l.pp);
       g.to_previous = stage_pair(l, s, (s - 1 + l.pp) % l.pp);

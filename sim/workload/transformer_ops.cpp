@@ -40,7 +40,7 @@ std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass) {
 }  // namespace
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
-                               int tensor, bool sequence_parallel, int context, int expert)
+                               int tensor, bool sequence_parallel, int context, int expert, bool folded_experts)
     : model_(model),
       training_(training),
       b_(static_cast<double>(micro_batch)),
@@ -49,7 +49,8 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
       tp_(static_cast<double>(tensor)),
       sp_(sequence_parallel ? static_cast<double>(tensor) : 1.0),
       cp_(static_cast<double>(context)),
-      ep_(static_cast<double>(expert)) {
+      ep_(static_cast<double>(expert)),
+      etp_(folded_experts ? 1.0 : static_cast<double>(tensor)) {
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
   if (tensor < 1 || context < 1 || expert < 1) throw std::invalid_argument("parallel sizes must be positive");
   if (model.seq_length % context != 0)
@@ -487,8 +488,10 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   // balanced (the auxiliary loss's aim); with a capacity factor c every expert's
   // input is padded to c times its balanced share
   // (moe_expert_capacity_factor with moe_pad_expert_input_to_capacity).
+  // Folded experts (expert_tensor_parallel_size 1, etp_ = 1): no TP gather, whole
+  // experts, and each expert computes the copies of the e ranks' local tokens.
   const double h = static_cast<double>(model_.hidden_size);
-  const double f = static_cast<double>(model_.ffn_hidden_size) / tp_;
+  const double f = static_cast<double>(model_.ffn_hidden_size) / etp_;
   const double up = model_.swiglu ? 2.0 * f : f;
   const double bias = model_.add_bias_linear ? 1.0 : 0.0;
   const double experts = static_cast<double>(model_.num_experts);
@@ -497,7 +500,10 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   const double local_tokens = tokens_ / sp_;
   const double copies_bytes = c * k * local_tokens * h * act_bytes_;
   const double local_experts = experts / ep_;
-  const double per_expert = c * k * tokens_ * ep_ / experts;  // tokens each local expert computes
+  // Tokens each local expert computes: the copies of the e ranks' tokens, after
+  // the TP gather (etp_ = tp_: T each) or without it (folded: T / t each).
+  const double gathered = etp_ == tp_ ? tokens_ : tokens_ / tp_;
+  const double per_expert = c * k * gathered * ep_ / experts;
   const hw::KernelId activation = model_.swiglu ? hw::KernelId::kNone : hw::KernelId::kGeluForward;
 
   std::vector<Op> ops;
@@ -524,7 +530,7 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   if (ep_ > 1.0)
     ops.push_back(marker("moe_dispatch", CommScope::kExpert, CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
                          copies_bytes));
-  if (tp_ > 1.0)
+  if (etp_ > 1.0)
     ops.push_back(marker("moe_f", CommScope::kTensor, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
                          copies_bytes * tp_));
   const int count = static_cast<int>(local_experts);
@@ -538,7 +544,7 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   ops.push_back(elementwise("experts_act", (up + f) * per_expert * local_experts * act_bytes_, 0.0, layer,
                             activation));
   push_gemm(ops, down_op, false);
-  if (tp_ > 1.0)
+  if (etp_ > 1.0)
     ops.push_back(marker("moe_g", CommScope::kTensor, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
                          copies_bytes * tp_));
   if (ep_ > 1.0)

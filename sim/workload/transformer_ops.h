@@ -77,8 +77,10 @@ class TransformerOps {
   // sequence and attention runs as a ring over the c ranks. `expert`:
   // expert-parallel size e; each rank holds E/e experts and tokens reach them by
   // all-to-all (docs/model.md, "Context and expert parallelism").
+  // `folded_experts`: expert_tensor_parallel_size 1 with tensor > 1 (Megatron-Core's
+  // MoE parallel folding): experts whole, tokens dispatched from the sequence shards.
   TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch, int tensor = 1,
-                 bool sequence_parallel = false, int context = 1, int expert = 1);
+                 bool sequence_parallel = false, int context = 1, int expert = 1, bool folded_experts = false);
 
   [[nodiscard]] std::vector<Op> embedding_forward() const;
   [[nodiscard]] std::vector<Op> layer_forward(long long layer) const;
@@ -147,6 +149,7 @@ class TransformerOps {
   double sp_;         // divisor of the sequence-split elementwise work: t with SP, else 1
   double cp_;         // context-parallel size; tokens_ is already the local s/c share
   double ep_;         // expert-parallel size
+  double etp_;        // the experts' tensor-parallel size: tp_, or 1 when folded
 };
 
 }  // namespace trainsim::workload

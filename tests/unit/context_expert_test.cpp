@@ -180,6 +180,34 @@ TEST(ExpertParallel, ExpertGradientsReduceOverTheRanksHoldingTheSameExperts) {
   for (const workload::Task& t : g8.graph.tasks()) EXPECT_FALSE(t.name.starts_with("expert_grad")) << t.name;
 }
 
+TEST(ExpertParallel, FoldedExpertsSpanTheTensorRanksWhole) {
+  // Megatron-Core's MoE parallel folding: tp 2 x dp 4 = 8 ranks, ep 8,
+  // expert_tensor_parallel_size 1. Each rank dispatches its sequence shard
+  // (b s / t = 512 tokens) k = 2 ways over the 8 adjacent ranks; its one whole
+  // expert (f = 2048, not split) computes k x 512 x 8 / 8 = 1024 tokens; no TP
+  // gather around the experts; the experts are held alone (tp dp / ep = 1).
+  const auto s = testing::make_scenario(kMoe, R"("micro_batch_size": 2)",
+                                        R"("tp": 2, "sequence_parallel": true, "ep": 8, "etp": 1)");
+  EXPECT_TRUE(s.parallel.folded_experts());
+  const Traffic ep = layer_traffic(s, Stream::kEpComm);
+  EXPECT_EQ(ep.group_size, 8);
+  EXPECT_DOUBLE_EQ(ep.forward_bytes, 2 * kMoeCopies / 2);  // dispatch + combine of 512 tokens
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  bool seen = false;
+  for (const workload::Task& t : g.graph.tasks()) {
+    if (t.rank != 0 || t.microbatch != 0) continue;
+    EXPECT_FALSE(t.name.starts_with("layer0.moe_f") || t.name.starts_with("layer0.moe_g")) << t.name;
+    EXPECT_FALSE(t.name.starts_with("expert_grad")) << t.name;
+    if (t.name != "layer0.experts_up") continue;
+    seen = true;
+    EXPECT_DOUBLE_EQ(t.compute.flops, 2.0 * 1024 * (2 * 2048) * 1024);
+  }
+  EXPECT_TRUE(seen);
+  // 2 layers x 1 whole expert x 3 matrices of h x f.
+  EXPECT_DOUBLE_EQ(workload::stage_expert_parameters(s.model, s.parallel, 0), 2.0 * 3 * 1024 * 2048);
+  EXPECT_EQ(s.parallel.expert_data_parallel_size(), 1);
+}
+
 TEST(ContextExpertErrors, ImpossibleLayoutsNameTheField) {
   const auto fails = [](const std::string& model, const std::string& training, const std::string& parallelism,
                         const std::string& path) {
