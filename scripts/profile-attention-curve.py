@@ -13,7 +13,8 @@ Prints the attention_efficiency array (docs/scenario.md, "Hardware file").
 """
 import json
 import sys
-from collections import defaultdict
+
+from efficiency_points import attention_entries
 
 
 def main() -> int:
@@ -23,22 +24,12 @@ def main() -> int:
     with open(sys.argv[1], encoding="utf-8") as f:
         profile = json.load(f)
     peak = float(sys.argv[2]) * 1e12
-    curves = defaultdict(lambda: defaultdict(list))  # head_dim -> direction -> flops -> [eff]
+    rows = []
     for row in profile["kernels"]:
         direction = {"sdpa_forward": "forward", "sdpa_backward": "backward"}.get(row["name"])
-        if direction is None:
-            continue
-        efficiency = row["flops"] / row["seconds"] / peak
-        curves[row["shape"]["head_dim"]][direction].append((row["flops"], efficiency))
-    out = []
-    for head_dim in sorted(curves):
-        entry = {"head_dim": head_dim}
-        for direction in ("forward", "backward"):
-            by_flops = defaultdict(list)
-            for flops, efficiency in curves[head_dim][direction]:
-                by_flops[flops].append(efficiency)
-            entry[direction] = [[float(f"{f:.4g}"), round(sum(e) / len(e), 3)] for f, e in sorted(by_flops.items())]
-        out.append(entry)
+        if direction is not None:
+            rows.append((row["shape"]["head_dim"], direction, row["flops"], row["flops"] / row["seconds"] / peak))
+    out = attention_entries(rows)
     print(json.dumps(out))
     return 0
 

@@ -13,10 +13,9 @@ Usage: scripts/profile-gemm-curve.py PROFILE.json DTYPE PEAK_TFLOPS [fast|defaul
 Prints the points as a JSON array.
 """
 import json
-import math
-import statistics
 import sys
-from collections import defaultdict
+
+from efficiency_points import octave_points
 
 
 def main() -> int:
@@ -27,19 +26,15 @@ def main() -> int:
         profile = json.load(f)
     dtype, peak = sys.argv[2], float(sys.argv[3]) * 1e12
     accumulation = sys.argv[4] if len(sys.argv) == 5 else None
-    octaves = defaultdict(list)
+    rows = []
     for row in profile["gemm"]:
         if row["dtype"] != dtype or not row["seconds"] > 0:
             continue
         if accumulation is not None and row.get("accumulation", "default") != accumulation:
             continue
         flops = 2.0 * row["m"] * row["n"] * row["k"]
-        octaves[math.floor(math.log2(flops))].append((flops, flops / row["seconds"] / peak))
-    points = []
-    for octave in sorted(octaves):
-        group = octaves[octave]
-        mean_log = sum(math.log(f) for f, _ in group) / len(group)
-        points.append([float(f"{math.exp(mean_log):.4g}"), round(min(statistics.median(e for _, e in group), 1.0), 3)])
+        rows.append((flops, flops / row["seconds"] / peak))
+    points = octave_points(rows)
     print(json.dumps(points))
     return 0
 

@@ -28,7 +28,7 @@ have no trainsim head_dim to go with).
 
 Usage: scripts/simumax-b200-curves.py PATH/TO/b200_bf16_ceperm.json
 Prints the matmul points and the attention_efficiency array as JSON (two lines),
-and per GEMM octave the row count and per-layout medians.
+and per GEMM octave the per-layout medians.
 """
 import json
 import math
@@ -36,13 +36,15 @@ import statistics
 import sys
 from collections import defaultdict
 
+from efficiency_points import attention_entries, octave_points
+
 
 def fields_of(key):
     return dict(part.strip().split("=", 1) for part in key.split(","))
 
 
 def attention_curves(system):
-    curves = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))  # head_dim -> direction -> flops -> [eff]
+    rows = []
     for op, direction, factor in (("sdp_fwd", "forward", 1.0), ("sdp_bwd", "backward", 2.5)):
         for key, efficiency in system["accelerator"]["op"][op]["accurate_efficient_factor"].items():
             f = fields_of(key)
@@ -51,15 +53,8 @@ def attention_curves(system):
                 continue
             heads = max(int(f["head_num"]), int(f["kv_head_num"]))
             flops = factor * 2.0 * int(f["batch"]) * heads * int(f["seq_len"]) ** 2 * d
-            curves[d][direction][flops].append(float(efficiency) / 2.0)
-    out = []
-    for d in sorted(curves):
-        entry = {"head_dim": d}
-        for direction in ("forward", "backward"):
-            entry[direction] = [[float(f"{flops:.4g}"), round(sum(e) / len(e), 3)]
-                                for flops, e in sorted(curves[d][direction].items())]
-        out.append(entry)
-    return out
+            rows.append((d, direction, flops, float(efficiency) / 2.0))
+    return attention_entries(rows)
 
 
 def main() -> int:
@@ -69,22 +64,18 @@ def main() -> int:
     with open(sys.argv[1], encoding="utf-8") as f:
         system = json.load(f)
     rows = system["accelerator"]["op"]["matmul"]["accurate_efficient_factor"]
-    octaves = defaultdict(list)
+    gemms = []  # (flops, efficiency, layout)
     for key, efficiency in rows.items():
         fields = fields_of(key)
         flops = 2.0 * int(fields["b"]) * int(fields["m"]) * int(fields["n"]) * int(fields["k"])
-        octaves[math.floor(math.log2(flops))].append((flops, float(efficiency), fields["layout"]))
-    points = []
-    for octave in sorted(octaves):
-        group = octaves[octave]
-        mean_log = sum(math.log(f) for f, _, _ in group) / len(group)
-        median = min(statistics.median(e for _, e, _ in group), 1.0)
-        points.append([float(f"{math.exp(mean_log):.4g}"), round(median, 3)])
-        by_layout = {
-            layout: round(statistics.median(e for _, e, l in group if l == layout), 3)
-            for layout in sorted({l for _, _, l in group})
-        }
-        print(f"octave 2^{octave}: {len(group)} rows, median {median:.3f}, by layout {by_layout}", file=sys.stderr)
+        gemms.append((flops, float(efficiency), fields["layout"]))
+    points = octave_points((f, e) for f, e, _ in gemms)
+    by_octave = defaultdict(lambda: defaultdict(list))
+    for flops, efficiency, layout in gemms:
+        by_octave[math.floor(math.log2(flops))][layout].append(efficiency)
+    for octave in sorted(by_octave):
+        medians = {layout: round(statistics.median(e), 3) for layout, e in sorted(by_octave[octave].items())}
+        print(f"octave 2^{octave}: medians by layout {medians}", file=sys.stderr)
     print(json.dumps(points))
     print(json.dumps(attention_curves(system)))
     return 0

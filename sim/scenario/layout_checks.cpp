@@ -105,7 +105,7 @@ void LayoutChecks::sizes(const ParallelConfig& p) const {
   if (p.expert > 1 && p.folded_experts()) {
     // Megatron-Core's MoE parallel folding: the expert layers' ranks (tensor x
     // context x data of a stage) are grouped expert-tensor x expert x expert-data.
-    const long long ranks = static_cast<long long>(p.tensor) * p.context * p.data;
+    const long long ranks = p.expert_carved_ranks();
     if (ranks % p.expert != 0)
       fail("expert_model_parallel_size",
            fmt::format("expert_model_parallel_size ({}) must divide tensor_model_parallel_size x "

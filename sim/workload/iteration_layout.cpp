@@ -18,8 +18,7 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
   l.folded_experts = parallel.folded_experts();
   if (parallel.folded_experts() && parallel.expert_tp() != 1)
     throw std::invalid_argument("expert_tensor_parallel_size must be tensor_model_parallel_size or 1");
-  const long long expert_ranks = l.folded_experts ? static_cast<long long>(l.tp) * l.cp * l.dp : l.dp;
-  if (l.cp < 1 || l.ep < 1 || expert_ranks % l.ep != 0)
+  if (l.cp < 1 || l.ep < 1 || parallel.expert_carved_ranks() % l.ep != 0)
     throw std::invalid_argument("expert-parallel size must divide the data-parallel size");
   l.dense_dp = l.dp * l.cp;
   l.expert_dp = static_cast<int>(parallel.expert_data_parallel_size());

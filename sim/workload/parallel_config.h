@@ -43,10 +43,14 @@ struct ParallelConfig {
   [[nodiscard]] int expert_tp() const { return expert_tensor > 0 ? expert_tensor : tensor; }
   // Experts folded over the tensor ranks (expert_tensor_parallel_size 1 < tensor).
   [[nodiscard]] bool folded_experts() const { return expert > 1 && expert_tp() != tensor; }
+  // The ranks the expert-parallel groups are carved from, which ep must divide:
+  // the data-parallel ones (Megatron-LM), or folded tp x cp x dp.
+  [[nodiscard]] long long expert_carved_ranks() const {
+    return folded_experts() ? static_cast<long long>(tensor) * context * data : data;
+  }
   // The ranks holding the same experts: dp x cp / ep, or folded tp x cp x dp / ep.
   [[nodiscard]] long long expert_data_parallel_size() const {
-    const long long ranks = static_cast<long long>(data) * context * (folded_experts() ? tensor : 1);
-    return ranks / expert;
+    return (folded_experts() ? expert_carved_ranks() : static_cast<long long>(data) * context) / expert;
   }
   [[nodiscard]] long long model_parallel_size() const {
     return static_cast<long long>(tensor) * pipeline * context;
