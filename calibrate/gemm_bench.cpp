@@ -16,7 +16,7 @@ std::vector<long long> powers(long long lo, long long hi) {
 }
 }  // namespace
 
-std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype) {
+std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype, kernels::GemmLayout layout) {
   const bool slow = dtype == kernels::GemmDtype::kFp32 || dtype == kernels::GemmDtype::kTf32;
   const std::vector<long long> ms = powers(512, slow ? 8192 : 32768);
   const std::vector<long long> nk = powers(256, slow ? 8192 : 16384);
@@ -26,13 +26,16 @@ std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype) {
       for (long long k : nk) {
         // fp32 on CUDA cores runs ~60 TFLOP/s: keep each shape under ~40 ms.
         if (dtype == kernels::GemmDtype::kFp32 && 2.0 * static_cast<double>(m * n * k) > 2.5e12) continue;
-        shapes.push_back({m, n, k});
+        shapes.push_back({m, n, k, layout});
       }
   return shapes;
 }
 
-void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<GemmShape>& shapes,
+void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<GemmShape>& requested,
                  kernels::Fp8Scaling fp8_scaling) {
+  // Hopper's fp8 GEMMs run in the forward (TN) layout only: Transformer Engine
+  // transposes its fp8 operands (fp8_cast_transpose) and runs every GEMM TN.
+  const std::vector<GemmShape> shapes = kernels::is_fp8(dtype) ? forward_only(requested) : requested;
   if (shapes.empty()) return;
   long long max_mk = 0, max_nk = 0, max_mn = 0;
   for (const GemmShape& s : shapes) {
@@ -48,9 +51,11 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
   fill_random(w.get(), static_cast<std::size_t>(max_nk), dtype, 2u, ctx.stream);
   kernels::GemmRunner runner(std::size_t{64} << 20, fp8_scaling);
 
-  std::fprintf(ctx.log, "# gemm %s: C[m x n] = A[m x k] W^T, cuBLASLt, L2 flushed, median of repeats\n",
+  std::fprintf(ctx.log,
+               "# gemm %s: C[m x n] over k, cuBLASLt, in the layout named (forward: A[m x k] W^T), L2 flushed, "
+               "median of repeats\n",
                kernels::to_string(dtype));
-  std::fprintf(ctx.log, "#  dtype        m        n        k    time(us)   TFLOP/s  repeats\n");
+  std::fprintf(ctx.log, "#  dtype        m        n        k    time(us)   TFLOP/s  repeats  layout\n");
   TimingOptions opts;
   opts.flush_l2 = true;
   opts.target_seconds = 0.03;
@@ -61,10 +66,12 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
     const bool fast = dtype == kernels::GemmDtype::kFp8Fast;
     nlohmann::json row{{"dtype", fast ? "fp8" : kernels::to_string(dtype)}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
     if (fast) row["accumulation"] = "fast";
+    const char* layout = kernels::to_string(s.layout);
+    if (s.layout != kernels::GemmLayout::kForward) row["layout"] = layout;
     try {
       const Timing t = ctx.timer->time(
           [&](int) { runner.run(dtype, m, n, k, a.get(), w.get(), c.get(), nullptr, kernels::GemmEpilogue::kNone,
-                                ctx.stream); },
+                                ctx.stream, s.layout); },
           opts);
       const double tflops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) /
                             t.median_s / 1e12;
@@ -72,14 +79,14 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
       row["tflops"] = tflops;
       row["repeats"] = t.repeats;
       row["distribution_s"] = distribution_json(t);
-      std::fprintf(ctx.log, "%8s %8lld %8lld %8lld %11.2f %9.1f %8d\n", kernels::to_string(dtype), s.m, s.n, s.k,
-                   t.median_s * 1e6, tflops, t.repeats);
+      std::fprintf(ctx.log, "%8s %8lld %8lld %8lld %11.2f %9.1f %8d  %s\n", kernels::to_string(dtype), s.m, s.n,
+                   s.k, t.median_s * 1e6, tflops, t.repeats, layout);
       ctx.profile->add("gemm", std::move(row));
     } catch (const kernels::CudaError& e) {
       // No algorithm for this case (fp8 alignment, say): say so and go on; a
       // failed launch that broke the context shows up as the next call's error.
-      std::fprintf(ctx.log, "%8s %8lld %8lld %8lld   skipped: %s\n", kernels::to_string(dtype), s.m, s.n, s.k,
-                   e.what());
+      std::fprintf(ctx.log, "%8s %8lld %8lld %8lld   skipped (%s): %s\n", kernels::to_string(dtype), s.m, s.n, s.k,
+                   layout, e.what());
       if (cudaGetLastError() != cudaSuccess) throw;
     }
   }

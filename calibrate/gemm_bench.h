@@ -9,9 +9,12 @@
 
 namespace trainsim::calibrate {
 
-// The sweep's grid for a dtype: powers of two, smaller for the slow fp32 paths.
-[[nodiscard]] std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype);
+// The sweep's grid for a dtype, in one layout: powers of two, smaller for the slow
+// fp32 paths.
+[[nodiscard]] std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype,
+                                               kernels::GemmLayout layout = kernels::GemmLayout::kForward);
 
+// Each shape in its own layout; fp8 runs forward_only(shapes) (shape_list.h).
 void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<GemmShape>& shapes,
                  kernels::Fp8Scaling fp8_scaling = kernels::Fp8Scaling::kPerTensor);
 

@@ -59,6 +59,7 @@ struct Options {
   std::vector<std::string> dtypes = kAllDtypes;
   std::string fp8_scaling = "per_tensor";
   std::string shapes_file;
+  std::vector<std::string> layouts{"forward"};
   std::string scenario;
   bool list_shapes = false;
   bool gemm = false, kernels = false, copies = false, launch = false, nccl = false, grid = true;
@@ -235,7 +236,8 @@ int measure(Options o, MpiPlace mpi) {
         const auto dtype = trainsim::kernels::parse_gemm_dtype(d);
         std::set<GemmShape> shapes(exact.begin(), exact.end());
         if (o.grid)
-          for (const GemmShape& s : gemm_grid(dtype)) shapes.insert(s);
+          for (const std::string& l : o.layouts)
+            for (const GemmShape& s : gemm_grid(dtype, trainsim::kernels::parse_gemm_layout(l))) shapes.insert(s);
         bench_gemms(ctx, dtype, {shapes.begin(), shapes.end()},
                     o.fp8_scaling == "none" ? trainsim::kernels::Fp8Scaling::kNone
                                             : trainsim::kernels::Fp8Scaling::kPerTensor);
@@ -294,7 +296,10 @@ int main(int argc, char** argv) {
   app.add_option("-o,--out", o.out, "profile to write (JSON; written atomically as tables complete)");
   app.add_flag("--gemm", o.gemm, "cuBLASLt GEMMs over a grid of M, N, K per dtype");
   app.add_option("--dtypes", o.dtypes, "GEMM dtypes (fp32 tf32 fp16 bf16 fp8 fp8_fast)")->delimiter(',');
-  app.add_option("--shapes", o.shapes_file, "exact GEMM shapes to measure too (JSON [{m, n, k}, ...])");
+  app.add_option("--shapes", o.shapes_file, "exact GEMM shapes to measure too (JSON [{m, n, k[, layout]}, ...])");
+  app.add_option("--layouts", o.layouts, "the grid's GEMM layouts (forward data_gradient weight_gradient)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"forward", "data_gradient", "weight_gradient"}));
   app.add_option("--fp8-scaling", o.fp8_scaling,
                  "FP8 GEMMs with Transformer Engine's per-tensor scale pointers (per_tensor, the default) or "
                  "without (none)")

@@ -22,9 +22,9 @@ void add_shapes(const workload::Op& op, std::set<GemmShape>& out) {
   const auto m = static_cast<long long>(w.m), n = static_cast<long long>(w.n), k = static_cast<long long>(w.k);
   if (!w.backward) {
     out.insert({m, n, k});
-  } else {
-    out.insert({m, k, n});  // data gradient
-    out.insert({k, n, m});  // weight gradient
+  } else {  // the layouts of gemm.h: dX = dY W, dW = dY^T X
+    out.insert({m, k, n, kernels::GemmLayout::kDataGradient});
+    out.insert({n, k, m, kernels::GemmLayout::kWeightGradient});
   }
 }
 
@@ -46,7 +46,11 @@ std::string write_scenario_shapes(const std::string& scenario, const std::string
   add_all(ops.layer_backward(0));
   add_all(ops.embedding_backward());
   nlohmann::json list = nlohmann::json::array();
-  for (const GemmShape& g : shapes) list.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}});
+  for (const GemmShape& g : shapes) {
+    nlohmann::json e{{"m", g.m}, {"n", g.n}, {"k", g.k}};
+    if (g.layout != kernels::GemmLayout::kForward) e["layout"] = kernels::to_string(g.layout);
+    list.push_back(std::move(e));
+  }
   const std::string path = profile + ".shapes.json";
   io::write_atomically(path, [&](std::ostream& os) { os << list.dump(1) << '\n'; });
   std::printf("%s: %zu GEMM shapes per GPU, listed in %s\n", scenario.c_str(), shapes.size(), path.c_str());

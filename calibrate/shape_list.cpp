@@ -3,8 +3,10 @@
 #include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace trainsim::calibrate {
 
@@ -27,6 +29,16 @@ std::vector<GemmShape> parse_shape_list(const std::string& text, const std::stri
         throw std::runtime_error(where + ": expected a positive integer below 2^31, got " + v.dump());
       (f[0] == 'm' ? s.m : f[0] == 'n' ? s.n : s.k) = v.get<long long>();
     }
+    if (j[i].contains("layout")) {
+      const std::string where = source + ": [" + std::to_string(i) + "].layout";
+      const nlohmann::json& v = j[i]["layout"];
+      if (!v.is_string()) throw std::runtime_error(where + ": expected a string, got " + v.dump());
+      try {
+        s.layout = kernels::parse_gemm_layout(v.get<std::string>());
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(where + ": " + e.what());
+      }
+    }
     shapes.push_back(s);
   }
   return shapes;
@@ -38,6 +50,16 @@ std::vector<GemmShape> read_shape_list(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse_shape_list(ss.str(), path);
+}
+
+std::vector<GemmShape> forward_only(const std::vector<GemmShape>& shapes) {
+  std::set<GemmShape> out;
+  for (GemmShape s : shapes) {
+    if (s.layout == kernels::GemmLayout::kWeightGradient) std::swap(s.m, s.n);  // C^T = B^T A
+    s.layout = kernels::GemmLayout::kForward;
+    out.insert(s);
+  }
+  return {out.begin(), out.end()};
 }
 
 double parse_bytes(const std::string& text) {

@@ -2,19 +2,34 @@
 // Lists of exact GEMM shapes to measure: read from a JSON file, or derived from a
 // scenario's operations (`--for`, in builds that include the simulator).
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include "trainsim/kernels/gemm_layout.h"
 
 namespace trainsim::calibrate {
 
+// One GEMM to time: C[m x n], reduction over k, in one of the wrapper's layouts
+// (kernels/include/trainsim/kernels/gemm.h).
 struct GemmShape {
   long long m = 0, n = 0, k = 0;
-  bool operator<(const GemmShape& o) const { return m != o.m ? m < o.m : n != o.n ? n < o.n : k < o.k; }
+  kernels::GemmLayout layout = kernels::GemmLayout::kForward;
+  bool operator<(const GemmShape& o) const { return std::tie(layout, m, n, k) < std::tie(o.layout, o.m, o.n, o.k); }
   bool operator==(const GemmShape& o) const = default;
 };
 
-// [{"m": 8192, "n": 2304, "k": 768}, ...]; errors name the file, the entry and the field.
+// [{"m": 8192, "n": 2304, "k": 768}, {"m": 8192, "n": 768, "k": 2304, "layout":
+// "data_gradient"}, ...] ("layout" optional, default forward); errors name the file,
+// the entry and the field.
 [[nodiscard]] std::vector<GemmShape> read_shape_list(const std::string& path);
 [[nodiscard]] std::vector<GemmShape> parse_shape_list(const std::string& text, const std::string& source);
+
+// The shapes in the forward layout, as fp8 runs them (Hopper's fp8 GEMMs are TN only;
+// Transformer Engine transposes its operands with fp8_cast_transpose instead): a data
+// gradient's (m, n, k) as is, a weight gradient's as its transpose C^T, (n, m, k), the
+// forward rows the simulator prices a backward GEMM with where it has no layout rows;
+// sorted, without repeats.
+[[nodiscard]] std::vector<GemmShape> forward_only(const std::vector<GemmShape>& shapes);
 
 // nccl-tests sizes: "8", "512K", "1M", "4G" (powers of 1024).
 [[nodiscard]] double parse_bytes(const std::string& text);

@@ -80,12 +80,12 @@ def unpack(tarball):
 
 
 def gemm_kind(row):
-    return row["dtype"], row.get("accumulation", "default")
+    return row["dtype"], row.get("accumulation", "default"), row.get("layout", "forward")
 
 
 def merge(profile, other, source):
     """Rows of a later profile OTHER replace the session's: its GEMMs by (dtype,
-    accumulation), its kernels by name; the profile records what came from where."""
+    accumulation, layout), its kernels by name; the profile records what came from where."""
     if other.get("device", {}).get("name") != profile.get("device", {}).get("name"):
         sys.exit(f"{source}: measured on {other.get('device', {}).get('name')!r}, the session on "
                  f"{profile.get('device', {}).get('name')!r}: not merged")
@@ -93,7 +93,8 @@ def merge(profile, other, source):
     kinds = sorted({gemm_kind(r) for r in other.get("gemm", [])})
     if kinds:
         kept = [r for r in profile.get("gemm", []) if gemm_kind(r) not in kinds]
-        taken += [f"gemm {d}" + ("" if acc == "default" else f" ({acc} accumulation)") for d, acc in kinds]
+        taken += [f"gemm {d}" + ("" if acc == "default" else f" ({acc} accumulation)") +
+                  ("" if lay == "forward" else f" ({lay} layout)") for d, acc, lay in kinds]
         print(f"{source}: {len(other['gemm'])} gemm rows replace {len(profile.get('gemm', [])) - len(kept)}")
         profile["gemm"] = kept + other["gemm"]
     names = sorted({r["name"] for r in other.get("kernels", [])})
@@ -112,7 +113,7 @@ def merge(profile, other, source):
 def gemm_table(profile, pytorch_gemm):
     # fp8 rows with fast accumulation are named as PyTorch's reference names them.
     rows = {(r["m"], r["n"], r["k"], r["dtype"] + ("_fast" if r.get("accumulation") == "fast" else "")): r["tflops"]
-            for r in profile.get("gemm", [])}
+            for r in profile.get("gemm", []) if r.get("layout", "forward") == "forward"}
     torch_rows = {(r["m"], r["n"], r["k"], r["dtype"]): r["tflops"] for r in (pytorch_gemm or {}).get("rows", [])}
     print("\nGEMMs: harness against PUBLIC_DATA.md's H100 table and PyTorch on this card (issue 5: within 3% or faster)")
     print(f"{'M x N x K':22s} {'dtype':5s} {'harness':>8s} {'H100 table':>10s} {'':>7s} {'PyTorch':>8s} {'':>7s}")

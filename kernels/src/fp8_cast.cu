@@ -1,8 +1,10 @@
 // FP8 casts with per-tensor scaling and amax (trainsim/kernels/fp8.h).
 // fp8_cast: grid-stride over 8-element vectors (16 bytes of bf16 in, 8 bytes of fp8 out)
-// when both pointers allow, element by element otherwise. fp8_cast_transpose: 32 x 32
-// tiles through shared memory, rows written straight and columns from the tile, so both
-// outputs are written in whole 32-byte segments. amax: a warp-shuffle and block max, then
+// when both pointers allow, element by element otherwise. fp8_cast_transpose: where rows
+// and cols are multiples of 8 and the pointers allow, 64 x 64 tiles read as 16-byte
+// vectors of eight bf16 and written as 8-byte vectors of eight fp8, rows straight and
+// columns gathered from the tile in shared memory; otherwise 32 x 32 tiles element by
+// element, both outputs still written in whole 32-byte segments. amax: a warp-shuffle and block max, then
 // one atomicMax per block on the float's bits (non-negative floats order as their bits).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -117,6 +119,62 @@ __global__ void __launch_bounds__(kTile* kTileRows) fp8_cast_transpose_kernel(un
   block_amax(m, amax);
 }
 
+// 64 x 64 tiles, 256 threads: each thread converts two 8-element row vectors and
+// writes two 8-byte column vectors. The tile's row pitch of 68 bytes keeps the 4-byte
+// stores aligned and spreads a column's bytes over the banks (2-way at most).
+constexpr int kVecTile = 64;
+constexpr int kVecPitch = kVecTile + 4;
+constexpr int kVecThreads = 256;
+
+template <__nv_fp8_interpretation_t kFormat>
+__global__ void __launch_bounds__(kVecThreads) fp8_cast_transpose_vec_kernel(unsigned char* out,
+                                                                            unsigned char* out_t, float* amax,
+                                                                            const __nv_bfloat16* in,
+                                                                            const float* scale_p, int rows,
+                                                                            int cols) {
+  __shared__ __align__(16) unsigned char tile[kVecTile][kVecPitch];
+  const float scale = *scale_p;
+  const int c0 = static_cast<int>(blockIdx.x) * kVecTile, r0 = static_cast<int>(blockIdx.y) * kVecTile;
+  const int t = static_cast<int>(threadIdx.x);
+  constexpr int kVectorsPerRow = kVecTile / kVec;
+  float m = 0.0F;
+#pragma unroll
+  for (int it = 0; it < kVecTile * kVectorsPerRow / kVecThreads; ++it) {
+    const int v = t + it * kVecThreads;
+    const int dr = v / kVectorsPerRow, dc = (v % kVectorsPerRow) * kVec;
+    const int r = r0 + dr, c = c0 + dc;
+    if (r < rows && c < cols) {  // cols is a multiple of 8: the whole vector is inside
+      const std::size_t i = static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(c);
+      float x[kVec];
+      load_bf16x8(in + i, x);
+      unsigned w[2] = {0U, 0U};
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        m = fold_amax(m, x[j]);
+        w[j / 4] |= static_cast<unsigned>(to_fp8<kFormat>(x[j] * scale)) << (8 * (j % 4));
+      }
+      *reinterpret_cast<uint2*>(out + i) = make_uint2(w[0], w[1]);
+      *reinterpret_cast<unsigned*>(&tile[dr][dc]) = w[0];
+      *reinterpret_cast<unsigned*>(&tile[dr][dc + 4]) = w[1];
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int it = 0; it < kVecTile * kVectorsPerRow / kVecThreads; ++it) {
+    const int v = t + it * kVecThreads;
+    const int dc = v / kVectorsPerRow, dr = (v % kVectorsPerRow) * kVec;
+    const int c = c0 + dc, r = r0 + dr;
+    if (r < rows && c < cols) {  // rows is a multiple of 8: the whole column vector is inside
+      unsigned w[2] = {0U, 0U};
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) w[j / 4] |= static_cast<unsigned>(tile[dr + j][dc]) << (8 * (j % 4));
+      *reinterpret_cast<uint2*>(out_t + static_cast<std::size_t>(c) * static_cast<std::size_t>(rows) +
+                                static_cast<std::size_t>(r)) = make_uint2(w[0], w[1]);
+    }
+  }
+  block_amax(m, amax);
+}
+
 unsigned flat_blocks(std::size_t work) { return launch::flat_blocks(work, kThreads, kMaxBlocks); }
 
 template <__nv_fp8_interpretation_t kFormat>
@@ -153,10 +211,20 @@ void fp8_cast_transpose(void* out, void* out_t, float* amax, const __nv_bfloat16
   require(amax != nullptr, what, "amax is null");
   require(in != nullptr, what, "in is null");
   require(scale != nullptr, what, "scale is null");
-  const dim3 block(kTile, kTileRows);
-  const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile));
   auto* o = static_cast<unsigned char*>(out);
   auto* ot = static_cast<unsigned char*>(out_t);
+  if (rows % kVec == 0 && cols % kVec == 0 && aligned(in, 16) && aligned(o, 8) && aligned(ot, 8)) {
+    const dim3 grid(static_cast<unsigned>((cols + kVecTile - 1) / kVecTile),
+                    static_cast<unsigned>((rows + kVecTile - 1) / kVecTile));
+    if (format == Fp8Format::kE4M3)
+      fp8_cast_transpose_vec_kernel<__NV_E4M3><<<grid, kVecThreads, 0, stream>>>(o, ot, amax, in, scale, rows, cols);
+    else
+      fp8_cast_transpose_vec_kernel<__NV_E5M2><<<grid, kVecThreads, 0, stream>>>(o, ot, amax, in, scale, rows, cols);
+    TRAINSIM_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  const dim3 block(kTile, kTileRows);
+  const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile));
   if (format == Fp8Format::kE4M3)
     fp8_cast_transpose_kernel<__NV_E4M3><<<grid, block, 0, stream>>>(o, ot, amax, in, scale, rows, cols);
   else

@@ -123,18 +123,24 @@ GemmRunner::~GemmRunner() {
 
 std::size_t GemmRunner::library_version() { return cublasLtGetVersion(); }
 
-GemmRunner::Plan& GemmRunner::plan_for(GemmDtype dtype, int m, int n, int k, GemmEpilogue epilogue) {
-  const Key key{static_cast<int>(dtype), m, n, k, static_cast<int>(epilogue)};
+GemmRunner::Plan& GemmRunner::plan_for(GemmDtype dtype, int m, int n, int k, GemmEpilogue epilogue,
+                                       GemmLayout layout) {
+  const Key key{static_cast<int>(dtype), m, n, k, static_cast<int>(epilogue), static_cast<int>(layout)};
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
   auto plan = std::make_unique<Plan>();
   const Types t = types_of(dtype);
   TRAINSIM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->op, t.compute, CUDA_R_32F));
-  // Column-major view of the row-major product: C^T (n x m) = W (n x k, stored as
-  // k x n, transposed) * A^T (k x m, stored as A row-major).
-  const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
-  TRAINSIM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
+  // Column-major view of the row-major product C^T (n x m) = op(W) (n x k) * op(A) (k x m),
+  // cuBLASLt's A being our W and its B our A. Forward: W stored [n x k] is column-major
+  // k x n, transposed; A stored [m x k] is column-major k x m. Data gradient: W stored
+  // [k x n] is column-major n x k. Weight gradient: as the data gradient, and A stored
+  // [k x m] is column-major m x k, transposed.
+  const cublasOperation_t trans_w = layout == GemmLayout::kForward ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t trans_a = layout == GemmLayout::kWeightGradient ? CUBLAS_OP_T : CUBLAS_OP_N;
   TRAINSIM_CUBLAS_CHECK(
-      cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof(no_trans)));
+      cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_w, sizeof(trans_w)));
+  TRAINSIM_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_a, sizeof(trans_a)));
   const cublasLtEpilogue_t epi = epilogue_of(epilogue);
   TRAINSIM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
   if (epilogue == GemmEpilogue::kBias || epilogue == GemmEpilogue::kBiasGelu) {
@@ -160,8 +166,14 @@ GemmRunner::Plan& GemmRunner::plan_for(GemmDtype dtype, int m, int n, int k, Gem
   }
   const auto um = static_cast<std::uint64_t>(m), un = static_cast<std::uint64_t>(n),
              uk = static_cast<std::uint64_t>(k);
-  TRAINSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->w, t.input, uk, un, static_cast<std::int64_t>(k)));
-  TRAINSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, t.input, uk, um, static_cast<std::int64_t>(k)));
+  if (layout == GemmLayout::kForward)
+    TRAINSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->w, t.input, uk, un, static_cast<std::int64_t>(k)));
+  else
+    TRAINSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->w, t.input, un, uk, static_cast<std::int64_t>(n)));
+  if (layout == GemmLayout::kWeightGradient)
+    TRAINSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, t.input, um, uk, static_cast<std::int64_t>(m)));
+  else
+    TRAINSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, t.input, uk, um, static_cast<std::int64_t>(k)));
   TRAINSIM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, t.output, un, um, static_cast<std::int64_t>(n)));
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -177,9 +189,10 @@ GemmRunner::Plan& GemmRunner::plan_for(GemmDtype dtype, int m, int n, int k, Gem
   cublasLtMatmulPreferenceDestroy(pref);
   TRAINSIM_CUBLAS_CHECK(status);
   if (found == 0)
-    throw CudaError(std::string("cuBLASLt has no algorithm for a ") + to_string(dtype) + " GEMM m=" +
-                    std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
-                    " on this GPU (fp8 needs compute capability 8.9 or later and k, n multiples of 16)");
+    throw CudaError(std::string("cuBLASLt has no algorithm for a ") + to_string(dtype) + " " + to_string(layout) +
+                    " GEMM m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                    " on this GPU (fp8 needs compute capability 8.9 or later, k and n multiples of 16 and the"
+                    " forward layout)");
   plan->algo = result.algo;
   Plan& ref = *plan;
   plans_.emplace(key, plan.release());
@@ -187,14 +200,17 @@ GemmRunner::Plan& GemmRunner::plan_for(GemmDtype dtype, int m, int n, int k, Gem
 }
 
 void GemmRunner::run(GemmDtype dtype, int m, int n, int k, const void* a, const void* w, void* c, const void* bias,
-                     GemmEpilogue epilogue, cudaStream_t stream) {
+                     GemmEpilogue epilogue, cudaStream_t stream, GemmLayout layout) {
   if (m <= 0 || n <= 0 || k <= 0)
     throw std::invalid_argument("GEMM sizes must be positive (m=" + std::to_string(m) + ", n=" + std::to_string(n) +
                                 ", k=" + std::to_string(k) + ")");
   if (a == nullptr || w == nullptr || c == nullptr) throw std::invalid_argument("GEMM operand is null");
   const bool needs_bias = epilogue == GemmEpilogue::kBias || epilogue == GemmEpilogue::kBiasGelu;
   if (needs_bias && bias == nullptr) throw std::invalid_argument("GEMM bias epilogue without a bias vector");
-  Plan& plan = plan_for(dtype, m, n, k, epilogue);
+  if (layout != GemmLayout::kForward && epilogue != GemmEpilogue::kNone)
+    throw std::invalid_argument(std::string("GEMM epilogues run in the forward layout only, not ") +
+                                to_string(layout));
+  Plan& plan = plan_for(dtype, m, n, k, epilogue, layout);
   if (needs_bias)
     TRAINSIM_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));

@@ -112,6 +112,13 @@ struct CalibrationProfile {
   // promoted accumulation of its gradient GEMMs. Kept apart so neither table mixes
   // the two; nothing prices them yet.
   std::vector<GemmRow> gemm_fp8_fast;
+  // GEMMs measured in a linear layer's backward layouts ("layout": "data_gradient" /
+  // "weight_gradient", docs/calibration.md): for a forward GEMM (M, N, K), the data
+  // gradient dX = dY W is the row (M, K, N) with W stored [N x K] untransposed, the
+  // weight gradient dW = dY^T X the row (N, K, M) with dY and X stored [M x .]. `gemm`
+  // holds the forward layout's rows ("layout" absent or "forward").
+  std::vector<GemmRow> gemm_data_gradient;
+  std::vector<GemmRow> gemm_weight_gradient;
   std::vector<KernelRow> kernels;
   std::vector<CopyRow> copies;
   std::optional<double> launch_overhead_s;

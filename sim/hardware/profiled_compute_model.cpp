@@ -66,10 +66,16 @@ ProfiledComputeModel::ProfiledComputeModel(const CalibrationProfile& profile, co
   fallback_.reserve(kPrecisions.size());
   for (Precision p : kPrecisions) {  // in enum order: fallback_[i] is Precision i
     const auto i = static_cast<std::size_t>(p);
-    std::vector<GemmRow> rows;
-    for (const GemmRow& r : profile.gemm)
-      if (r.dtype == p) rows.push_back(r);
+    auto of_dtype = [p](const std::vector<GemmRow>& all) {
+      std::vector<GemmRow> rows;
+      for (const GemmRow& r : all)
+        if (r.dtype == p) rows.push_back(r);
+      return rows;
+    };
+    const std::vector<GemmRow> rows = of_dtype(profile.gemm);
     gemm_[i] = GemmTable(rows);
+    data_gradient_[i] = GemmTable(of_dtype(profile.gemm_data_gradient));
+    weight_gradient_[i] = GemmTable(of_dtype(profile.gemm_weight_gradient));
     GpuSpec spec = measured;
     if (gpu.supports(p)) {
       std::vector<EfficiencyPoint> curve = measured_matmul_efficiency(rows, p, gpu.peak(p));
@@ -138,10 +144,15 @@ CostLookup ProfiledComputeModel::gemm(const KernelWork& work, Precision precisio
     const GemmTable::Lookup one = t.seconds(work.m, work.n, work.k);
     return {count * one.seconds, gemm_miss(one.miss)};
   }
-  // Data gradient dX[m x k] = dY[m x n] W^T[n x k], weight gradient dW[k x n] = X^T[k x m] dY[m x n].
-  const GemmTable::Lookup data = t.seconds(work.m, work.k, work.n);
+  // Data gradient dX[m x k] = dY[m x n] W[n x k], weight gradient dW[n x k] = dY^T[n x m] X[m x k]:
+  // at the backward layouts' rows where the profile has them (docs/model.md, "Calibrated
+  // costs"), else as forward GEMMs of the same products, dX (m, k, n) and dW^T (k, n, m).
+  const auto p = static_cast<std::size_t>(precision);
+  GemmTable::Lookup data = data_gradient_[p].seconds(work.m, work.k, work.n);
+  if (data.miss != GemmTable::Miss::kNone) data = t.seconds(work.m, work.k, work.n);
   if (data.miss != GemmTable::Miss::kNone) return {0.0, gemm_miss(data.miss)};
-  const GemmTable::Lookup weight = t.seconds(work.k, work.n, work.m);
+  GemmTable::Lookup weight = weight_gradient_[p].seconds(work.n, work.k, work.m);
+  if (weight.miss != GemmTable::Miss::kNone) weight = t.seconds(work.k, work.n, work.m);
   if (weight.miss != GemmTable::Miss::kNone) return {0.0, gemm_miss(weight.miss)};
   return {count * (data.seconds + weight.seconds), CostSource::kProfile};
 }

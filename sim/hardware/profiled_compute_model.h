@@ -105,6 +105,8 @@ class ProfiledComputeModel final : public ComputeModel {
   double launch_overhead_s_ = 0.0;
   std::optional<HostDispatch> host_dispatch_;
   std::array<GemmTable, 5> gemm_;                       // by Precision
+  std::array<GemmTable, 5> data_gradient_;              // by Precision: backward-layout rows, if any
+  std::array<GemmTable, 5> weight_gradient_;
   std::array<LogCurve, kNumKernelIds> bandwidth_;       // memory-bound kernels: B/s over bytes
   std::array<std::map<int, LogCurve>, 4> attention_;    // see attention_index: FLOP/s over FLOPs, by head_dim
 };

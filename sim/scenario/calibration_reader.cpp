@@ -177,15 +177,21 @@ void read_device(const ObjectReader& root, const std::string& file, hw::Calibrat
 void read_kernel_measurements(const ObjectReader& root, const std::string& file, ProfileReading& out) {
   hw::CalibrationProfile& p = out.profile;
   each_row(root, "gemm", [&](const nlohmann::json& row, const std::string& path) {
-    const ObjectReader r = fields(row, file, path, {"dtype", "m", "n", "k", "seconds", "tflops", "accumulation"});
+    const ObjectReader r =
+        fields(row, file, path, {"dtype", "m", "n", "k", "seconds", "tflops", "accumulation", "layout"});
     const hw::GemmRow g = gemm_row(r);
-    // docs/calibration.md: "accumulation": "fast" marks fp8 rows with fast accumulation.
-    if (r.choice("accumulation", {"default", "fast"}, "default") == "fast") {
-      if (g.dtype != hw::Precision::kFp8) r.fail("accumulation", "\"default\" (only fp8 rows have fast accumulation)", r.raw("accumulation"));
-      p.gemm_fp8_fast.push_back(g);
-    } else {
-      p.gemm.push_back(g);
-    }
+    // docs/calibration.md: "accumulation": "fast" marks fp8 rows with fast accumulation,
+    // "layout" the backward layouts of a linear layer's GEMMs.
+    const bool fast = r.choice("accumulation", {"default", "fast"}, "default") == "fast";
+    if (fast && g.dtype != hw::Precision::kFp8)
+      r.fail("accumulation", "\"default\" (only fp8 rows have fast accumulation)", r.raw("accumulation"));
+    const std::string layout = r.choice("layout", {"forward", "data_gradient", "weight_gradient"}, "forward");
+    if (layout != "forward" && (g.dtype == hw::Precision::kFp8))
+      r.fail("layout", "\"forward\" (fp8 GEMMs run in the forward layout only)", r.raw("layout"));
+    if (fast) p.gemm_fp8_fast.push_back(g);
+    else if (layout == "data_gradient") p.gemm_data_gradient.push_back(g);
+    else if (layout == "weight_gradient") p.gemm_weight_gradient.push_back(g);
+    else p.gemm.push_back(g);
   });
   std::set<std::string> unknown_kernels;
   each_row(root, "kernels", [&](const nlohmann::json& row, const std::string& path) {

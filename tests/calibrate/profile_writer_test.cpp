@@ -30,6 +30,39 @@ TEST(ShapeList, ParsesShapes) {
   EXPECT_EQ(shapes[1], (GemmShape{1, 2, 3}));
 }
 
+TEST(ShapeList, ReadsLayouts) {
+  using trainsim::kernels::GemmLayout;
+  const auto shapes = parse_shape_list(
+      R"([{"m": 8192, "n": 768, "k": 2304, "layout": "data_gradient"},
+          {"m": 2304, "n": 768, "k": 8192, "layout": "weight_gradient"}, {"m": 8, "n": 8, "k": 8, "layout": "forward"}])",
+      "s.json");
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0], (GemmShape{8192, 768, 2304, GemmLayout::kDataGradient}));
+  EXPECT_EQ(shapes[1], (GemmShape{2304, 768, 8192, GemmLayout::kWeightGradient}));
+  EXPECT_EQ(shapes[2], (GemmShape{8, 8, 8}));
+  try {
+    (void)parse_shape_list(R"([{"m": 8, "n": 8, "k": 8, "layout": "nt"}])", "s.json");
+    FAIL() << "accepted an unknown layout";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "s.json: [0].layout: unknown GEMM layout 'nt' (expected forward, data_gradient or weight_gradient)");
+  }
+  EXPECT_THROW((void)parse_shape_list(R"([{"m": 8, "n": 8, "k": 8, "layout": 1}])", "s.json"), std::runtime_error);
+}
+
+// fp8 runs every GEMM in the forward layout: the data gradient (m, n, k) as is, the
+// weight gradient as its transpose (n, m, k); repeats once.
+TEST(ShapeList, Fp8ShapesInTheForwardLayout) {
+  using trainsim::kernels::GemmLayout;
+  const std::vector<GemmShape> fwd = forward_only({{8192, 768, 2304, GemmLayout::kDataGradient},
+                                                   {2304, 768, 8192, GemmLayout::kWeightGradient},
+                                                   {768, 2304, 8192, GemmLayout::kForward},
+                                                   {8192, 768, 2304, GemmLayout::kForward}});
+  ASSERT_EQ(fwd.size(), 2u);
+  EXPECT_EQ(fwd[0], (GemmShape{768, 2304, 8192}));
+  EXPECT_EQ(fwd[1], (GemmShape{8192, 768, 2304}));
+}
+
 TEST(ShapeList, ErrorsNameTheFileEntryAndField) {
   try {
     (void)parse_shape_list(R"([{"m": 8, "n": 8, "k": 8}, {"m": 8, "n": -4, "k": 8}])", "s.json");

@@ -119,7 +119,8 @@ TEST_P(Fp8Cast, CastTransposeWritesBothLayouts) {
   TRAINSIM_REQUIRE_GPU();
   const tk::Fp8Format format = GetParam();
   const float scale = format == tk::Fp8Format::kE4M3 ? 2.0F : 64.0F;
-  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{1, 1}, {33, 70}, {256, 768}, {1000, 129}}) {
+  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{
+           {1, 1}, {33, 70}, {256, 768}, {1000, 129}, {8, 8}, {1000, 136}, {72, 4096}}) {
     SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
     const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
     const Input in = random_input(n, fresh_seed());

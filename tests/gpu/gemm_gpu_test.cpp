@@ -20,6 +20,7 @@ namespace {
 using trainsim::kernels::DeviceBuffer;
 using trainsim::kernels::GemmDtype;
 using trainsim::kernels::GemmEpilogue;
+using trainsim::kernels::GemmLayout;
 using trainsim::kernels::Fp8Scaling;
 using trainsim::kernels::GemmRunner;
 
@@ -176,6 +177,64 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{GemmDtype::kFp8Fast, 256, 512, 256, GemmEpilogue::kNone, 1e-2}),
     case_name);
 
+// The backward layouts: data gradient C = A B (B stored [k x n]) and weight gradient
+// C = A^T B (A stored [k x m]), against the forward reference on transposed copies.
+struct LayoutCase {
+  GemmDtype dtype;
+  GemmLayout layout;
+  int m, n, k;
+};
+
+class GemmLayouts : public ::testing::TestWithParam<LayoutCase> {};
+
+std::vector<float> transposed(const std::vector<float>& v, int rows, int cols) {
+  std::vector<float> t(v.size());
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      t[static_cast<std::size_t>(c) * static_cast<std::size_t>(rows) + static_cast<std::size_t>(r)] =
+          v[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(c)];
+  return t;
+}
+
+TEST_P(GemmLayouts, MatchesCpuReference) {
+  TRAINSIM_REQUIRE_GPU();
+  const LayoutCase c = GetParam();
+  const unsigned seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto um = static_cast<std::size_t>(c.m), un = static_cast<std::size_t>(c.n),
+             uk = static_cast<std::size_t>(c.k);
+  // As stored: A [m x k] (weight gradient: [k x m]), B [k x n] (forward: W [n x k]).
+  const std::vector<float> a = random_values(um * uk, rng, c.dtype);
+  const std::vector<float> b = random_values(un * uk, rng, c.dtype);
+  const std::vector<float> a_mk = c.layout == GemmLayout::kWeightGradient ? transposed(a, c.k, c.m) : a;
+  const std::vector<float> w_nk = c.layout == GemmLayout::kForward ? b : transposed(b, c.k, c.n);
+  const std::vector<double> ref = trainsim::kernels::ref::linear(c.m, c.n, c.k, a_mk, w_nk, {}, false);
+  auto da = upload_as(a, c.dtype, false);
+  auto db = upload_as(b, c.dtype, false);
+  DeviceBuffer<std::uint8_t> dc(um * un * trainsim::kernels::output_element_bytes(c.dtype));
+  dc.fill_bytes(0xFF);  // NaN: unwritten elements fail
+  GemmRunner runner;
+  runner.run(c.dtype, c.m, c.n, c.k, da.get(), db.get(), dc.get(), nullptr, GemmEpilogue::kNone, nullptr, c.layout);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_LT(relative_error(download_output(dc, c.dtype), ref), 1e-2)
+      << trainsim::kernels::to_string(c.layout) << " m=" << c.m << " n=" << c.n << " k=" << c.k;
+}
+
+std::string layout_case_name(const ::testing::TestParamInfo<LayoutCase>& param) {
+  const LayoutCase& c = param.param;
+  return std::string(trainsim::kernels::to_string(c.dtype)) + "_" + trainsim::kernels::to_string(c.layout) + "_" +
+         std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backward, GemmLayouts,
+                         ::testing::Values(LayoutCase{GemmDtype::kBf16, GemmLayout::kDataGradient, 384, 256, 512},
+                                           LayoutCase{GemmDtype::kBf16, GemmLayout::kWeightGradient, 256, 384, 520},
+                                           LayoutCase{GemmDtype::kFp16, GemmLayout::kDataGradient, 136, 200, 72},
+                                           LayoutCase{GemmDtype::kFp16, GemmLayout::kWeightGradient, 200, 136, 72},
+                                           LayoutCase{GemmDtype::kBf16, GemmLayout::kForward, 333, 520, 200}),
+                         layout_case_name);
+
 TEST(GemmWrapperErrors, RejectsBadSizesWithoutTouchingTheGpu) {
   TRAINSIM_REQUIRE_GPU();
   GemmRunner runner;
@@ -184,6 +243,15 @@ TEST(GemmWrapperErrors, RejectsBadSizesWithoutTouchingTheGpu) {
                std::invalid_argument);
   EXPECT_THROW(runner.run(GemmDtype::kBf16, 8, 8, 8, &dummy, &dummy, &dummy, nullptr, GemmEpilogue::kBias, nullptr),
                std::invalid_argument);
+  EXPECT_THROW(runner.run(GemmDtype::kBf16, 8, 8, 8, &dummy, &dummy, &dummy, &dummy, GemmEpilogue::kBias, nullptr,
+                          GemmLayout::kDataGradient),
+               std::invalid_argument);
+}
+
+TEST(GemmLayoutNames, RoundTrip) {
+  for (const char* name : {"forward", "data_gradient", "weight_gradient"})
+    EXPECT_STREQ(trainsim::kernels::to_string(trainsim::kernels::parse_gemm_layout(name)), name);
+  EXPECT_THROW((void)trainsim::kernels::parse_gemm_layout("tn"), std::invalid_argument);
 }
 
 TEST(GemmDtypeNames, RoundTrip) {

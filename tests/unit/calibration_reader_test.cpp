@@ -128,6 +128,22 @@ TEST(CalibrationReader, UnknownKernelsAreKeptButNotPriced) {
   EXPECT_THAT(r.warnings[0], HasSubstr("/kernels/0/name: \"swiglu_forward\" is not a kernel this trainsim knows"));
 }
 
+TEST(CalibrationReader, BackwardLayoutRowsAreKeptApart) {
+  // Row 1 measured as a data gradient, row 2 as a weight gradient, row 3 forward by name.
+  nlohmann::json doc = nlohmann::json::parse(gemm_patched(1, R"({"layout": "data_gradient", "seconds": 2.0e-4})"));
+  doc["gemm"][2].merge_patch({{"layout", "weight_gradient"}, {"seconds", 3.0e-4}});
+  doc["gemm"][3].merge_patch({{"layout", "forward"}});
+  const ProfileReading r = parse_calibration_text(doc.dump(), "p.json");
+  ASSERT_EQ(r.profile.gemm.size(), 2u);
+  ASSERT_EQ(r.profile.gemm_data_gradient.size(), 1u);
+  EXPECT_EQ(r.profile.gemm_data_gradient[0].seconds, 2.0e-4);
+  ASSERT_EQ(r.profile.gemm_weight_gradient.size(), 1u);
+  EXPECT_EQ(r.profile.gemm_weight_gradient[0].seconds, 3.0e-4);
+  EXPECT_THAT(error_of(gemm_patched(0, R"({"layout": "nt"})"), "/gemm/0/layout"), HasSubstr("found \"nt\""));
+  EXPECT_THAT(error_of(gemm_patched(0, R"({"dtype": "fp8", "layout": "data_gradient"})"), "/gemm/0/layout"),
+              HasSubstr(R"(expected "forward" (fp8 GEMMs run in the forward layout only), found "data_gradient")"));
+}
+
 TEST(CalibrationReader, KeysOfANewerHarnessAreIgnoredButTyposAreNot) {
   nlohmann::json doc = nlohmann::json::parse(gemm_patched(1, R"({"repeats": 40, "stddev_s": 1e-6})"));
   doc["versions"] = {{"driver_cuda", "13.0"}, {"cublaslt", 130000}};

@@ -3,9 +3,10 @@
 // `trainsim validate` predicts them: the whole simulated step (host dispatch included
 // for PyTorch eager) and the memory timeline's peak. The bounds are what the measured
 // errors allow, so a change that loses accuracy on a real card fails here:
-//   trainsim-train  step +1.4% / +3.2% / +3.2%   peak -1.3% / -0.5% / -0.3%  (124M / 350M / 774M;
+//   trainsim-train  step +1.4% / +2.8% / +1.7%   peak -1.3% / -0.5% / -0.3%  (124M / 350M / 774M;
 //                   the trainer measures the device's memory in use: its buffers and the CUDA context)
-//   PyTorch eager   step -4.9% / +0.9% / +5.8%   peak -0.2% / -0.0% / -0.3%
+//   PyTorch eager   step -4.9% / +0.6% / +4.4%   peak -0.2% / -0.0% / -0.3%
+// (backward GEMMs priced from the profile's data- and weight-gradient layout rows).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -49,11 +50,11 @@ TEST(H100Validation, TrainerStepsWithinFivePercentAndPeaksWithinTwo) {
   }
 }
 
-TEST(H100Validation, PytorchEagerStepsWithinSixPercentAndPeaksWithinOne) {
+TEST(H100Validation, PytorchEagerStepsWithinFivePercentAndPeaksWithinOne) {
   for (const char* size : {"124m", "350m", "774m"}) {
     const Errors e = predicted_over_measured(std::string("pytorch-gpt2-") + size + ".run.json",
                                              workload::Framework::kPytorchEager);
-    EXPECT_LT(std::abs(e.step), 0.06) << size << ": step " << e.step;
+    EXPECT_LT(std::abs(e.step), 0.05) << size << ": step " << e.step;
     EXPECT_LT(std::abs(e.peak), 0.01) << size << ": peak " << e.peak;
   }
 }

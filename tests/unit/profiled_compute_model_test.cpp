@@ -155,6 +155,26 @@ TEST(ProfiledGemm, BackwardIsDataPlusWeightGradientAndGroupsMultiply) {
               HasSubstr("(data gradient): outside the measured grid"));
 }
 
+TEST(ProfiledGemm, BackwardLayoutRowsPriceTheGradientsWhereTheyCoverThem) {
+  CalibrationProfile p = grid_profile();
+  // Forward (1024, 4096, 1024): its data gradient dX = dY W measured as the row
+  // (1024, 1024, 4096), its weight gradient dW = dY^T X as (4096, 1024, 1024).
+  p.gemm_data_gradient.push_back({Precision::kBf16, 1024, 1024, 4096, 7e-5});
+  p.gemm_weight_gradient.push_back({Precision::kBf16, 4096, 1024, 1024, 9e-5});
+  const ProfiledComputeModel model(p, h100());
+  const CostLookup both = model.lookup(gemm(1024, 4096, 1024, 3, true), Precision::kBf16);
+  EXPECT_TRUE(both.measured());
+  EXPECT_DOUBLE_EQ(both.seconds, 3.0 * (7e-5 + 9e-5));
+  // Forward (4096, 4096, 1024): neither gradient is among the layout rows, so both are
+  // forward GEMMs of the same products: (4096, 1024, 4096) at 100 + 40 + 80 TFLOP/s,
+  // (1024, 4096, 4096) at 100 + 20 + 80.
+  const double f = 2.0 * 4096 * 4096 * 1024;
+  EXPECT_DOUBLE_EQ(model.seconds(gemm(4096, 4096, 1024, 1, true), Precision::kBf16),
+                   f / (220.0 * kT) + f / (200.0 * kT));
+  // The forward GEMM never takes a layout row.
+  EXPECT_DOUBLE_EQ(model.seconds(gemm(1024, 1024, 4096), Precision::kBf16), 2.0 * 1024 * 1024 * 4096 / (180.0 * kT));
+}
+
 TEST(ProfiledKernels, BandwidthIsInterpolatedInLogBytes) {
   CalibrationProfile p;
   p.kernels.push_back({"layernorm_forward", KernelId::kLayernormForward, {}, 1e6, 0.0, 1e6 / 1e12});

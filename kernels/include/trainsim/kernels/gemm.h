@@ -1,7 +1,8 @@
 #pragma once
 // cuBLASLt GEMM wrapper: C[m x n] = A[m x k] W^T (+ bias[n]) (then GELU), row-major,
 // with W stored [n x k] as a linear layer's weight (the "TN" layout cuBLASLt needs for
-// fp8). One handle and one workspace per GemmRunner; the heuristic's algorithm is
+// fp8). The two backward layouts of a linear layer run too (gemm_layout.h: data
+// gradient, cuBLAS "NN"; weight gradient, "NT"), with the same buffer sizes. One handle and one workspace per GemmRunner; the heuristic's algorithm is
 // cached per (dtype, shape, epilogue). Accumulation is always fp32.
 //
 // dtype   A, W                C, bias          compute
@@ -24,6 +25,8 @@
 #include <map>
 #include <string>
 #include <tuple>
+
+#include "trainsim/kernels/gemm_layout.h"
 
 namespace trainsim::kernels {
 
@@ -48,17 +51,18 @@ class GemmRunner {
   GemmRunner& operator=(const GemmRunner&) = delete;
 
   // Throws std::invalid_argument for non-positive sizes or null pointers, and
-  // CudaError when cuBLASLt has no algorithm for the case or a call fails.
+  // CudaError when cuBLASLt has no algorithm for the case or a call fails. `w` is the
+  // second operand (B) in the backward layouts, which take no epilogue.
   void run(GemmDtype dtype, int m, int n, int k, const void* a, const void* w, void* c, const void* bias,
-           GemmEpilogue epilogue, cudaStream_t stream);
+           GemmEpilogue epilogue, cudaStream_t stream, GemmLayout layout = GemmLayout::kForward);
 
   // cuBLASLt's version number (cublasLtGetVersion()).
   [[nodiscard]] static std::size_t library_version();
 
  private:
   struct Plan;
-  using Key = std::tuple<int, int, int, int, int>;
-  Plan& plan_for(GemmDtype dtype, int m, int n, int k, GemmEpilogue epilogue);
+  using Key = std::tuple<int, int, int, int, int, int>;
+  Plan& plan_for(GemmDtype dtype, int m, int n, int k, GemmEpilogue epilogue, GemmLayout layout);
 
   void* handle_ = nullptr;  // cublasLtHandle_t
   void* workspace_ = nullptr;
