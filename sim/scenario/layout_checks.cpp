@@ -10,6 +10,7 @@
 
 #include "scenario/errors.h"
 #include "scenario/json_fields.h"
+#include "workload/pipeline_schedule.h"
 
 namespace trainsim::scenario {
 
@@ -149,29 +150,22 @@ void LayoutChecks::virtual_stage_range(const ParallelConfig& p) const {
 }
 
 void LayoutChecks::schedule(const ParallelConfig& p) const {
-  if (!p.layers_per_virtual_stage) {
+  // The split into (virtual) stages, as Megatron-Core builds it (workload/pipeline_schedule.h);
+  // an impossible one names the key that makes it so.
+  try {
+    (void)workload::virtual_stage_layers(model_.num_layers, p);
+  } catch (const workload::PipelineSplitError& e) {
+    fail(e.key, e.what());
+  }
+  if (!p.has_virtual_stages()) {
     if (p.schedule == workload::PipelineSchedule::kInterleaved1F1B)
-      fail("pipeline_schedule", "\"interleaved_1f1b\" needs num_layers_per_virtual_pipeline_stage");
+      fail("pipeline_schedule",
+           "\"interleaved_1f1b\" needs virtual_pipeline_model_parallel_size or num_layers_per_virtual_pipeline_stage");
     return;
   }
-  // The fullest stage's layers (uneven splits leave the last virtual stages a layer short).
-  const long long per_stage = (model_.num_layers + p.pipeline - 1) / p.pipeline;
-  const long long chunks = per_stage / *p.layers_per_virtual_stage;
-  if (p.pipeline < 2 || per_stage % *p.layers_per_virtual_stage != 0)
-    fail("num_layers_per_virtual_pipeline_stage",
-         fmt::format("num_layers_per_virtual_pipeline_stage ({}) must divide the {} layers of each of "
-                     "at least 2 pipeline stages (num_layers {} / pipeline_model_parallel_size {}, "
-                     "rounded up)",
-                     *p.layers_per_virtual_stage, per_stage, model_.num_layers, p.pipeline));
-  if (model_.num_layers < chunks * p.pipeline)
-    fail("num_layers_per_virtual_pipeline_stage",
-         fmt::format("{} virtual stages ({} per pipeline stage x pipeline_model_parallel_size {}) for {} layers: "
-                     "{} would hold no layer. Megatron-LM gives such stages the embedding or the loss "
-                     "(account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split), which "
-                     "trainsim does not simulate yet; choose num_layers_per_virtual_pipeline_stage so that "
-                     "every virtual stage holds a layer",
-                     chunks * p.pipeline, chunks, p.pipeline, model_.num_layers,
-                     chunks * p.pipeline - model_.num_layers));
+  if (p.pipeline < 2)
+    fail(p.virtual_stages_per_rank ? "virtual_pipeline_model_parallel_size" : "num_layers_per_virtual_pipeline_stage",
+         "virtual pipeline stages need pipeline_model_parallel_size >= 2");
   const long long microbatches = workload::microbatches_per_replica(training_, p);
   if (microbatches % p.pipeline != 0)
     throw ScenarioError(file_, "/training/global_batch_size",
@@ -259,9 +253,9 @@ workload::ParallelConfig check_parallelism(workload::ParallelConfig p, bool sche
   check.data_fills_cluster(p);
   check.sizes(p);
   check.virtual_stage_range(p);
-  if (p.layers_per_virtual_stage) {
+  if (p.has_virtual_stages()) {
     if (schedule_given && p.schedule != workload::PipelineSchedule::kInterleaved1F1B)
-      check.fail("pipeline_schedule", "num_layers_per_virtual_pipeline_stage needs \"interleaved_1f1b\"");
+      check.fail("pipeline_schedule", "virtual pipeline stages need \"interleaved_1f1b\"");
     p.schedule = workload::PipelineSchedule::kInterleaved1F1B;
   }
   check.schedule(p);

@@ -43,6 +43,16 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
   if (o.has_non_null("num_layers_per_virtual_pipeline_stage"))
     p.layers_per_virtual_stage =
         static_cast<int>(o.integer("num_layers_per_virtual_pipeline_stage", 1, model.num_layers));
+  // The pipeline split's Megatron-LM keys (docs/strategies.md, "Uneven pipeline stages").
+  if (o.has_non_null("virtual_pipeline_model_parallel_size"))
+    p.virtual_stages_per_rank =
+        static_cast<int>(o.integer("virtual_pipeline_model_parallel_size", 1, model.num_layers + 2));
+  if (o.has_non_null("decoder_first_pipeline_num_layers"))
+    p.first_stage_layers = static_cast<int>(o.integer("decoder_first_pipeline_num_layers", 0, model.num_layers));
+  if (o.has_non_null("decoder_last_pipeline_num_layers"))
+    p.last_stage_layers = static_cast<int>(o.integer("decoder_last_pipeline_num_layers", 0, model.num_layers));
+  p.embedding_in_split = o.boolean("account_for_embedding_in_pipeline_split", false);
+  p.loss_in_split = o.boolean("account_for_loss_in_pipeline_split", false);
   p.zero_stage = static_cast<int>(o.integer("zero_stage", 0, 3, 0));
   const std::string recompute = o.has("recompute_granularity") && o.raw("recompute_granularity").is_null()
                                     ? "none"
@@ -57,9 +67,11 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
                : schedule == "1f1b" ? workload::PipelineSchedule::k1F1B
                                     : workload::PipelineSchedule::kInterleaved1F1B;
   // Megatron-LM runs the interleaved schedule whenever virtual stages are set.
-  if (p.layers_per_virtual_stage) {
+  if (p.has_virtual_stages()) {
     if (o.has("pipeline_schedule") && p.schedule != workload::PipelineSchedule::kInterleaved1F1B)
-      o.fail_message("pipeline_schedule", "num_layers_per_virtual_pipeline_stage needs \"interleaved_1f1b\"");
+      o.fail_message("pipeline_schedule", fmt::format("{} needs \"interleaved_1f1b\"",
+                                                      p.virtual_stages_per_rank ? "virtual_pipeline_model_parallel_size"
+                                                                                : "num_layers_per_virtual_pipeline_stage"));
     p.schedule = workload::PipelineSchedule::kInterleaved1F1B;
   }
   check.schedule(p);
@@ -105,7 +117,10 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
           ? root.object("parallelism",
                         {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
                          "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size",
-                         "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage",
+                         "num_layers_per_virtual_pipeline_stage", "virtual_pipeline_model_parallel_size",
+                         "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
+                         "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+                         "sequence_parallel", "zero_stage",
                          "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
                          "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",
                          "sync_period"},
@@ -115,7 +130,10 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          {"cp", "context_parallel_size"},
                          {"ep", "expert_model_parallel_size"},
                          {"etp", "expert_tensor_parallel_size"},
-                         {"vpp", "num_layers_per_virtual_pipeline_stage"}})
+                         {"vpp", "num_layers_per_virtual_pipeline_stage"},
+                         {"num_virtual_stages_per_pipeline_rank", "virtual_pipeline_model_parallel_size"},
+                         {"num_layers_in_first_pipeline_stage", "decoder_first_pipeline_num_layers"},
+                         {"num_layers_in_last_pipeline_stage", "decoder_last_pipeline_num_layers"}})
           : ObjectReader(empty, root.file(), "/parallelism", {});
   const LayoutChecks check(root.file(), cluster, model, training,
                            [&o](std::string_view key, std::string message) { o.fail_message(key, std::move(message)); });

@@ -32,8 +32,7 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
 
   l.chunks = model_chunks(model.num_layers, parallel);
   l.virtual_stages = l.pp * l.chunks;
-  if (model.num_layers < l.virtual_stages) throw std::invalid_argument("fewer layers than pipeline stages");
-  l.layers_per_virtual_stage = split_layers(model.num_layers, l.virtual_stages);
+  l.layers_per_virtual_stage = virtual_stage_layers(model.num_layers, parallel);
   l.first_layer.assign(static_cast<std::size_t>(l.virtual_stages), 0);
   for (std::size_t j = 1; j < l.first_layer.size(); ++j)
     l.first_layer[j] = l.first_layer[j - 1] + l.layers_per_virtual_stage[j - 1];

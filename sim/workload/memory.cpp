@@ -227,7 +227,7 @@ double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage
   const double per_layer = layer_parameters(m, p);
 
   const int chunks = model_chunks(m.num_layers, p);
-  const std::vector<long long> layers = split_layers(m.num_layers, p.pipeline * chunks);
+  const std::vector<long long> layers = virtual_stage_layers(m.num_layers, p);
   double n = 0.0;
   for (int k = 0; k < chunks; ++k)
     n += static_cast<double>(layers[static_cast<std::size_t>(k * p.pipeline + stage)]) * per_layer;
@@ -242,7 +242,7 @@ double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage
 
 double stage_expert_parameters(const ModelConfig& m, const ParallelConfig& p, int stage) {
   const int chunks = model_chunks(m.num_layers, p);
-  const std::vector<long long> layers = split_layers(m.num_layers, p.pipeline * chunks);
+  const std::vector<long long> layers = virtual_stage_layers(m.num_layers, p);
   double n = 0.0;
   for (int k = 0; k < chunks; ++k)
     n += static_cast<double>(layers[static_cast<std::size_t>(k * p.pipeline + stage)]) * layer_expert_parameters(m, p);
@@ -319,7 +319,7 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
   const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
   const long long b = t.micro_batch_size;
   const int chunks = model_chunks(m.num_layers, p);
-  const std::vector<long long> layers = split_layers(m.num_layers, p.pipeline * chunks);
+  const std::vector<long long> layers = virtual_stage_layers(m.num_layers, p);
   const int microbatches = static_cast<int>(std::max(1LL, microbatches_per_replica(t, p)));
   const double layer = layer_activation_bytes(m, t, p.recompute, b, split);
   // During a layer's backward its recomputed activations are alive too.

@@ -25,6 +25,16 @@ struct ParallelConfig {
   // group over the tensor x context x data ranks (docs/strategies.md).
   int expert_tensor = 0;
   std::optional<int> layers_per_virtual_stage;
+  // The pipeline split as Megatron-Core builds it (get_num_layers_to_build;
+  // docs/strategies.md, "Uneven pipeline stages"): model chunks per stage
+  // (virtual_pipeline_model_parallel_size), the layers of the first and last stage
+  // (decoder_first/last_pipeline_num_layers), and the embedding and the loss each
+  // counted as a layer of the split (account_for_embedding/loss_in_pipeline_split).
+  std::optional<int> virtual_stages_per_rank;
+  std::optional<int> first_stage_layers;
+  std::optional<int> last_stage_layers;
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
   bool sequence_parallel = false;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
@@ -40,6 +50,12 @@ struct ParallelConfig {
   // (megatron/core/distributed/distributed_data_parallel_config.py).
   std::optional<long long> ddp_bucket_size;
 
+  // Model chunks per stage are set (the interleaved schedule).
+  [[nodiscard]] bool has_virtual_stages() const { return layers_per_virtual_stage || virtual_stages_per_rank; }
+  // A split other than trainsim's even one: any of the keys above but the chunks.
+  [[nodiscard]] bool custom_split() const {
+    return first_stage_layers || last_stage_layers || embedding_in_split || loss_in_split;
+  }
   [[nodiscard]] int expert_tp() const { return expert_tensor > 0 ? expert_tensor : tensor; }
   // Experts folded over the tensor ranks (expert_tensor_parallel_size 1 < tensor).
   [[nodiscard]] bool folded_experts() const { return expert > 1 && expert_tp() != tensor; }

@@ -60,19 +60,115 @@ std::vector<PipelineStep> pipeline_steps(PipelineSchedule schedule, int stages, 
   return steps;
 }
 
+namespace {
+
+std::string text(long long v) { return std::to_string(v); }
+
+// Layers of each pipeline stage under decoder_first/last_pipeline_num_layers.
+std::vector<long long> uneven_stage_layers(long long layers, const ParallelConfig& p) {
+  if (p.embedding_in_split || p.loss_in_split)
+    throw PipelineSplitError(p.first_stage_layers ? "decoder_first_pipeline_num_layers"
+                                                  : "decoder_last_pipeline_num_layers",
+                             "decoder_first/last_pipeline_num_layers cannot be combined with "
+                             "account_for_embedding/loss_in_pipeline_split (Megatron-Core refuses it too)");
+  const std::string key =
+      p.first_stage_layers ? "decoder_first_pipeline_num_layers" : "decoder_last_pipeline_num_layers";
+  if (p.pipeline < 2) throw PipelineSplitError(key, key + " needs pipeline_model_parallel_size >= 2");
+  long long rest = layers;
+  int others = p.pipeline;
+  if (p.first_stage_layers) rest -= *p.first_stage_layers, --others;
+  if (p.last_stage_layers) rest -= *p.last_stage_layers, --others;
+  if (rest < 0 || (others == 0 && rest != 0) || (others > 0 && rest % others != 0))
+    throw PipelineSplitError(
+        key, "the " + text(rest) + " layers left after the first and last stages (num_layers " + text(layers) +
+                 ") must divide evenly over the other " + text(others) + " stages");
+  std::vector<long long> stage(static_cast<std::size_t>(p.pipeline), others > 0 ? rest / others : 0);
+  if (p.first_stage_layers) stage.front() = *p.first_stage_layers;
+  if (p.last_stage_layers) stage.back() = *p.last_stage_layers;
+  return stage;
+}
+
+// Layers of each pipeline stage with the embedding and the loss counted in the split.
+std::vector<long long> accounted_stage_layers(long long layers, const ParallelConfig& p) {
+  const long long counted = layers + (p.embedding_in_split ? 1 : 0) + (p.loss_in_split ? 1 : 0);
+  if (counted % p.pipeline != 0)
+    throw PipelineSplitError(p.embedding_in_split ? "account_for_embedding_in_pipeline_split"
+                                                  : "account_for_loss_in_pipeline_split",
+                             "num_layers " + text(layers) + " plus the embedding and loss counted in the split (" +
+                                 text(counted) + ") must divide by pipeline_model_parallel_size " +
+                                 text(p.pipeline));
+  return std::vector<long long>(static_cast<std::size_t>(p.pipeline), counted / p.pipeline);
+}
+
+}  // namespace
+
 int model_chunks(long long layers, const ParallelConfig& parallel) {
+  if (parallel.virtual_stages_per_rank) {
+    if (parallel.layers_per_virtual_stage)
+      throw PipelineSplitError("virtual_pipeline_model_parallel_size",
+                               "give virtual_pipeline_model_parallel_size or num_layers_per_virtual_pipeline_stage, "
+                               "not both");
+    return *parallel.virtual_stages_per_rank;
+  }
   if (!parallel.layers_per_virtual_stage) return 1;
-  // Uneven splits (126 layers on 16 stages, as Llama 3 405B): the fullest stage
-  // sets the chunks, and split_layers() leaves the last virtual stages a layer short.
-  const long long per_stage = (layers + parallel.pipeline - 1) / parallel.pipeline;
+  const std::string key = "num_layers_per_virtual_pipeline_stage";
+  if (parallel.first_stage_layers || parallel.last_stage_layers)
+    throw PipelineSplitError(key, "with decoder_first/last_pipeline_num_layers the stages hold different numbers "
+                                  "of layers: give the chunks per stage as virtual_pipeline_model_parallel_size");
+  // Counted in the split, the embedding and loss make every stage (L + e + l) / pp;
+  // otherwise (uneven splits as 126 layers on 16 stages) the fullest stage sets the
+  // chunks and the last virtual stages are a layer short.
+  const long long per_stage = parallel.custom_split() ? accounted_stage_layers(layers, parallel).front()
+                                                      : (layers + parallel.pipeline - 1) / parallel.pipeline;
   if (per_stage % *parallel.layers_per_virtual_stage != 0)
-    throw std::invalid_argument("layers per virtual stage must divide the layers of each stage");
+    throw PipelineSplitError(key, key + " (" + text(*parallel.layers_per_virtual_stage) +
+                                      ") must divide the " + text(per_stage) + " layers of each pipeline stage");
   return static_cast<int>(per_stage / *parallel.layers_per_virtual_stage);
 }
 
-std::vector<long long> split_layers(long long layers, int n) {
-  std::vector<long long> out(static_cast<std::size_t>(n), layers / n);
-  for (long long i = 0; i < layers % n; ++i) ++out[static_cast<std::size_t>(i)];
+std::vector<long long> virtual_stage_layers(long long layers, const ParallelConfig& parallel) {
+  const int pp = parallel.pipeline;
+  const int chunks = model_chunks(layers, parallel);
+  const int n = pp * chunks;
+  std::vector<long long> out(static_cast<std::size_t>(n), 0);
+  if (!parallel.custom_split()) {  // trainsim's even split
+    for (int j = 0; j < n; ++j) out[static_cast<std::size_t>(j)] = layers / n + (j < layers % n ? 1 : 0);
+  } else {
+    const std::vector<long long> stage = parallel.first_stage_layers || parallel.last_stage_layers
+                                             ? uneven_stage_layers(layers, parallel)
+                                             : accounted_stage_layers(layers, parallel);
+    for (int s = 0; s < pp; ++s) {
+      const long long count = stage[static_cast<std::size_t>(s)];
+      if (count % chunks != 0)
+        throw PipelineSplitError(parallel.virtual_stages_per_rank ? "virtual_pipeline_model_parallel_size"
+                                                                  : "pipeline_model_parallel_size",
+                                 "pipeline stage " + text(s) + " holds " + text(count) +
+                                     " layers, which do not divide into its " + text(chunks) + " model chunks");
+      for (int c = 0; c < chunks; ++c) out[static_cast<std::size_t>(c * pp + s)] = count / chunks;
+    }
+    if (parallel.embedding_in_split) out.front() -= 1;
+    if (parallel.loss_in_split) out.back() -= 1;
+  }
+  const std::string key = parallel.virtual_stages_per_rank ? "virtual_pipeline_model_parallel_size"
+                          : parallel.layers_per_virtual_stage ? "num_layers_per_virtual_pipeline_stage"
+                                                              : "pipeline_model_parallel_size";
+  if (!parallel.custom_split() && layers < n)
+    throw PipelineSplitError(
+        key, text(n) + " virtual stages (" + text(chunks) + " per pipeline stage x pipeline_model_parallel_size " +
+                 text(pp) + ") for " + text(layers) + " layers: " + text(n - layers) +
+                 " would hold no layer; use fewer, or count the embedding and the loss in the split as "
+                 "Megatron-LM does (account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split)");
+  for (int j = 0; j < n; ++j) {
+    const long long held = out[static_cast<std::size_t>(j)];
+    // The first and last virtual stages of a Megatron-Core split may hold only the
+    // embedding or the loss.
+    const bool extra = j == 0 || j == n - 1;
+    if (held < 0 || (held == 0 && !extra))
+      throw PipelineSplitError(key, "virtual stage " + text(j) + " (stage " + text(j % pp) + ", chunk " +
+                                        text(j / pp) + ") would hold " +
+                                        (held < 0 ? "fewer than no layers" : "no layer, nor the embedding or the loss") +
+                                        " (" + text(layers) + " layers over " + text(n) + " virtual stages)");
+  }
   return out;
 }
 

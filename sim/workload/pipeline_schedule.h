@@ -3,6 +3,8 @@
 // (docs/model.md, "Pipeline schedules"): GPipe (Huang et al. 2019), 1F1B
 // (PipeDream-Flush; Narayanan et al. 2021) and interleaved 1F1B (Narayanan et
 // al., SC'21), following Megatron-LM's schedules.py.
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "workload/parallel_config.h"
@@ -21,12 +23,26 @@ struct PipelineStep {
 std::vector<PipelineStep> pipeline_steps(PipelineSchedule schedule, int stages, int stage, int microbatches,
                                          int chunks);
 
-// Model chunks per stage: the stage's layers / num_layers_per_virtual_pipeline_stage
-// (1 without it). Throws std::invalid_argument when that does not divide evenly.
+// An impossible pipeline split; `key` is the scenario key to name.
+struct PipelineSplitError : std::invalid_argument {
+  PipelineSplitError(std::string key_, const std::string& what) : std::invalid_argument(what), key(std::move(key_)) {}
+  std::string key;
+};
+
+// Model chunks per stage: virtual_pipeline_model_parallel_size, or the stage's layers /
+// num_layers_per_virtual_pipeline_stage (1 without either). Throws PipelineSplitError
+// when that does not divide evenly.
 int model_chunks(long long layers, const ParallelConfig& parallel);
 
-// Decoder layers of each of `n` virtual stages (stage s, chunk c at index c pp + s):
-// L / n each, the remainder one more on the first ones.
-std::vector<long long> split_layers(long long layers, int n);
+// Decoder layers of each virtual stage (stage s, chunk c at index c pp + s), as
+// Megatron-Core's get_num_layers_to_build places them (docs/strategies.md, "Uneven
+// pipeline stages"): with decoder_first/last_pipeline_num_layers, those on the first
+// and last stage and the rest evenly over the others; with the embedding and the loss
+// counted in the split, (L + e + l) / pp per stage, a chunk's share less the embedding
+// on the first virtual stage and the loss on the last; with neither, trainsim's own even
+// split, L / n each and the remainder one more on the first ones. Every stage's layers
+// divide into its chunks, and every virtual stage holds a layer, the embedding or the
+// loss. Throws PipelineSplitError otherwise.
+std::vector<long long> virtual_stage_layers(long long layers, const ParallelConfig& parallel);
 
 }  // namespace trainsim::workload

@@ -11,6 +11,7 @@
 #include "report/metrics.h"
 #include "scenario/reader.h"
 #include "workload/memory.h"
+#include "workload/parameters.h"
 #include "workload/pipeline_schedule.h"
 
 namespace trainsim {
@@ -68,8 +69,11 @@ TEST(Pipeline, FirstStageKeepsTheScheduleInFlightMicroBatches) {
 }
 
 TEST(Pipeline, UnevenSplitPutsTheExtraLayersFirst) {
-  EXPECT_EQ(workload::split_layers(10, 4), (std::vector<long long>{3, 3, 2, 2}));
-  EXPECT_EQ(workload::split_layers(8, 4), (std::vector<long long>{2, 2, 2, 2}));
+  workload::ParallelConfig p;
+  p.pipeline = 4;
+  EXPECT_EQ(workload::virtual_stage_layers(10, p), (std::vector<long long>{3, 3, 2, 2}));
+  EXPECT_EQ(workload::virtual_stage_layers(8, p), (std::vector<long long>{2, 2, 2, 2}));
+  EXPECT_THROW((void)workload::virtual_stage_layers(3, p), workload::PipelineSplitError);  // stage 3 would be empty
 }
 
 TEST(Pipeline, OneFOneBWarmupThenAlternates) {
@@ -95,6 +99,110 @@ TEST(InterleavedUneven, LlamaThreeLayersOnSixteenStagesLeaveTheLastVirtualStages
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   ASSERT_EQ(g.layers_per_virtual_stage.size(), 64U);
   for (std::size_t j = 0; j < 64; ++j) EXPECT_EQ(g.layers_per_virtual_stage[j], j < 62 ? 2 : 1) << j;
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// Megatron-Core's get_num_layers_to_build (megatron/core/transformer/transformer_block.py).
+workload::ParallelConfig split(int pp, std::optional<int> chunks) {
+  workload::ParallelConfig p;
+  p.pipeline = pp;
+  p.virtual_stages_per_rank = chunks;
+  return p;
+}
+
+TEST(PipelineSplit, EmbeddingAndLossCountedAsLayersOfTheSplit) {
+  // Llama 3.1 405B as Megatron-Bridge's recipe runs it on PP 16, VPP 8: 126 + 2 = 128
+  // = 16 x 8, one per chunk; the first virtual stage holds only the embedding, the last
+  // only the loss.
+  workload::ParallelConfig p = split(16, 8);
+  p.embedding_in_split = p.loss_in_split = true;
+  const std::vector<long long> l = workload::virtual_stage_layers(126, p);
+  ASSERT_EQ(l.size(), 128U);
+  for (std::size_t j = 0; j < l.size(); ++j) EXPECT_EQ(l[j], j == 0 || j == 127 ? 0 : 1) << j;
+  // PP 8, VPP 8 (its 128-GPU B200 recipe): 128 / 8 = 16 per stage, 2 per chunk, less one
+  // at each end: 1 + 62 x 2 + 1 = 126.
+  p = split(8, 8);
+  p.embedding_in_split = p.loss_in_split = true;
+  const std::vector<long long> b = workload::virtual_stage_layers(126, p);
+  ASSERT_EQ(b.size(), 64U);
+  EXPECT_EQ(b.front(), 1);
+  EXPECT_EQ(b.back(), 1);
+  EXPECT_EQ(b[1], 2);
+  EXPECT_EQ(b[62], 2);
+  // Without virtual stages: 96 layers + the embedding on 97 ... not divisible by 4.
+  p = split(4, std::nullopt);
+  p.embedding_in_split = true;
+  try {
+    (void)workload::virtual_stage_layers(96, p);
+    FAIL() << "accepted 97 counted layers on 4 stages";
+  } catch (const workload::PipelineSplitError& e) {
+    EXPECT_EQ(e.key, "account_for_embedding_in_pipeline_split");
+    EXPECT_STREQ(e.what(), "num_layers 96 plus the embedding and loss counted in the split (97) must divide by "
+                           "pipeline_model_parallel_size 4");
+  }
+  // 95 + 1 = 96 on 4 stages: 23 layers and the embedding, then 24, 24, 24.
+  EXPECT_EQ(workload::virtual_stage_layers(95, p), (std::vector<long long>{23, 24, 24, 24}));
+}
+
+TEST(PipelineSplit, FirstAndLastStagesTakeTheirOwnLayers) {
+  // 94 layers (Qwen3-235B) on PP 8 with 10 on the first and 12 on the last: 72 over the
+  // six others, 12 each; with 2 chunks per stage, 5 / 6 per chunk.
+  workload::ParallelConfig p = split(8, std::nullopt);
+  p.first_stage_layers = 10;
+  p.last_stage_layers = 12;
+  EXPECT_EQ(workload::virtual_stage_layers(94, p), (std::vector<long long>{10, 12, 12, 12, 12, 12, 12, 12}));
+  p.virtual_stages_per_rank = 2;
+  const std::vector<long long> v = workload::virtual_stage_layers(94, p);
+  EXPECT_EQ(v, (std::vector<long long>{5, 6, 6, 6, 6, 6, 6, 6, 5, 6, 6, 6, 6, 6, 6, 6}));
+  // Only the last given: 94 - 10 = 84 over 7 stages.
+  p = split(8, std::nullopt);
+  p.last_stage_layers = 10;
+  EXPECT_EQ(workload::virtual_stage_layers(94, p), (std::vector<long long>{12, 12, 12, 12, 12, 12, 12, 10}));
+  // 94 - 11 = 83 does not divide over 7 stages.
+  p.last_stage_layers = 11;
+  EXPECT_THROW((void)workload::virtual_stage_layers(94, p), workload::PipelineSplitError);
+  // A stage's layers must divide into its chunks: 11 on the first stage, 2 chunks.
+  p = split(8, 2);
+  p.first_stage_layers = 11;
+  p.last_stage_layers = 11;
+  try {
+    (void)workload::virtual_stage_layers(94, p);
+    FAIL() << "accepted 11 layers in 2 chunks";
+  } catch (const workload::PipelineSplitError& e) {
+    EXPECT_EQ(e.key, "virtual_pipeline_model_parallel_size");
+    EXPECT_STREQ(e.what(), "pipeline stage 0 holds 11 layers, which do not divide into its 2 model chunks");
+  }
+  // Megatron-Core refuses uneven first/last stages together with the accounted split.
+  p = split(8, std::nullopt);
+  p.first_stage_layers = 10;
+  p.embedding_in_split = true;
+  EXPECT_THROW((void)workload::virtual_stage_layers(94, p), workload::PipelineSplitError);
+}
+
+TEST(PipelineSplit, AnEmbeddingOnlyFirstChunkBuildsAndHoldsNoLayerParameters) {
+  // 6 layers + embedding + loss = 8 on 4 stages x 2 chunks, one each: chunk (0, 0) holds
+  // only the embedding, (3, 1) only the loss. The graph builds; stage 1 holds 2 layers,
+  // stage 0 one and the embedding, stage 3 one, the final norm and the output layer.
+  auto s = testing::make_scenario(
+      R"({"num_layers": 6, "hidden_size": 256, "num_attention_heads": 4, "seq_length": 128, "vocab_size": 1024,
+          "untie_embeddings_and_output_weights": true})",
+      R"("micro_batch_size": 1)",
+      R"("pp": 4, "virtual_pipeline_model_parallel_size": 2, "account_for_embedding_in_pipeline_split": true,
+          "account_for_loss_in_pipeline_split": true)",
+      1);
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  EXPECT_EQ(g.layers_per_virtual_stage, (std::vector<long long>{0, 1, 1, 1, 1, 1, 1, 0}));
+  const double layer = workload::stage_parameters(s.model, s.parallel, 1) / 2.0;
+  const workload::ParameterCount c = workload::count_parameters(s.model);
+  EXPECT_GT(c.output_layer, 0.0);
+  EXPECT_DOUBLE_EQ(workload::stage_parameters(s.model, s.parallel, 0),
+                   layer + c.word_embeddings + c.position_embeddings);
+  EXPECT_DOUBLE_EQ(workload::stage_parameters(s.model, s.parallel, 3), layer + c.final_norm + c.output_layer);
 }
 
 }  // namespace
