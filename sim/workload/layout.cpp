@@ -26,6 +26,13 @@ net::CommGroup group_shape(int size, long long stride, int gpus_per_node) {
   return g;
 }
 
+bool tiles_nodes(int size, long long stride, int gpus_per_node) {
+  if (size < 1 || stride < 1 || gpus_per_node < 1) return false;
+  if (stride >= gpus_per_node) return true;
+  if (gpus_per_node % stride != 0) return false;
+  return size % std::min(size, static_cast<int>(gpus_per_node / stride)) == 0;
+}
+
 net::CommGroup members_shape(const std::vector<long long>& ranks, int gpus_per_node) {
   if (ranks.empty() || gpus_per_node < 1) throw std::invalid_argument("group shape: no ranks");
   std::map<long long, int> per_node;

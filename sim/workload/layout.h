@@ -12,6 +12,10 @@ namespace trainsim::workload {
 // Throws std::invalid_argument when the group does not tile the nodes evenly.
 net::CommGroup group_shape(int size, long long stride, int gpus_per_node);
 
+// Whether a group of `size` ranks `stride` apart puts as many on every node it
+// touches, wherever it starts (group_shape does not throw).
+[[nodiscard]] bool tiles_nodes(int size, long long stride, int gpus_per_node);
+
 // The shape of an irregular group from its ranks: the nodes it touches and the
 // most ranks it has on one of them (expert data-parallel groups under context
 // parallelism interleave two strides).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "workload/layout.h"
@@ -31,9 +32,9 @@ namespace {
 // peers are tp ranks apart; the tp copies of a DP group share the NICs.
 struct Shapes {
   net::CommGroup tensor;
-  net::CommGroup data;
+  std::optional<net::CommGroup> data;  // none: the group does not tile the nodes
   net::CommGroup context;
-  net::CommGroup expert;
+  std::optional<net::CommGroup> expert;
 };
 
 class StageRanks {
@@ -68,14 +69,17 @@ class StageRanks {
     return explicit_group(pair_shape(across), std::move(pairs));
   }
 
-  [[nodiscard]] net::CommGroup expert(const net::CommGroup& shape) const {
+  [[nodiscard]] net::CommGroup expert(const std::optional<net::CommGroup>& shape) const {
+    std::vector<long long> first;
+    for (int x = 0; x < l_.ep; ++x) first.push_back(at(0, 0, x));
+    const net::CommGroup s = shape ? *shape : members_shape(first, l_.gpus_per_node);
     Members eps;
-    for (int i = 0; i < (shape.nodes > 1 ? l_.tp : 1); ++i)
-      for (int c = 0; c < (shape.nodes > 1 ? l_.cp : 1); ++c) {
+    for (int i = 0; i < (s.nodes > 1 ? l_.tp : 1); ++i)
+      for (int c = 0; c < (s.nodes > 1 ? l_.cp : 1); ++c) {
         eps.emplace_back();
         for (int x = 0; x < l_.ep; ++x) eps.back().push_back(at(i, c, x));
       }
-    return explicit_group(shape, std::move(eps));
+    return explicit_group(s, std::move(eps));
   }
 
   // Folded experts (IterationLayout::folded_experts): expert-parallel peers are
@@ -95,13 +99,16 @@ class StageRanks {
     return explicit_group(shape, std::move(edps));
   }
 
-  [[nodiscard]] net::CommGroup data(const net::CommGroup& shape) const {
+  // `shape`: the regular one, or none when the group does not tile the nodes (then
+  // this stage's members give it: docs/strategies.md, "Groups that do not tile nodes").
+  [[nodiscard]] net::CommGroup data(const std::optional<net::CommGroup>& shape) const {
     Members dps;
     for (int i = 0; i < l_.tp; ++i) {
       dps.emplace_back();
       for (int d = 0; d < l_.dense_dp; ++d) dps.back().push_back(base_ + i + static_cast<long long>(d) * l_.tp);
     }
-    return explicit_group(shape, std::move(dps));
+    const net::CommGroup s = shape ? *shape : members_shape(dps.front(), l_.gpus_per_node);
+    return explicit_group(s, std::move(dps));
   }
 
   // The ranks holding the same experts (same place x in their expert-parallel
@@ -127,11 +134,17 @@ class StageRanks {
 
 std::vector<StageGroups> stage_groups(const IterationLayout& l) {
   const int gpn = l.gpus_per_node;
+  // A group that tiles the nodes has one shape on every stage; one that does not
+  // (39 data-parallel ranks on nodes of 16, say) takes each stage's from its members.
+  const auto regular = [gpn](int size, long long stride) -> std::optional<net::CommGroup> {
+    if (!tiles_nodes(size, stride, gpn)) return std::nullopt;
+    return group_shape(size, stride, gpn);
+  };
   Shapes shape;
   shape.tensor = group_shape(l.tp, 1, gpn);
-  shape.data = group_shape(l.dense_dp, l.tp, gpn);
+  shape.data = regular(l.dense_dp, l.tp);
   shape.context = group_shape(l.cp, l.tp, gpn);
-  shape.expert = group_shape(l.ep, static_cast<long long>(l.tp) * l.cp, gpn);
+  shape.expert = regular(l.ep, static_cast<long long>(l.tp) * l.cp);
   std::vector<StageGroups> out;
   for (int s = 0; s < l.pp; ++s) {
     const StageRanks ranks(l, s);

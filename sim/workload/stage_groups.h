@@ -47,8 +47,8 @@ struct StageGroups {
   net::CommGroup to_previous;
 };
 
-// Stage s's groups at index s. Throws std::invalid_argument when a group does
-// not tile the nodes.
+// Stage s's groups at index s. A group that does not tile the nodes (39 data-parallel
+// ranks on nodes of 16) takes each stage's shape from its ranks (members_shape).
 std::vector<StageGroups> stage_groups(const IterationLayout& layout);
 
 // A pipeline transfer from stage `from`'s simulated rank to stage `to`'s.
