@@ -31,6 +31,7 @@ void check_gpt2_block(const std::string& file, const workload::ModelConfig& mode
     unlike.emplace_back("position_embedding_type rope");
   if (model.num_query_groups != model.num_attention_heads) unlike.emplace_back("num_query_groups != heads");
   if (model.hidden_dropout > 0.0 || model.attention_dropout > 0.0) unlike.emplace_back("dropout > 0");
+  if (model.qk_layernorm) unlike.emplace_back("qk_layernorm");
   if (!unlike.empty())
     throw ScenarioError(file, "/model",
                         fmt::format("\"framework\": \"{}\" models a GPT-2 block (LayerNorm, GELU MLP, "

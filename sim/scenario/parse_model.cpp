@@ -32,7 +32,8 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
                        {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
                         "num_query_groups", "kv_channels", "seq_length", "max_position_embeddings", "vocab_size",
                         "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "swiglu", "untie_embeddings", "normalization",
-                        "position_embedding_type", "add_bias_linear", "hidden_dropout", "attention_dropout",
+                        "position_embedding_type", "add_bias_linear", "qk_layernorm", "hidden_dropout",
+                        "attention_dropout",
                         "published_parameters", "source", "preset"},
                        aliases);
   ModelConfig c;
@@ -66,6 +67,7 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
                                              "position embeddings",
                                              c.seq_length, c.max_position_embeddings));
   c.add_bias_linear = m.boolean("add_bias_linear", true);
+  c.qk_layernorm = m.boolean("qk_layernorm", false);
   c.hidden_dropout = m.number("hidden_dropout", 0.0, 0.99, 0.1);
   c.attention_dropout = m.number("attention_dropout", 0.0, 0.99, 0.1);
   c.num_experts = m.integer("num_experts", 0, 100'000, 0);

@@ -121,6 +121,7 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
   // MHA with dropout; Table 2 for t and SP): QKV input, Q and K, V,
   // output-projection input, dropout mask.
   double attention = e * sb * h / whole + e * sb * (q + kv) + e * sb * kv + e * sb * q + hidden_mask;
+  if (m.qk_layernorm) attention += e * sb * (q + kv);  // the norm's input, besides its output for attention
   const bool flash = t.attention_backend == AttentionBackend::kFlash;
   if (flash) {
     attention += 4.0 * a * sb;  // fp32 log-sum-exp per row
@@ -199,12 +200,12 @@ double layer_parameters(const ModelConfig& m, const ParallelConfig& p) {
   if (m.is_moe()) {
     // Attention split t ways (output bias whole), the router whole, the experts apart.
     const double router = h * static_cast<double>(m.num_experts);
-    const double replicated = bias * h + router + c.norms_per_layer;
+    const double replicated = bias * h + router + c.norms_per_layer + qk_norm_parameters(m);
     return (c.attention_per_layer + router + c.norms_per_layer - replicated) / tp + replicated +
            layer_expert_parameters(m, p);
   }
   // Row-parallel biases (attention output, MLP down) are whole on every rank.
-  const double replicated = bias * h + bias * h + c.norms_per_layer;
+  const double replicated = bias * h + bias * h + c.norms_per_layer + qk_norm_parameters(m);
   return (c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer - replicated) / tp + replicated;
 }
 

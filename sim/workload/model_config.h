@@ -32,6 +32,9 @@ struct ModelConfig {
   Normalization normalization = Normalization::kLayerNorm;
   PositionEmbedding position_embedding = PositionEmbedding::kLearnedAbsolute;
   bool add_bias_linear = true;
+  // Megatron-Core's qk_layernorm: the queries and keys normalized per head (of the
+  // model's normalization, over kv_channels) after the QKV projection (Qwen3, OLMo 2).
+  bool qk_layernorm = false;
   double hidden_dropout = 0.1;
   double attention_dropout = 0.1;
   std::optional<double> published_parameters;  // from the preset's source

@@ -2,6 +2,12 @@
 
 namespace trainsim::workload {
 
+double qk_norm_parameters(const ModelConfig& m) {
+  if (!m.qk_layernorm) return 0.0;
+  const double d = static_cast<double>(m.kv_channels);
+  return 2.0 * (m.normalization == Normalization::kLayerNorm ? 2.0 * d : d);
+}
+
 ParameterCount count_parameters(const ModelConfig& m) {
   const double h = static_cast<double>(m.hidden_size);
   const double f = static_cast<double>(m.ffn_hidden_size);
@@ -16,8 +22,9 @@ ParameterCount count_parameters(const ModelConfig& m) {
   c.position_embeddings = m.position_embedding == PositionEmbedding::kLearnedAbsolute
                               ? static_cast<double>(m.max_position_embeddings) * h
                               : 0.0;
-  // QKV: h x (q + 2 kv) (+ bias); output projection: q x h (+ bias).
-  c.attention_per_layer = h * (q + 2.0 * kv) + bias * (q + 2.0 * kv) + q * h + bias * h;
+  // QKV: h x (q + 2 kv) (+ bias); output projection: q x h (+ bias); QK-norm: one
+  // norm over the head dimension d for the queries and one for the keys.
+  c.attention_per_layer = h * (q + 2.0 * kv) + bias * (q + 2.0 * kv) + q * h + bias * h + qk_norm_parameters(m);
   // GELU MLP: h x f and f x h; SwiGLU adds the gate (a second h x f).
   const double up_width = m.swiglu ? 2.0 * f : f;
   const double expert = h * up_width + bias * up_width + f * h + bias * h;

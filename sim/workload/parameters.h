@@ -20,4 +20,9 @@ struct ParameterCount {
 
 ParameterCount count_parameters(const ModelConfig& m);
 
+// qk_layernorm's weights in one layer: a norm over the head dimension for the queries
+// and one for the keys (LayerNorm: scale and shift; RMSNorm: scale), shared by the heads
+// and whole on every tensor-parallel rank; 0 without it.
+double qk_norm_parameters(const ModelConfig& m);
+
 }  // namespace trainsim::workload

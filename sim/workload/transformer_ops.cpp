@@ -1,4 +1,5 @@
 #include "workload/transformer_ops.h"
+#include "workload/parameters.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -297,6 +298,12 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   if (tp_ > 1.0) ops.push_back(tp_enter("attn_f", layer));
   push_gemm(ops, matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer),
             true);
+  if (model_.qk_layernorm) {
+    // One norm kernel over the rank's query and key heads: reads and writes their
+    // t (q + kv) elements (inside the TP region: split by t, not by SP).
+    ops.push_back(elementwise("qk_norm", 2.0 * tokens_ * (q + kv) * act_bytes_, qk_norm_parameters(model_), layer,
+                              kNorm));
+  }
   for (Op& op : trainsim_train() ? trainer_attention_forward(layer) : attention_core_forward(layer))
     ops.push_back(std::move(op));
   push_gemm(ops, matmul("attn_out_proj", tokens_, h, q, q * h + bias * h, layer), false);

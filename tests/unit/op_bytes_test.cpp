@@ -40,6 +40,20 @@ TEST(OpBytes, UnfusedSoftmaxWithoutDropoutMovesFourBytesForwardAndSixBackward) {
   EXPECT_DOUBLE_EQ(bytes_of(ops.layer_backward(0), "layer0.attention.softmax.backward"), 6.0 * kScores);
 }
 
+TEST(OpBytes, QkNormReadsAndWritesTheRanksQueriesAndKeysOnce) {
+  // 32 heads, 8 KV groups of d = 128 on TP 2: q = 2048, kv = 512 per rank; micro-batch 2
+  // of 1024 tokens (t = 2048), bf16: 2 x 2048 x (2048 + 512) x 2 = 20,971,520 bytes, twice
+  // that backward (as every norm's backward); weights 2 x 128 (RMSNorm).
+  const auto s = testing::make_scenario(
+      R"({"num_layers": 2, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 8,
+          "ffn_hidden_size": 12288, "seq_length": 1024, "vocab_size": 32000, "swiglu": true,
+          "normalization": "RMSNorm", "position_embedding_type": "rope", "qk_layernorm": true})",
+      R"("micro_batch_size": 2)");
+  const workload::TransformerOps ops(s.model, s.training, 2, 2, false);
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_forward(1), "layer1.qk_norm"), 20971520.0);
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_backward(1), "layer1.qk_norm.backward"), 2.0 * 20971520.0);
+}
+
 TEST(OpBytes, FusedCrossEntropyReadsTheLogitsAndWritesFp32Once) {
   const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2)");
   const workload::TransformerOps ops(s.model, s.training, 2);

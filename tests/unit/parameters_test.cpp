@@ -28,6 +28,25 @@ TEST(Parameters, LlamaThreeMatchesReleasedCheckpointsExactly) {
   EXPECT_EQ(count("llama3-405b"), 405'853'388'800.0);
 }
 
+TEST(Parameters, QkNormAddsTwoHeadDimNormsPerLayer) {
+  // Qwen3-8B (Qwen/Qwen3-8B config.json: 36 layers, hidden 4096, 32 heads, 8 KV heads,
+  // head_dim 128, intermediate 12288, vocab 151936, untied, RMSNorm, qk_norm): per layer
+  // 41,943,040 attention + 2 x 128 QK-norm + 150,994,944 SwiGLU + 8,192 norms, two
+  // 151936 x 4096 embeddings and the final norm: 8,190,735,360, the model card's 8.2B
+  // (6.95B without the embeddings).
+  const std::string qwen3 =
+      R"({"num_layers": 36, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 8,
+          "kv_channels": 128, "ffn_hidden_size": 12288, "vocab_size": 151936, "seq_length": 4096,
+          "swiglu": true, "untie_embeddings": true, "normalization": "RMSNorm", "position_embedding_type": "rope",
+          "add_bias_linear": false, "qk_layernorm": true})";
+  const workload::ModelConfig m = testing::make_scenario(qwen3).model;
+  EXPECT_EQ(workload::count_parameters(m).total, 8'190'735'360.0);
+  EXPECT_EQ(workload::qk_norm_parameters(m), 256.0);
+  workload::ModelConfig without = m;
+  without.qk_layernorm = false;
+  EXPECT_EQ(workload::count_parameters(without).total, 8'190'735'360.0 - 36.0 * 256.0);
+}
+
 TEST(Parameters, MixtralCountsEveryExpertAndTheRouter) {
   EXPECT_EQ(count("mixtral-8x7b"), 46'702'792'704.0);
   // Active per token: 2 of 8 experts. 32 layers x 6 unused experts x 3 x 4096 x 14336 fewer.
