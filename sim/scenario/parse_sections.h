@@ -14,7 +14,8 @@ namespace trainsim::scenario {
 // Also fills the platform defaults (gpus per node, intra/inter-node fabrics).
 hw::ClusterSpec parse_cluster(const ObjectReader& root);
 workload::ModelConfig parse_model(const ObjectReader& root);
-workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster);
+workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster,
+                                        const workload::ModelConfig& model);
 workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::ClusterSpec& cluster,
                                            const workload::ModelConfig& model,
                                            const workload::TrainingConfig& training);

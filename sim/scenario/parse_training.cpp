@@ -42,12 +42,34 @@ void check_program_training(const ObjectReader& t, const workload::TrainingConfi
   only("cross_entropy", !t.has("cross_entropy"), what.loss);
 }
 
+// Megatron-Core's first_last_layers_bf16 and its two counts (default 1 each), which
+// apply to fp8 recipes only.
+void parse_bf16_layers(const ObjectReader& t, const workload::ModelConfig& model, workload::TrainingConfig& c) {
+  const bool on = t.boolean("first_last_layers_bf16", false);
+  for (const char* key : {"num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"})
+    if (t.has(key) && !on)
+      t.fail_message(key, fmt::format("{} applies with first_last_layers_bf16 true only", key));
+  if (!on) return;
+  if (c.precision != hw::Precision::kFp8)
+    t.fail_message("first_last_layers_bf16",
+                   fmt::format("first_last_layers_bf16 keeps layers of an fp8 recipe in bf16; precision is \"{}\"",
+                               hw::to_string(c.precision)));
+  c.bf16_first_layers = static_cast<int>(t.integer("num_layers_at_start_in_bf16", 0, model.num_layers, 1));
+  c.bf16_last_layers = static_cast<int>(t.integer("num_layers_at_end_in_bf16", 0, model.num_layers, 1));
+  if (c.bf16_first_layers + c.bf16_last_layers > model.num_layers)
+    t.fail_message("num_layers_at_end_in_bf16",
+                   fmt::format("num_layers_at_start_in_bf16 ({}) + num_layers_at_end_in_bf16 ({}) exceed num_layers ({})",
+                               c.bf16_first_layers, c.bf16_last_layers, model.num_layers));
+}
+
 }  // namespace
 
-workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster) {
+workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster,
+                                        const workload::ModelConfig& model) {
   const ObjectReader t =
       root.object("training", {"global_batch_size", "micro_batch_size", "precision", "train_tokens", "optimizer",
-                               "grad_reduce_dtype", "attention_backend", "cross_entropy", "framework"});
+                               "grad_reduce_dtype", "attention_backend", "cross_entropy", "framework",
+                               "first_last_layers_bf16", "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"});
   workload::TrainingConfig c;
   c.global_batch_size = t.integer("global_batch_size", 1, kMaxBatch);
   c.micro_batch_size = t.integer("micro_batch_size", 1, kMaxBatch, 1);
@@ -86,6 +108,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                 : framework == "trainsim_train" ? workload::Framework::kTrainsimTrain
                                                 : workload::Framework::kFused;
   if (c.framework != workload::Framework::kFused) check_program_training(t, c, framework);
+  parse_bf16_layers(t, model, c);
   return c;
 }
 

@@ -56,7 +56,7 @@ config::Scenario parse_root(const nlohmann::json& doc, const std::string& file, 
   root.text("description", "");
   s.cluster = parse_cluster(root);
   s.model = parse_model(root);
-  s.training = parse_training(root, s.cluster);
+  s.training = parse_training(root, s.cluster, s.model);
   if (with_parallelism) s.parallel = parse_parallelism(root, s.cluster, s.model, s.training);
   s.simulation = parse_simulation(root);
   // Sweeps and plans replay their best points under these failures (docs/sweep.md, "Failures").

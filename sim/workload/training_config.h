@@ -39,6 +39,11 @@ struct TrainingConfig {
   AttentionBackend attention_backend = AttentionBackend::kFlash;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   Framework framework = Framework::kFused;
+  // Megatron-Core's first_last_layers_bf16 (num_layers_at_start_in_bf16,
+  // num_layers_at_end_in_bf16): under an fp8 recipe these first and last decoder
+  // layers keep their GEMMs in bf16 (docs/model.md, "FP8 recipes"). 0: none.
+  int bf16_first_layers = 0;
+  int bf16_last_layers = 0;
 };
 
 // Bytes of one activation element: fp32 and tf32 keep 4, 16-bit and fp8 training

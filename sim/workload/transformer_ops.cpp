@@ -99,6 +99,12 @@ Op TransformerOps::matmul(std::string name, double m, double n, double k, double
   op.model_flops = op.work.flops;
   op.grad_params = params;
   op.layer = layer;
+  // first_last_layers_bf16: the layer's GEMMs run in bf16, operands included.
+  if (training_.precision == hw::Precision::kFp8 && layer >= 0 &&
+      (layer < training_.bf16_first_layers || layer >= model_.num_layers - training_.bf16_last_layers)) {
+    op.work.fp8 = false;
+    op.work.bytes = (m * k + k * n + m * n) * act_bytes_ * count;
+  }
   return op;
 }
 

@@ -102,5 +102,23 @@ TEST(OpBytes, Fp8RecipesCastTransposeEachFp8GemmsInputAndOutputGradient) {
   EXPECT_FALSE(has_op(bf16.layer_forward(0), "layer0.qkv_proj.fp8_cast"));
 }
 
+TEST(OpBytes, FirstLastLayersBf16KeepTheirGemmsIn16Bits) {
+  // Megatron-Core's first_last_layers_bf16 with 2 layers at the start and 1 at the end of
+  // gpt2-124m's 12: layers 0, 1 and 11 run their GEMMs in bf16 (operands e = 2 bytes, no
+  // casts), layers 2-10 in fp8 (1 byte). QKV (t, 2304, 768) at t = 2048.
+  const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2, "precision": "fp8",
+      "first_last_layers_bf16": true, "num_layers_at_start_in_bf16": 2)");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  constexpr double qkv = 2048.0 * 768.0 + 768.0 * 2304.0 + 2048.0 * 2304.0;
+  for (long long l : {0LL, 1LL, 2LL, 10LL, 11LL}) {
+    const bool bf16 = l < 2 || l == 11;
+    const std::string name = "layer" + std::to_string(l) + ".qkv_proj";
+    SCOPED_TRACE(name);
+    const std::vector<workload::Op> fwd = ops.layer_forward(l);
+    EXPECT_DOUBLE_EQ(bytes_of(fwd, name), qkv * (bf16 ? 2.0 : 1.0));
+    EXPECT_EQ(has_op(fwd, name + ".fp8_cast"), !bf16);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim

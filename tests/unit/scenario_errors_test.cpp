@@ -322,6 +322,12 @@ std::vector<BadCase> model_consistency_cases() {
 // Training.
 std::vector<BadCase> training_cases() {
   return {
+      invalid("Bf16LayersWithoutFp8", patched(R"({"training": {"first_last_layers_bf16": true}})"),
+              "/training/first_last_layers_bf16",
+              {"first_last_layers_bf16 keeps layers of an fp8 recipe in bf16; precision is \"bf16\""}),
+      invalid("Bf16LayerCountWithoutTheSwitch", patched(R"({"training": {"num_layers_at_end_in_bf16": 2}})"),
+              "/training/num_layers_at_end_in_bf16",
+              {"num_layers_at_end_in_bf16 applies with first_last_layers_bf16 true only"}),
       invalid("Fp8OnA100", patched(R"({"cluster": {"gpu": "A100-SXM4-80GB"}, "training": {"precision": "fp8"}})"),
               "/training/precision", {"A100-SXM4-80GB has no fp8 peak", "it has fp32, tf32, fp16, bf16"}),
       invalid(
