@@ -175,7 +175,8 @@ SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& opti
       s.parallel.server_placement == workload::ServerPlacement::kDedicated)
     network_cluster.num_nodes += s.parallel.num_servers;
   const net::Topology topology = net::build_topology(network_cluster);
-  net::CollectivePlanner planner(topology, s.simulation.collective_algorithm, s.cluster.inter_node.multipath);
+  net::CollectivePlanner planner(topology, s.simulation.collective_algorithm, s.cluster.inter_node.multipath,
+                                 net::routing_of(s.cluster.inter_node.routing));
   std::unique_ptr<net::CommunicationBackend> network;
   net::FlowBackend* flow = nullptr;
   if (s.simulation.network_model == config::NetworkModel::kFlow) {

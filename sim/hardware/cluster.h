@@ -72,6 +72,9 @@ struct InterNodeNetwork {
   double switch_latency = 0.0;    // s added per switch-to-switch hop beyond the first switch
   std::vector<int> torus_dims;    // torus: nodes per dimension (empty: as cubic as possible)
   int multipath = 1;              // ECMP paths a large flow is spread over
+  // How switches choose among equal-cost paths: "ecmp" (a hash per flow, as Ethernet
+  // switches do) or "d_mod_k" (by destination, as InfiniBand fat-tree routing does).
+  std::string routing = "ecmp";
   std::vector<CustomLink> custom_links;
 };
 

@@ -24,8 +24,8 @@ core::Time RoutedSchedule::duration(double bytes) const {
   return t;
 }
 
-CollectivePlanner::CollectivePlanner(const Topology& topology, Algorithm forced, int multipath)
-    : topology_(topology), router_(topology), forced_(forced), multipath_(std::max(1, multipath)) {}
+CollectivePlanner::CollectivePlanner(const Topology& topology, Algorithm forced, int multipath, Routing routing)
+    : topology_(topology), router_(topology, routing), forced_(forced), multipath_(std::max(1, multipath)) {}
 
 std::shared_ptr<const std::vector<std::vector<long long>>> CollectivePlanner::members_of(const Collective& c) {
   const CommGroup& g = c.group;

@@ -52,8 +52,11 @@ core::Time ceil_to_time(double seconds);
 class CollectivePlanner {
  public:
   // `forced`: kAuto to choose per collective. `multipath`: equal-cost paths
-  // every transfer between nodes is spread over, in equal shares.
-  CollectivePlanner(const Topology& topology, Algorithm forced = Algorithm::kAuto, int multipath = 1);
+  // every transfer between nodes is spread over, in equal shares (with D-mod-K
+  // routing they all take the destination's path). `routing`: how switches pick
+  // among equal-cost paths (routing.h).
+  CollectivePlanner(const Topology& topology, Algorithm forced = Algorithm::kAuto, int multipath = 1,
+                    Routing routing = Routing::kEcmp);
 
   // The routed schedule of `c` (for 1 byte; durations scale). Cached per group,
   // kind and algorithm, and the choice per group, kind and size: the executor

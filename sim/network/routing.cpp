@@ -28,7 +28,7 @@ struct Router::SwitchGraph {
   boost::compressed_sparse_row_graph<boost::directedS> graph;
 };
 
-Router::Router(const Topology& topology) : topology_(topology) {
+Router::Router(const Topology& topology, Routing routing) : topology_(topology), routing_(routing) {
   const auto switches = static_cast<std::size_t>(topology.num_switches());
   offset_.assign(switches + 1, 0);
   const TopologyGraph& g = topology.graph();
@@ -67,6 +67,12 @@ const std::vector<std::uint16_t>& Router::distances_to(int dest_switch) const {
   return d;
 }
 
+Routing routing_of(const std::string& name) {
+  if (name == "ecmp") return Routing::kEcmp;
+  if (name == "d_mod_k") return Routing::kDModK;
+  throw std::invalid_argument("unknown routing \"" + name + "\" (expected ecmp or d_mod_k)");
+}
+
 int Router::switch_distance(int a, int b) const {
   const std::uint16_t d = distances_to(b).at(static_cast<std::size_t>(a));
   return d == kUnreachable ? -1 : d;
@@ -91,13 +97,22 @@ void Router::route(long long src, long long dst, int rail, std::uint64_t key, st
         throw std::invalid_argument(fmt::format("topology is not connected: no path from {} to {}",
                                                 t.vertex_name(t.switch_vertex(from)), t.vertex_name(t.switch_vertex(to))));
       int at = from;
+      // D-mod-K: the destination NIC, divided by the choices made so far.
+      std::uint64_t dest = static_cast<std::uint64_t>(r.node) * static_cast<std::uint64_t>(t.nics_per_node()) +
+                           static_cast<std::uint64_t>(nic);
       while (at != to) {
         const std::uint16_t want = static_cast<std::uint16_t>(dist[static_cast<std::size_t>(at)] - 1);
         const std::uint32_t begin = offset_[static_cast<std::size_t>(at)];
         const std::uint32_t end = offset_[static_cast<std::size_t>(at) + 1];
         std::uint32_t count = 0;
         for (std::uint32_t i = begin; i < end; ++i) count += dist[adj_[i].first] == want ? 1U : 0U;
-        auto pick = static_cast<std::uint32_t>(mix(key ^ mix(static_cast<std::uint64_t>(at))) % count);
+        std::uint32_t pick = 0;
+        if (routing_ == Routing::kDModK) {
+          pick = static_cast<std::uint32_t>(dest % count);
+          dest /= count;
+        } else {
+          pick = static_cast<std::uint32_t>(mix(key ^ mix(static_cast<std::uint64_t>(at))) % count);
+        }
         for (std::uint32_t i = begin; i < end; ++i) {
           if (dist[adj_[i].first] != want) continue;
           if (pick-- == 0) {

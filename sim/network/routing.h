@@ -6,21 +6,34 @@
 // switches hashing packet headers do. Distances come from a breadth-first search
 // (Boost.Graph) over the switch graph, one per destination switch, cached.
 //
+// Or, with Routing::kDModK, deterministically by destination as InfiniBand subnet
+// managers route fat trees (OpenSM's ftree, "D-mod-K"; Zahavi et al., "Optimized
+// InfiniBand fat-tree routing for shift all-to-all communication patterns", 2010):
+// the i-th choice among `c_i` equal-cost next hops is (d / (c_1 ... c_{i-1})) mod c_i,
+// with d the destination NIC's global index (node x NICs per node + NIC), so the
+// hosts of a leaf reach it through distinct spines and ring and shift patterns meet
+// no contention above the leaves.
+//
 // Inside a node a path is GPU -> node switch -> GPU. Between nodes it is
 // GPU -> node switch -> NIC -> switches -> NIC -> node switch -> GPU, leaving and
 // entering on the same rail (NIC index), as NCCL keeps a ring or tree on one rail.
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "network/topology.h"
 
 namespace trainsim::net {
 
+enum class Routing { kEcmp, kDModK };
+// "ecmp" or "d_mod_k" (InterNodeNetwork::routing); throws std::invalid_argument otherwise.
+[[nodiscard]] Routing routing_of(const std::string& name);
+
 class Router {
  public:
-  explicit Router(const Topology& topology);
+  explicit Router(const Topology& topology, Routing routing = Routing::kEcmp);
 
   // Appends to `out` the links from GPU `src` to GPU `dst` (global ranks). `rail`
   // is the NIC used on both nodes (< 0: the destination GPU's own NIC); `key`
@@ -36,6 +49,7 @@ class Router {
   const std::vector<std::uint16_t>& distances_to(int dest_switch) const;
 
   const Topology& topology_;
+  Routing routing_ = Routing::kEcmp;
   // The switch graph in compressed rows: out-links of switch s are
   // adj_[offset_[s] .. offset_[s+1]) as (neighbor switch, link id).
   std::vector<std::uint32_t> offset_;

@@ -106,7 +106,8 @@ CollectiveTable collective_table(const hw::ClusterSpec& cluster, const Collectiv
     if (auto why = net::unavailable(options.kind, options.algorithm, ranks, topology))
       throw std::invalid_argument(*why);
   }
-  net::CollectivePlanner planner(topology, options.algorithm, cluster.inter_node.multipath);
+  net::CollectivePlanner planner(topology, options.algorithm, cluster.inter_node.multipath,
+                                 net::routing_of(cluster.inter_node.routing));
   const bool flow = options.model == CollectiveNetworkModel::kFlow;
   table.network_model = flow ? std::string(net::FlowBackend(planner).name())
                              : std::string(net::ScheduleBackend(planner).name());

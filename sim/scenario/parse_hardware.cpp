@@ -164,6 +164,7 @@ void parse_inter_node(const ObjectReader& o, hw::InterNodeNetwork& n) {
   n.tiers = static_cast<int>(o.integer("tiers", 0, 3, n.tiers));
   n.switch_latency = o.quantity("switch_latency", Dimension::kTime, 0.0, kMaxLatency, n.switch_latency);
   n.multipath = static_cast<int>(o.integer("multipath", 1, 64, n.multipath));
+  n.routing = o.choice("routing", {"ecmp", "d_mod_k"}, n.routing);
   if (o.has("torus_dims")) {
     const nlohmann::json& dims = o.raw("torus_dims");
     const std::string expected = "an array of 2 or 3 positive integers";
@@ -200,7 +201,7 @@ const std::vector<std::string_view> kIntraKeys{"fabric", "bandwidth", "latency",
 const std::vector<std::string_view> kInterKeys{"topology",         "nics_per_node", "nic_bandwidth", "latency",
                                                "bandwidth_efficiency", "oversubscription", "switch_radix",
                                                "rails",            "tiers",         "switch_latency", "torus_dims",
-                                               "multipath",        "links"};
+                                               "multipath",        "routing",         "links"};
 
 }  // namespace
 

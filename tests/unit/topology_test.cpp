@@ -112,6 +112,37 @@ TEST(Routing, EcmpIsDeterministicAndSpreadsOverEverySpine) {
   EXPECT_EQ(spines_used.size(), 32u);
 }
 
+TEST(Routing, DModKGivesEveryHostOfALeafItsOwnSpine) {
+  // 16 nodes x 8 NICs, radix 64: leaves of 32 NICs (nodes 0-3, 4-7, ...), 32 spines.
+  // D-mod-K (routing.h) leaves a leaf through spine d mod 32 for destination NIC d: the
+  // 32 NICs of leaf 1 (nodes 4-7, d = 32..63) are reached through 32 distinct spines,
+  // whatever the flow key, so the rings of a data-parallel group (node 3 -> node 4 on
+  // each of the 8 rails) cross leaves on 8 distinct links. Hashing (ECMP) may not.
+  hw::ClusterSpec c = round_cluster(16, 8, 8);
+  c.inter_node.routing = "d_mod_k";
+  const Topology t = build_topology(c);
+  const Router r(t, routing_of(c.inter_node.routing));
+  std::set<std::uint32_t> uplinks;
+  for (int node = 4; node < 8; ++node)
+    for (int nic = 0; nic < 8; ++nic) {
+      std::vector<std::uint32_t> a;
+      std::vector<std::uint32_t> b;
+      r.route(nic, static_cast<long long>(node) * 8 + nic, nic, 0, a);
+      r.route(nic, static_cast<long long>(node) * 8 + nic, nic, 987654321, b);
+      ASSERT_EQ(a, b);
+      uplinks.insert(a[3]);  // leaf -> spine
+    }
+  EXPECT_EQ(uplinks.size(), 32u);
+  std::set<std::uint32_t> ring;
+  for (int nic = 0; nic < 8; ++nic) {
+    std::vector<std::uint32_t> path;
+    r.route(3LL * 8 + nic, 4LL * 8 + nic, nic, static_cast<std::uint64_t>(nic), path);
+    ring.insert(path[3]);
+  }
+  EXPECT_EQ(ring.size(), 8u);
+  EXPECT_THROW((void)routing_of("adaptive"), std::invalid_argument);
+}
+
 TEST(Topology, RailOptimizedPutsRailROnRailLeaves) {
   // 64 nodes, 8 rails, 32 nodes per leaf: 2 leaves per rail, 16 leaves, 2 tiers.
   const Topology t = build_topology(round_cluster(64, 8, 8, "rail_optimized"));
