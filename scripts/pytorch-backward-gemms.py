@@ -15,9 +15,10 @@ every repetition (a 256 MiB write outside the timed events); median of 30 after 
 import argparse
 import json
 import os
-import statistics
 
 import torch
+
+from cuda_event_timing import median_seconds
 
 
 def product(m, n, k, layout):
@@ -45,19 +46,7 @@ def main():
     rows = []
     for s in shapes:
         m, n, k, layout = s["m"], s["n"], s["k"], s.get("layout", "forward")
-        run = product(m, n, k, layout)
-        for _ in range(5):
-            run()
-        times = []
-        for _ in range(30):
-            flush.zero_()
-            b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            b.record()
-            run()
-            e.record()
-            e.synchronize()
-            times.append(b.elapsed_time(e) * 1e-3)
-        t = statistics.median(times)
+        t = median_seconds(product(m, n, k, layout), 5, 30, before_each=flush.zero_)
         rows.append({"m": m, "n": n, "k": k, "layout": layout, "dtype": "bf16", "seconds": t,
                      "tflops": 2.0 * m * n * k / t / 1e12})
         print(f"{m:6d} x {n:6d} x {k:6d} {layout:15s} {t * 1e6:9.2f} us {rows[-1]['tflops']:7.1f} TFLOP/s")

@@ -9,9 +9,10 @@ Engine's GEMMs do: "fp8" with the default accumulation, "fp8_fast" with use_fast
 """
 import argparse
 import json
-import statistics
 
 import torch
+
+from cuda_event_timing import median_seconds
 
 SHAPES = [(8192, 8192, 8192, "bf16"), (4096, 4096, 4096, "bf16"), (2048, 2048, 2048, "bf16"),
           (16384, 3072, 768, "bf16"), (8192, 50304, 768, "bf16"), (4096, 16384, 4096, "bf16"),
@@ -47,17 +48,7 @@ def main():
         except (RuntimeError, AttributeError) as e:  # an older PyTorch without _scaled_mm, say
             print(f"{m:6d} x {n:6d} x {k:6d} {dtype}: not measured ({e})")
             continue
-        for _ in range(10):
-            run()
-        times = []
-        for _ in range(50):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            run()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e) * 1e-3)
-        t = statistics.median(times)
+        t = median_seconds(run, 10, 50)
         rows.append({"m": m, "n": n, "k": k, "dtype": dtype, "seconds": t, "tflops": 2 * m * n * k / t / 1e12})
         print(f"{m:6d} x {n:6d} x {k:6d} {dtype}: {t*1e6:9.1f} us {2*m*n*k/t/1e12:7.1f} TFLOP/s")
     json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": rows},

@@ -70,16 +70,17 @@ class StageRanks {
   }
 
   [[nodiscard]] net::CommGroup expert(const std::optional<net::CommGroup>& shape) const {
-    std::vector<long long> first;
-    for (int x = 0; x < l_.ep; ++x) first.push_back(at(0, 0, x));
-    const net::CommGroup s = shape ? *shape : members_shape(first, l_.gpus_per_node);
+    const net::CommGroup s = shape ? *shape : members_shape(expert_members(0, 0), l_.gpus_per_node);
     Members eps;
     for (int i = 0; i < (s.nodes > 1 ? l_.tp : 1); ++i)
-      for (int c = 0; c < (s.nodes > 1 ? l_.cp : 1); ++c) {
-        eps.emplace_back();
-        for (int x = 0; x < l_.ep; ++x) eps.back().push_back(at(i, c, x));
-      }
+      for (int c = 0; c < (s.nodes > 1 ? l_.cp : 1); ++c) eps.push_back(expert_members(i, c));
     return explicit_group(s, std::move(eps));
+  }
+  // The expert-parallel group of TP index i and context index c.
+  [[nodiscard]] std::vector<long long> expert_members(int i, int c) const {
+    std::vector<long long> group;
+    for (int x = 0; x < l_.ep; ++x) group.push_back(at(i, c, x));
+    return group;
   }
 
   // Folded experts (IterationLayout::folded_experts): expert-parallel peers are

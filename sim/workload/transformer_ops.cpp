@@ -100,12 +100,15 @@ Op TransformerOps::matmul(std::string name, double m, double n, double k, double
   op.grad_params = params;
   op.layer = layer;
   // first_last_layers_bf16: the layer's GEMMs run in bf16, operands included.
-  if (training_.precision == hw::Precision::kFp8 && layer >= 0 &&
-      (layer < training_.bf16_first_layers || layer >= model_.num_layers - training_.bf16_last_layers)) {
-    op.work.fp8 = false;
-    op.work.bytes = (m * k + k * n + m * n) * act_bytes_ * count;
-  }
+  if (layer >= 0 && (layer < training_.bf16_first_layers || layer >= model_.num_layers - training_.bf16_last_layers))
+    keep_16_bit(op);
   return op;
+}
+
+void TransformerOps::keep_16_bit(Op& gemm) const {
+  const hw::KernelWork& w = gemm.work;
+  gemm.work.fp8 = false;
+  gemm.work.bytes = (w.m * w.k + w.k * w.n + w.m * w.n) * act_bytes_ * w.count;
 }
 
 Op TransformerOps::elementwise(std::string name, double bytes, double params, long long layer,
@@ -369,10 +372,7 @@ std::vector<Op> TransformerOps::head_forward() const {
   ops.push_back(matmul("output_layer", tokens_, v, h, out_params, -1));
   // Megatron-Core's output layer is not a Transformer Engine layer: under an fp8
   // recipe it stays in 16 bits, operands included (docs/model.md, "FP8 recipes").
-  Op& output = ops.back();
-  output.work.fp8 = false;
-  output.work.bytes = (output.work.m * output.work.k + output.work.k * output.work.n + output.work.m * output.work.n) *
-                      act_bytes_;
+  keep_16_bit(ops.back());
   if (trainsim_train()) {
     // trainsim-train's softmax_cross_entropy: one kernel of the forward pass reads
     // each logit, writes its gradient in its place and a loss per token, reading the

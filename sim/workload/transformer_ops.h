@@ -106,6 +106,9 @@ class TransformerOps {
   [[nodiscard]] static Op backward_of(const Op& fwd, double flops_factor, double bytes_factor);
   // An fp8 recipe's cast-transpose around `gemm` (none for a 16-bit GEMM), and
   // `gemm` pushed after it; `input_from_norm`: a LayerNormLinear's GEMM.
+  // Under an fp8 recipe, a GEMM that stays in 16 bits (the output layer,
+  // first_last_layers_bf16): not fp8, operands of the activation type.
+  void keep_16_bit(Op& gemm) const;
   [[nodiscard]] std::optional<Op> fp8_cast(const Op& gemm, bool input_from_norm) const;
   void push_gemm(std::vector<Op>& ops, Op gemm, bool input_from_norm) const;
   [[nodiscard]] double softmax_bytes_per_score(bool backward) const;
