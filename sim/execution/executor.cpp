@@ -94,6 +94,20 @@ class Run {
       l.duration = core::from_seconds(compute_.seconds(t.compute, precision_) * factor);
       l.host_s = compute_.host_seconds(t.compute);
     }
+    // Runs of compute tasks a lane can run back to back as one event: the next
+    // task has no dependencies and is issued at once, and the one before it has
+    // no dependents (docs/architecture.md, "Engine speed").
+    chain_next_.assign(n, kNoTask);
+    for (const Lane& lane : lanes_)
+      for (std::size_t k = 0; k + 1 < lane.order.size(); ++k) {
+        const TaskId a = lane.order[k];
+        const TaskId b = lane.order[k + 1];
+        const Launch& la = launch_[a];
+        const Launch& lb = launch_[b];
+        if (la.collective || lb.collective || la.host_s > 0.0 || lb.host_s > 0.0) continue;
+        if (remaining_[b] != 0 || dependents_begin_[a] != dependents_begin_[a + 1]) continue;
+        chain_next_[a] = b;
+      }
   }
 
   Timeline execute() {
@@ -130,8 +144,15 @@ class Run {
     if (!t.collective && !issued_by_host(lane_id, t)) return;
     lane.busy = true;
     if (!t.collective) {
-      start_[id] = sim_.now();
-      sim_.schedule_after(t.duration, [this, id] { finish(id); });
+      core::Time at = sim_.now();
+      TaskId last = id;
+      for (TaskId k = id;; k = chain_next_[k]) {
+        start_[k] = at;
+        at += launch_[k].duration;
+        last = k;
+        if (chain_next_[k] == kNoTask) break;
+      }
+      sim_.schedule_at(at, [this, id, last] { finish_chain(id, last); });
       return;
     }
     if (t.instance < 0) {
@@ -184,6 +205,17 @@ class Run {
     });
   }
 
+  // A chain's tasks (finish() for the last one).
+  void finish_chain(TaskId first, TaskId last) {
+    for (TaskId k = first; k != last; k = chain_next_[k]) {
+      finished_[k] = true;
+      timeline_.spans.push_back({k, start_[k], start_[chain_next_[k]]});
+      ++lanes_[lane_of_[k]].head;
+      if (progress_ != nullptr) progress_->advance();
+    }
+    finish(last);
+  }
+
   void finish(TaskId id) {
     finished_[id] = true;
     timeline_.spans.push_back({id, start_[id], sim_.now()});
@@ -213,6 +245,8 @@ class Run {
   std::vector<bool> finished_;
   std::vector<Lane> lanes_;
   std::vector<Launch> launch_;  // by task id
+  static constexpr TaskId kNoTask = static_cast<TaskId>(-1);
+  std::vector<TaskId> chain_next_;  // by task id: the next task of its chain, or kNoTask
   std::unordered_map<std::int64_t, Instance> instances_;  // elements stay put: events hold their members
   Timeline timeline_;
 };

@@ -238,8 +238,7 @@ void FlowBackend::add_flows(std::size_t run, core::Simulator& sim) {
   }
   for (std::size_t i = 0; i < p.flows(); ++i) {
     const std::span<const LinkId> path(p.hops.data() + p.offset[i], p.offset[i + 1] - p.offset[i]);
-    const FlowId id = solver_.add_flow(path, p.bytes[i] * r.bytes, p.cap[i]);
-    live_.emplace(static_cast<std::uint64_t>(id), Live{run, static_cast<std::uint32_t>(i)});
+    solver_.add_flow(path, p.bytes[i] * r.bytes, p.cap[i], (static_cast<std::uint64_t>(run) << 32) | i);
   }
   r.pending = p.flows();
   stats_.flows += p.flows();
@@ -288,20 +287,19 @@ void FlowBackend::wake(core::Simulator& sim) {
   wake_pending_ = false;
   sync_clock(sim);
   // The clock is rounded up to whole nanoseconds: flows due within half of one are done.
-  const std::vector<FlowId> done = solver_.completed(0.5e-9);
+  done_.clear();
+  solver_.take_completed(0.5e-9, done_);
   std::vector<std::size_t> finished_phases;
   finished_phases.swap(finished_phases_);  // its capacity, without reentrancy concerns
   finished_phases.clear();
-  for (FlowId id : done) {
-    const auto it = live_.find(static_cast<std::uint64_t>(id));
-    const Live l = it->second;
-    live_.erase(it);
-    const RoutedPhase& p = runs_[l.run].schedule->phases[runs_[l.run].phase];
-    const double bytes = p.bytes[l.flow] * runs_[l.run].bytes;
-    for (std::uint32_t h = p.offset[l.flow]; h < p.offset[l.flow + 1]; ++h)
+  for (const std::uint64_t tag : done_) {
+    const std::size_t run = static_cast<std::size_t>(tag >> 32);
+    const auto flow = static_cast<std::uint32_t>(tag & 0xffffffffU);
+    const RoutedPhase& p = runs_[run].schedule->phases[runs_[run].phase];
+    const double bytes = p.bytes[flow] * runs_[run].bytes;
+    for (std::uint32_t h = p.offset[flow]; h < p.offset[flow + 1]; ++h)
       stats_.bytes[static_cast<std::size_t>(p.hops[h])] += bytes;
-    solver_.remove_flow(id);
-    if (--runs_[l.run].pending == 0) finished_phases.push_back(l.run);
+    if (--runs_[run].pending == 0) finished_phases.push_back(run);
   }
   request_solve(sim);
   for (std::size_t run : finished_phases) phase_done(run, sim);

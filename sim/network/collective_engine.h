@@ -139,10 +139,6 @@ class FlowBackend final : public CommunicationBackend {
     // which std::function keeps without allocating.
     core::Simulator* sim = nullptr;
   };
-  struct Live {
-    std::size_t run;
-    std::uint32_t flow;  // index in its phase
-  };
   void begin_phase(std::size_t run, core::Simulator& sim);
   void add_flows(std::size_t run, core::Simulator& sim);
   void phase_done(std::size_t run, core::Simulator& sim);
@@ -155,7 +151,7 @@ class FlowBackend final : public CommunicationBackend {
   FlowSolver solver_;
   std::vector<Running> runs_;
   std::vector<std::size_t> free_runs_;
-  std::unordered_map<std::uint64_t, Live> live_;
+  std::vector<std::uint64_t> done_;  // scratch of wake(): the finished flows' tags, (run << 32) | index in its phase
   bool solve_pending_ = false;
   bool wake_pending_ = false;
   core::EventId wake_event_{};

@@ -87,13 +87,13 @@ std::uint32_t FlowSolver::link_index(LinkId link, const char* caller) const {
 }
 
 std::uint32_t FlowSolver::slot_of(FlowId id, const char* caller) const {
-  const auto it = slot_of_.find(static_cast<std::uint64_t>(id));
-  if (it == slot_of_.end()) {
+  const std::optional<std::uint32_t> slot = slot_of_.find(static_cast<std::uint64_t>(id));
+  if (!slot) {
     throw std::invalid_argument(std::string(caller) + ": unknown flow id " +
                                 std::to_string(static_cast<std::uint64_t>(id)) +
                                 " (never added, or already removed)");
   }
-  return it->second;
+  return *slot;
 }
 
 void FlowSolver::require_solved(const char* caller) const {
@@ -103,7 +103,7 @@ void FlowSolver::require_solved(const char* caller) const {
   }
 }
 
-FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double rate_cap) {
+FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double rate_cap, std::uint64_t tag) {
   constexpr const char* kWhere = "FlowSolver::add_flow";
   if (!(bytes >= 0.0) || !std::isfinite(bytes)) {
     throw std::invalid_argument(std::string(kWhere) + ": bytes must be finite and >= 0, got " + num(bytes));
@@ -112,8 +112,8 @@ FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double r
     throw std::invalid_argument(std::string(kWhere) + ": rate cap must be > 0 bytes/s (kUnlimited for none), got " +
                                 num(rate_cap));
   }
-  std::vector<std::uint32_t> indices;
-  indices.reserve(path.size());
+  std::vector<std::uint32_t>& indices = path_scratch_;
+  indices.clear();
   for (const LinkId link : path) {
     const std::uint32_t index = link_index(link, kWhere);
     // A link crossed twice would carry the flow twice; routes never do that,
@@ -146,13 +146,14 @@ FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double r
   f.bytes = bytes;
   f.since = now_;
   f.ticket = 0;
+  f.tag = tag;
   f.active = true;
   if (indices.size() <= kInlineHops) {
     std::copy(indices.begin(), indices.end(), core.hops);
   } else {
-    f.long_path = std::move(indices);
+    f.long_path.assign(indices.begin(), indices.end());
   }
-  slot_of_.emplace(seq, slot);
+  slot_of_.insert(seq, slot);
 
   // Ids only grow, so appending keeps every link's flow list in id order.
   for (const std::uint32_t l : path_of(slot)) {
@@ -164,7 +165,11 @@ FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double r
 }
 
 void FlowSolver::remove_flow(FlowId id) {
-  const std::uint32_t slot = slot_of(id, "FlowSolver::remove_flow");
+  remove_slot(slot_of(id, "FlowSolver::remove_flow"));
+  drop_dead_completions();
+}
+
+void FlowSolver::remove_slot(std::uint32_t slot) {
   const std::uint64_t seq = cores_[slot].seq;
   for (const std::uint32_t l : path_of(slot)) {
     auto& members = links_[l].flows;
@@ -173,6 +178,11 @@ void FlowSolver::remove_flow(FlowId id) {
     members.erase(it);  // keeps the id order; the flow is present by construction
     mark_dirty(l);
   }
+  release_slot(slot);
+}
+
+void FlowSolver::release_slot(std::uint32_t slot) {
+  const std::uint64_t seq = cores_[slot].seq;
   cores_[slot].path_size = 0;
   Flow& f = flows_[slot];
   f.long_path.clear();  // keeps its capacity for the next flow in this slot
@@ -180,7 +190,6 @@ void FlowSolver::remove_flow(FlowId id) {
   f.ticket = 0;  // its completion entry, if any, is now dead
   slot_of_.erase(seq);
   free_slots_.push_back(slot);
-  drop_dead_completions();
 }
 
 void FlowSolver::mark_dirty(std::uint32_t link) {
@@ -386,7 +395,7 @@ void FlowSolver::advance(double seconds) {
   now_ += seconds;
 }
 
-std::vector<FlowId> FlowSolver::completed(double tolerance_s) const {
+void FlowSolver::completed_slots(double tolerance_s, std::vector<std::uint32_t>& slots) const {
   if (!(tolerance_s >= 0.0)) {
     throw std::invalid_argument("FlowSolver::completed: tolerance must be >= 0 seconds, got " +
                                 num(tolerance_s));
@@ -394,24 +403,59 @@ std::vector<FlowId> FlowSolver::completed(double tolerance_s) const {
   // Walk the heap from the root, pruning subtrees whose root finishes later:
   // O(answer + dead entries met) instead of a scan of every flow.
   const double horizon = now_ + tolerance_s;
-  std::vector<std::uint64_t> seqs;
-  std::vector<std::size_t> stack;
-  if (!completions_.empty()) stack.push_back(0);
-  while (!stack.empty()) {
-    const std::size_t i = stack.back();
-    stack.pop_back();
+  slots.clear();
+  walk_.clear();
+  if (!completions_.empty()) walk_.push_back(0);
+  while (!walk_.empty()) {
+    const std::size_t i = walk_.back();
+    walk_.pop_back();
     const Completion& c = completions_[i];
     if (c.finish > horizon) continue;
-    if (live(c)) seqs.push_back(cores_[c.slot].seq);
+    if (live(c)) slots.push_back(c.slot);
     for (const std::size_t child : {2 * i + 1, 2 * i + 2}) {
-      if (child < completions_.size()) stack.push_back(child);
+      if (child < completions_.size()) walk_.push_back(child);
     }
   }
-  std::sort(seqs.begin(), seqs.end());
+  std::sort(slots.begin(), slots.end(),
+            [this](std::uint32_t a, std::uint32_t b) { return cores_[a].seq < cores_[b].seq; });
+}
+
+std::vector<FlowId> FlowSolver::completed(double tolerance_s) const {
+  std::vector<std::uint32_t> slots;
+  completed_slots(tolerance_s, slots);
   std::vector<FlowId> ids;
-  ids.reserve(seqs.size());
-  for (const std::uint64_t seq : seqs) ids.push_back(FlowId{seq});
+  ids.reserve(slots.size());
+  for (const std::uint32_t slot : slots) ids.push_back(FlowId{cores_[slot].seq});
   return ids;
+}
+
+void FlowSolver::take_completed(double tolerance_s, std::vector<std::uint64_t>& tags) {
+  completed_slots(tolerance_s, taken_);
+  if (taken_.empty()) return;
+  // Each link's flow list is compacted once for all the flows leaving it, not
+  // once per flow: a link shared by thousands of flows (a data-parallel
+  // collective over a fabric) would otherwise cost O(flows) per removal.
+  std::vector<std::uint32_t>& touched = touched_links_;
+  touched.clear();
+  next_epoch();
+  if (leaving_.size() < cores_.size()) leaving_.resize(cores_.size(), 0);
+  for (const std::uint32_t slot : taken_) {
+    tags.push_back(flows_[slot].tag);
+    leaving_[slot] = 1;
+    for (const std::uint32_t l : path_of(slot)) {
+      mark_dirty(l);
+      if (links_[l].seen == epoch_) continue;
+      links_[l].seen = epoch_;
+      touched.push_back(l);
+    }
+  }
+  for (const std::uint32_t l : touched)
+    std::erase_if(links_[l].flows, [this](std::uint32_t slot) { return leaving_[slot] != 0; });
+  for (const std::uint32_t slot : taken_) {
+    leaving_[slot] = 0;
+    release_slot(slot);
+  }
+  drop_dead_completions();
 }
 
 double FlowSolver::link_utilization(LinkId link) const {

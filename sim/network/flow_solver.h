@@ -36,8 +36,9 @@
 #include <initializer_list>
 #include <limits>
 #include <span>
-#include <unordered_map>
 #include <vector>
+
+#include "network/flow_index.h"
 
 namespace trainsim::net {
 
@@ -59,10 +60,12 @@ class FlowSolver {
   // empty path is constrained only by the cap: its rate is the cap (infinite,
   // hence done at once, without one). Invalid input throws
   // std::invalid_argument. The flow's rate is set by the next solve().
-  FlowId add_flow(std::span<const LinkId> path, double bytes, double rate_cap = kUnlimited);
-  FlowId add_flow(std::initializer_list<LinkId> path, double bytes,
-                  double rate_cap = kUnlimited) {
-    return add_flow(std::span<const LinkId>(path.begin(), path.size()), bytes, rate_cap);
+  // `tag`: the caller's own number for the flow, handed back by take_completed().
+  FlowId add_flow(std::span<const LinkId> path, double bytes, double rate_cap = kUnlimited,
+                  std::uint64_t tag = 0);
+  FlowId add_flow(std::initializer_list<LinkId> path, double bytes, double rate_cap = kUnlimited,
+                  std::uint64_t tag = 0) {
+    return add_flow(std::span<const LinkId>(path.begin(), path.size()), bytes, rate_cap, tag);
   }
   // Unknown (or already removed) ids throw std::invalid_argument.
   void remove_flow(FlowId id);
@@ -91,6 +94,10 @@ class FlowSolver {
   // (an integer-nanosecond clock passes 0.5e-9); completed flows stay until
   // removed.
   [[nodiscard]] std::vector<FlowId> completed(double tolerance_s = 0.0) const;
+  // Removes the flows completed() lists, in that order, and appends their tags
+  // to `tags`: what completed() and remove_flow() on each do, without looking
+  // the ids up.
+  void take_completed(double tolerance_s, std::vector<std::uint64_t>& tags);
 
   // Sum of the rates of the flows on the link over its capacity, in [0, 1].
   [[nodiscard]] double link_utilization(LinkId link) const;
@@ -137,6 +144,7 @@ class FlowSolver {
     double bytes = 0.0;  // remaining bytes at time `since`
     double since = 0.0;
     std::uint64_t ticket = 0;  // its live entry in completions_; 0 = none
+    std::uint64_t tag = 0;     // add_flow's
     bool active = false;
     std::vector<std::uint32_t> long_path;  // when path_size > kInlineHops
   };
@@ -184,6 +192,11 @@ class FlowSolver {
   void fix(std::uint32_t local, double rate);
   void set_rate(std::uint32_t slot, double rate);
   void drop_dead_completions();
+  // The slots of the flows finished by now() + tolerance_s, in ascending id.
+  void completed_slots(double tolerance_s, std::vector<std::uint32_t>& slots) const;
+  // remove_slot: off its links' lists, then release_slot: the slot freed.
+  void remove_slot(std::uint32_t slot);
+  void release_slot(std::uint32_t slot);
 
   std::vector<Link> links_;
   // Per flow slot; free slots are listed in free_slots_.
@@ -191,7 +204,7 @@ class FlowSolver {
   std::vector<Flow> flows_;
   std::vector<Visit> visits_;
   std::vector<std::uint32_t> free_slots_;
-  std::unordered_map<std::uint64_t, std::uint32_t> slot_of_;  // lookups only, never iterated
+  FlowIndex slot_of_;  // id -> slot
   std::uint64_t next_seq_ = 0;
 
   std::vector<std::uint32_t> dirty_links_;
@@ -214,6 +227,11 @@ class FlowSolver {
   std::vector<double> comp_new_rate_;
   std::vector<std::uint8_t> comp_fixed_;
   std::vector<LinkShare> link_heap_;
+  std::vector<std::uint32_t> path_scratch_;  // add_flow's checked path
+  mutable std::vector<std::size_t> walk_;     // completed_slots()'s heap walk
+  std::vector<std::uint32_t> taken_;          // take_completed()'s slots
+  std::vector<std::uint8_t> leaving_;         // take_completed(): by slot, 1 while being removed
+  std::vector<std::uint32_t> touched_links_;  // take_completed(): the links they leave
   std::vector<CapEntry> caps_;
   SolveStats last_solve_;
 };

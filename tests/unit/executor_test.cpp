@@ -1,6 +1,9 @@
 // The executor's stream semantics on hand-built task graphs with fake costs.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <utility>
+
 #include "execution/executor.h"
 
 namespace trainsim {
@@ -108,6 +111,31 @@ TEST(Executor, SharedCollectiveStartsWhenTheLastParticipantArrives) {
       EXPECT_EQ(s.end, at(6.0));
     }
   EXPECT_EQ(tl.makespan, at(6.0));
+}
+
+// Kernels a lane runs back to back, none waited on by another lane and none waiting
+// on one, take one event (docs/architecture.md, "Engine speed"), and each keeps
+// its own span. k1 -> k2 run as one; the all-reduce waits for k2, so k3 does not
+// join them; k4 waits for the all-reduce. Spans: k1 0-1, k2 1-3, ar 3-5, k3 3-3.5,
+// k4 5-6.
+TEST(Executor, KernelsWithNothingBetweenThemRunAsOneEvent) {
+  TaskGraph g;
+  const auto k1 = g.add(compute(0, 1.0));
+  const auto k2 = g.add(compute(0, 2.0));
+  const auto ar = g.add(collective(0, 2.0, {k2}));
+  const auto k3 = g.add(compute(0, 0.5));
+  const auto k4 = g.add(compute(0, 1.0, {ar}));
+  Fixture f;
+  const auto tl = f.run(g);
+  ASSERT_EQ(tl.spans.size(), 5u);
+  std::map<workload::TaskId, std::pair<core::Time, core::Time>> span;
+  for (const auto& s : tl.spans) span[s.task] = {s.start, s.end};
+  EXPECT_EQ(span[k1], std::make_pair(at(0.0), at(1.0)));
+  EXPECT_EQ(span[k2], std::make_pair(at(1.0), at(3.0)));
+  EXPECT_EQ(span[ar], std::make_pair(at(3.0), at(5.0)));
+  EXPECT_EQ(span[k3], std::make_pair(at(3.0), at(3.5)));
+  EXPECT_EQ(span[k4], std::make_pair(at(5.0), at(6.0)));
+  EXPECT_EQ(f.sim.events_executed(), 4u);  // k1 + k2, ar, k3, k4
 }
 
 TEST(Executor, SameGraphGivesTheSameTimeline) {

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
 #include "core/rng.h"
+#include "network/flow_index.h"
 #include "network/flow_solver.h"
 
 namespace trainsim::net {
@@ -225,6 +227,62 @@ TEST(FlowSolver, CompletedUsesTheToleranceAndListsIdsInOrder) {
   EXPECT_EQ(s.completed(), (std::vector<FlowId>{slow, on_time}));
   EXPECT_EQ(s.completed(1e-6), (std::vector<FlowId>{slow, on_time, late}));
   EXPECT_THROW((void)s.completed(-1.0), std::invalid_argument);
+}
+
+// take_completed() removes what completed() lists, in that order, and hands back
+// the tags given to add_flow; the flow left keeps its rate until the next solve.
+TEST(FlowSolver, TakeCompletedRemovesTheFinishedFlowsAndReturnsTheirTags) {
+  FlowSolver s;
+  const LinkId a = s.add_link(4.0);
+  const LinkId b = s.add_link(4.0);
+  s.add_flow({b}, 4.0, FlowSolver::kUnlimited, 20);           // b: 2 B/s each, 2 s
+  s.add_flow({a}, 8.0, FlowSolver::kUnlimited, 10);           // alone on a: 4 B/s, 2 s
+  const FlowId late = s.add_flow({b}, 6.0, FlowSolver::kUnlimited, 30);  // 3 s at 2 B/s
+  s.solve();
+  s.advance(2.0);
+  std::vector<std::uint64_t> tags{99};
+  s.take_completed(0.0, tags);
+  EXPECT_EQ(tags, (std::vector<std::uint64_t>{99, 20, 10}));  // appended, in id order
+  EXPECT_EQ(s.num_flows(), 1u);
+  EXPECT_TRUE(s.needs_solve());
+  s.solve();
+  EXPECT_EQ(s.rate(late), 4.0);  // b to itself: 2 B left at 4 B/s
+  EXPECT_EQ(s.time_to_next_completion(), 0.5);
+  EXPECT_THROW(s.take_completed(-1.0, tags), std::invalid_argument);
+}
+
+// FlowIndex, the id -> slot map behind the ids, against std::map under random
+// inserts and erases that wrap around its table and shift runs back.
+TEST(FlowIndex, AgreesWithAnOrderedMap) {
+  core::Rng rng(7);
+  FlowIndex index;
+  std::map<std::uint64_t, std::uint32_t> expected;
+  std::uint64_t next = 0;
+  for (int step = 0; step < 20000; ++step) {
+    if (expected.empty() || rng.uniform() < 0.55) {
+      const auto slot = static_cast<std::uint32_t>(rng.uniform() * 1000);
+      index.insert(next, slot);
+      expected[next++] = slot;
+    } else {
+      auto it = expected.begin();
+      std::advance(it, static_cast<long>(rng.uniform() * static_cast<double>(expected.size())));
+      index.erase(it->first);
+      expected.erase(it);
+    }
+    if (step % 97 == 0) {
+      ASSERT_EQ(index.size(), expected.size());
+      for (std::uint64_t id = next > 300 ? next - 300 : 0; id < next; ++id) {
+        const auto found = index.find(id);
+        const auto it = expected.find(id);
+        ASSERT_EQ(found.has_value(), it != expected.end()) << id;
+        if (found) {
+          ASSERT_EQ(*found, it->second) << id;
+        }
+      }
+    }
+  }
+  index.erase(next + 5);  // absent: nothing happens
+  EXPECT_EQ(index.size(), expected.size());
 }
 
 TEST(FlowSolver, EmptyPathIsLimitedOnlyByItsCap) {
