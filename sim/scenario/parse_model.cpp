@@ -31,7 +31,8 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
   const ObjectReader m(model_json, root.file(), root.path_of("model"),
                        {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
                         "num_query_groups", "kv_channels", "seq_length", "max_position_embeddings", "vocab_size",
-                        "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "swiglu", "untie_embeddings", "normalization",
+                        "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "moe_ffn_hidden_size",
+                        "moe_shared_expert_intermediate_size", "swiglu", "untie_embeddings", "normalization",
                         "position_embedding_type", "add_bias_linear", "qk_layernorm", "hidden_dropout",
                         "attention_dropout",
                         "published_parameters", "source", "preset"},
@@ -81,6 +82,10 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
       m.fail_message("moe_expert_capacity_factor", "moe_expert_capacity_factor needs num_experts of 2 or more");
     c.moe_expert_capacity_factor = m.number("moe_expert_capacity_factor", 1.0, 1000.0);
   }
+  for (const char* key : {"moe_ffn_hidden_size", "moe_shared_expert_intermediate_size"})
+    if (m.has_non_null(key) && !c.is_moe()) m.fail_message(key, std::string(key) + " needs num_experts of 2 or more");
+  c.moe_ffn_hidden_size = m.integer("moe_ffn_hidden_size", 1, kMaxWidth * 8, c.ffn_hidden_size);
+  c.moe_shared_expert_intermediate_size = m.integer("moe_shared_expert_intermediate_size", 0, kMaxWidth * 8, 0);
   if (m.has_non_null("published_parameters")) c.published_parameters = m.number("published_parameters", 1.0, 1e16);
   c.source = m.text("source", "");
   return c;

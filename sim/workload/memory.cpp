@@ -141,9 +141,18 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
     const double experts = static_cast<double>(m.num_experts);
     const double c = m.moe_expert_capacity_factor.value_or(1.0);
     // Router input and fp32 logits, then the k dispatched copies of each token
-    // (padded to capacity c), whichever ranks' experts compute them.
+    // (padded to capacity c), whichever ranks' experts compute them, each with its
+    // expert's FFN inputs (moe_ffn_hidden_size, split by the expert TP size like f).
+    const double fe = static_cast<double>(m.expert_ffn()) / tp;
+    const double up_e = m.swiglu ? 2.0 * fe : fe;
     mlp = e * sb * h / whole + 4.0 * sb * experts / whole +
-          c * k * (e * sb * h / whole + e * sb * up + e * sb * f) + hidden_mask;
+          c * k * (e * sb * h / whole + e * sb * up_e + e * sb * fe) + hidden_mask;
+    if (m.has_shared_expert()) {
+      // The shared experts' MLP reads the router's input (saved once) and keeps its
+      // activation's input and the down projection's input, split t ways.
+      const double fs = static_cast<double>(m.moe_shared_expert_intermediate_size) / tp;
+      mlp += e * sb * (m.swiglu ? 2.0 * fs : fs) + e * sb * fs;
+    }
   }
   const double norms = 2.0 * e * sb * h / whole;  // the inputs of both norms (4 sbh)
   return attention + mlp + norms;
@@ -186,7 +195,7 @@ double layer_expert_parameters(const ModelConfig& m, const ParallelConfig& p) {
   const double bias = m.add_bias_linear ? 1.0 : 0.0;
   const double experts = static_cast<double>(m.num_experts);
   const double router = h * experts;
-  const double all = c.mlp_per_layer - router;  // every expert, every rank's share
+  const double all = c.mlp_per_layer - router - c.shared_expert_per_layer;  // every routed expert
   return ((all - experts * bias * h) / static_cast<double>(p.expert_tp()) + experts * bias * h) /
          static_cast<double>(p.expert);
 }
@@ -198,11 +207,13 @@ double layer_parameters(const ModelConfig& m, const ParallelConfig& p) {
   const double h = static_cast<double>(m.hidden_size);
   const double bias = m.add_bias_linear ? 1.0 : 0.0;
   if (m.is_moe()) {
-    // Attention split t ways (output bias whole), the router whole, the experts apart.
+    // Attention and the shared experts split t ways (their row-parallel output
+    // biases whole), the router whole, the routed experts apart.
     const double router = h * static_cast<double>(m.num_experts);
-    const double replicated = bias * h + router + c.norms_per_layer + qk_norm_parameters(m);
-    return (c.attention_per_layer + router + c.norms_per_layer - replicated) / tp + replicated +
-           layer_expert_parameters(m, p);
+    const double shared_bias = m.has_shared_expert() ? bias * h : 0.0;
+    const double replicated = bias * h + shared_bias + router + c.norms_per_layer + qk_norm_parameters(m);
+    return (c.attention_per_layer + c.shared_expert_per_layer + router + c.norms_per_layer - replicated) / tp +
+           replicated + layer_expert_parameters(m, p);
   }
   // Row-parallel biases (attention output, MLP down) are whole on every rank.
   const double replicated = bias * h + bias * h + c.norms_per_layer + qk_norm_parameters(m);

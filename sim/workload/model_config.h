@@ -27,6 +27,12 @@ struct ModelConfig {
   // Megatron-LM's moe_expert_capacity_factor with padding to capacity: every
   // expert computes c times its balanced share; none: dropless and balanced.
   std::optional<double> moe_expert_capacity_factor;
+  // Megatron-Core's moe_ffn_hidden_size: one routed expert's FFN width; 0: ffn_hidden_size.
+  long long moe_ffn_hidden_size = 0;
+  // Megatron-Core's moe_shared_expert_intermediate_size: the FFN width of the shared
+  // experts every token passes through beside its routed ones (DeepSeek-V2/V3,
+  // Qwen2-MoE, Llama 4), all of them together; 0: none.
+  long long moe_shared_expert_intermediate_size = 0;
   bool swiglu = false;
   bool untie_embeddings = false;
   Normalization normalization = Normalization::kLayerNorm;
@@ -41,6 +47,8 @@ struct ModelConfig {
   std::string source;
 
   [[nodiscard]] bool is_moe() const { return num_experts > 1; }
+  [[nodiscard]] long long expert_ffn() const { return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden_size; }
+  [[nodiscard]] bool has_shared_expert() const { return is_moe() && moe_shared_expert_intermediate_size > 0; }
   [[nodiscard]] long long query_width() const { return num_attention_heads * kv_channels; }
   [[nodiscard]] long long kv_width() const { return num_query_groups * kv_channels; }
 };

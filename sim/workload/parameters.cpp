@@ -25,12 +25,19 @@ ParameterCount count_parameters(const ModelConfig& m) {
   // QKV: h x (q + 2 kv) (+ bias); output projection: q x h (+ bias); QK-norm: one
   // norm over the head dimension d for the queries and one for the keys.
   c.attention_per_layer = h * (q + 2.0 * kv) + bias * (q + 2.0 * kv) + q * h + bias * h + qk_norm_parameters(m);
-  // GELU MLP: h x f and f x h; SwiGLU adds the gate (a second h x f).
-  const double up_width = m.swiglu ? 2.0 * f : f;
-  const double expert = h * up_width + bias * up_width + f * h + bias * h;
+  // GELU MLP: h x f and f x h; SwiGLU adds the gate (a second h x f). A routed
+  // expert is one of width moe_ffn_hidden_size, the shared experts one of width
+  // moe_shared_expert_intermediate_size.
+  const auto mlp = [&](double width) {
+    const double up_width = m.swiglu ? 2.0 * width : width;
+    return h * up_width + bias * up_width + width * h + bias * h;
+  };
+  const double expert = m.is_moe() ? mlp(static_cast<double>(m.expert_ffn())) : mlp(f);
   const double experts = m.is_moe() ? static_cast<double>(m.num_experts) : 1.0;
   const double router = m.is_moe() ? h * static_cast<double>(m.num_experts) : 0.0;
-  c.mlp_per_layer = experts * expert + router;
+  c.shared_expert_per_layer =
+      m.has_shared_expert() ? mlp(static_cast<double>(m.moe_shared_expert_intermediate_size)) : 0.0;
+  c.mlp_per_layer = experts * expert + router + c.shared_expert_per_layer;
   c.norms_per_layer = 2.0 * norm;
   c.final_norm = norm;
   c.output_layer = m.untie_embeddings ? static_cast<double>(m.vocab_size) * h : 0.0;

@@ -8,7 +8,8 @@ struct ParameterCount {
   double word_embeddings = 0;      // V h
   double position_embeddings = 0;  // max_position_embeddings h (learned positions only)
   double attention_per_layer = 0;  // QKV and output projections with biases
-  double mlp_per_layer = 0;        // all experts and the router for MoE
+  double mlp_per_layer = 0;        // all experts, the shared experts and the router for MoE
+  double shared_expert_per_layer = 0;  // MoE: the shared experts' MLP (part of mlp_per_layer)
   double norms_per_layer = 0;
   double final_norm = 0;
   double output_layer = 0;  // V h when untied, else 0 (shared with the embedding)

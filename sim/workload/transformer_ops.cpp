@@ -504,7 +504,7 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   // Folded experts (expert_tensor_parallel_size 1, etp_ = 1): no TP gather, whole
   // experts, and each expert computes the copies of the e ranks' local tokens.
   const double h = static_cast<double>(model_.hidden_size);
-  const double f = static_cast<double>(model_.ffn_hidden_size) / etp_;
+  const double f = static_cast<double>(model_.expert_ffn()) / etp_;
   const double up = model_.swiglu ? 2.0 * f : f;
   const double bias = model_.add_bias_linear ? 1.0 : 0.0;
   const double experts = static_cast<double>(model_.num_experts);
@@ -564,6 +564,22 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
     ops.push_back(marker("moe_combine", CommScope::kExpert, CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
                          copies_bytes));
   ops.push_back(elementwise("moe_unpermute", 2.0 * k * local_tokens * h * act_bytes_, 0.0, layer));
+  if (model_.has_shared_expert()) {
+    // Megatron-Core's SharedExpertMLP (moe_shared_expert_overlap off): a dense MLP
+    // of width moe_shared_expert_intermediate_size on the layer's input, split t
+    // ways like the dense MLP (its own f and g with SP), after the routed experts;
+    // its output is added to theirs.
+    const double fs = static_cast<double>(model_.moe_shared_expert_intermediate_size) / tp_;
+    const double up_s = model_.swiglu ? 2.0 * fs : fs;
+    if (tp_ > 1.0) ops.push_back(tp_enter("shared_f", layer));
+    push_gemm(ops, matmul("shared_up", tokens_, up_s, h, h * up_s + bias * up_s, layer), true);
+    ops.push_back(elementwise("shared_act", (up_s + fs) * tokens_ * act_bytes_, 0.0, layer, activation));
+    ops.back().kernel_class = "gelu";  // SwiGLU too, as the dense MLP's
+    push_gemm(ops, matmul("shared_down", tokens_, h, fs, fs * h + bias * h, layer), false);
+    if (tp_ > 1.0) ops.push_back(tp_exit("shared_g", layer));
+    // output + shared: read both, write the sum (the rank's T/t tokens with SP).
+    ops.push_back(elementwise("shared_add", 3.0 * local_tokens * h * act_bytes_, 0.0, layer));
+  }
   return ops;
 }
 

@@ -4,7 +4,9 @@
 // k b s h elements per layer in forward, the same again backward).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "network/algorithms.h"
 #include "network/topology_builders.h"
@@ -13,6 +15,7 @@
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
 #include "workload/memory.h"
+#include "workload/parameters.h"
 
 namespace trainsim {
 namespace {
@@ -206,6 +209,61 @@ TEST(ExpertParallel, FoldedExpertsSpanTheTensorRanksWhole) {
   // 2 layers x 1 whole expert x 3 matrices of h x f.
   EXPECT_DOUBLE_EQ(workload::stage_expert_parameters(s.model, s.parallel, 0), 2.0 * 3 * 1024 * 2048);
   EXPECT_EQ(s.parallel.expert_data_parallel_size(), 1);
+}
+
+// DeepSeek-style experts: routed experts of moe_ffn_hidden_size 512 and shared
+// experts of width 1536 beside them (h = 1024, 8 experts top-2, SwiGLU, no biases).
+const std::string kShared = kMoe.substr(0, kMoe.size() - 1) +
+                            R"(, "moe_ffn_hidden_size": 512, "moe_shared_expert_intermediate_size": 1536})";
+
+TEST(SharedExperts, ParametersCountTheNarrowExpertsAndTheSharedMlp) {
+  const auto c = workload::count_parameters(testing::make_scenario(kShared).model);
+  // Routed expert 3 x 1024 x 512, shared 3 x 1024 x 1536, router 1024 x 8.
+  EXPECT_EQ(c.shared_expert_per_layer, 4'718'592.0);
+  EXPECT_EQ(c.mlp_per_layer, 8.0 * 1'572'864.0 + 8'192.0 + 4'718'592.0);
+  // A token passes through 2 of the 8 routed experts and the shared ones.
+  EXPECT_EQ(c.active_per_token, c.total - 2.0 * 6.0 * 1'572'864.0);
+}
+
+TEST(SharedExperts, RunAsATensorParallelMlpAfterTheRoutedExperts) {
+  // tp 2 with SP: the shared MLP's up projection computes b s = 1024 tokens x
+  // 2 x 1536 / 2 outputs x 1024 inputs, between its own all-gather and reduce-scatter.
+  const auto s = testing::make_scenario(kShared, R"("micro_batch_size": 2)", R"("tp": 2, "sequence_parallel": true)");
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  std::vector<std::string> names;
+  for (const workload::Task& t : g.graph.tasks()) {
+    if (t.rank != 0 || t.microbatch != 0 || t.layer != 0 || t.name.ends_with(".backward")) continue;
+    names.push_back(t.name);
+    if (t.name == "layer0.shared_up") {
+      EXPECT_DOUBLE_EQ(t.compute.flops, 2.0 * 1024 * 1536 * 1024);
+    }
+    if (t.name == "layer0.experts_up") {
+      EXPECT_DOUBLE_EQ(t.compute.n, 2.0 * 512 / 2);  // routed width 512, split t ways
+    }
+  }
+  const auto at = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
+  ASSERT_LT(at("layer0.shared_up"), static_cast<long>(names.size()));
+  EXPECT_LT(at("layer0.moe_unpermute"), at("layer0.shared_f"));
+  EXPECT_LT(at("layer0.shared_f"), at("layer0.shared_up"));
+  EXPECT_LT(at("layer0.shared_down"), at("layer0.shared_g"));
+  EXPECT_LT(at("layer0.shared_g"), at("layer0.shared_add"));
+}
+
+TEST(SharedExperts, KeepTheirActivationsAndRefuseADenseModel) {
+  const auto with = testing::make_scenario(kShared, R"("micro_batch_size": 2)", "");
+  workload::ModelConfig without = with.model;
+  without.moe_shared_expert_intermediate_size = 0;
+  // bf16, b s = 1024 tokens, tp 1: the SwiGLU input (2 x 1536) and the down input (1536).
+  EXPECT_DOUBLE_EQ(workload::layer_activation_bytes(with.model, with.training, workload::Recompute::kNone, 2) -
+                       workload::layer_activation_bytes(without, with.training, workload::Recompute::kNone, 2),
+                   2.0 * 1024 * 3 * 1536);
+  try {
+    testing::make_scenario(kDense.substr(0, kDense.size() - 1) + R"(, "moe_shared_expert_intermediate_size": 64})");
+    ADD_FAILURE() << "a dense model with shared experts was accepted";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("moe_shared_expert_intermediate_size needs num_experts"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ContextExpertErrors, ImpossibleLayoutsNameTheField) {
