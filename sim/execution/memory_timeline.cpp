@@ -59,11 +59,15 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
                       std::vector<Change>& changes) {
   const workload::ActivationSplit split{s.parallel.tensor, s.parallel.sequence_parallel, s.parallel.context};
   const long long b = s.training.micro_batch_size;
-  const double layer = workload::layer_activation_bytes(s.model, s.training, s.parallel.recompute, b, split);
-  const double recomputed =
-      s.parallel.recompute == workload::Recompute::kFull
-          ? workload::layer_activation_bytes(s.model, s.training, workload::Recompute::kNone, b, split)
-          : 0.0;
+  // Per layer: dense and MoE layers keep different activations.
+  const auto layer = [&](long long l) {
+    return workload::layer_activation_bytes(s.model, s.training, s.parallel.recompute, b, split, l);
+  };
+  const auto recomputed = [&](long long l) {
+    return s.parallel.recompute == workload::Recompute::kFull
+               ? workload::layer_activation_bytes(s.model, s.training, workload::Recompute::kNone, b, split, l)
+               : 0.0;
+  };
   const double embedding = workload::embedding_activation_bytes(s.model, s.training, b, split);
   const double head = workload::head_activation_bytes(s.model, s.training, b, split);
 
@@ -96,16 +100,18 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
   }
   for (const auto& [key, fwd] : forward) {
     const long long l = std::get<2>(key);
-    const double bytes = l == -1 ? embedding : l == -2 ? head : layer;
+    const double bytes = l == -1 ? embedding : l == -2 ? head : layer(l);
     changes.push_back({fwd.first_start, bytes, fwd.first});
     const auto bwd = backward.find(key);
     if (bwd != backward.end()) changes.push_back({bwd->second.last_end, -bytes, bwd->second.last});
   }
   for (const auto& [key, rec] : recompute) {
     const auto bwd = backward.find(key);
-    if (recomputed <= 0.0 || bwd == backward.end()) continue;
-    changes.push_back({rec.first_start, recomputed, rec.first});
-    changes.push_back({bwd->second.last_end, -recomputed, bwd->second.last});
+    const long long l = std::get<2>(key);
+    const double bytes = l >= 0 ? recomputed(l) : 0.0;
+    if (bytes <= 0.0 || bwd == backward.end()) continue;
+    changes.push_back({rec.first_start, bytes, rec.first});
+    changes.push_back({bwd->second.last_end, -bytes, bwd->second.last});
   }
 }
 

@@ -12,6 +12,48 @@
 namespace trainsim::scenario {
 
 namespace {
+
+// Which layers are MoE layers: Megatron-Core's moe_layer_freq (an integer N: layer i
+// is MoE when i % N == 0; or a list of 0/1, one per layer) or DeepSeek's
+// first_k_dense_replace (the first k layers dense, the rest MoE). Empty: all MoE.
+std::vector<bool> moe_layer_pattern(const ObjectReader& m, const workload::ModelConfig& c) {
+  const bool freq = m.has_non_null("moe_layer_freq");
+  const bool first_k = m.has_non_null("first_k_dense_replace");
+  if (!freq && !first_k) return {};
+  const char* key = freq ? "moe_layer_freq" : "first_k_dense_replace";
+  if (!c.is_moe()) m.fail_message(key, std::string(key) + " needs num_experts of 2 or more");
+  if (freq && first_k)
+    m.fail_message("first_k_dense_replace", "give moe_layer_freq or first_k_dense_replace, not both");
+  const auto layers = static_cast<std::size_t>(c.num_layers);
+  std::vector<bool> pattern(layers, true);
+  if (first_k) {
+    const long long k = m.integer("first_k_dense_replace", 0, c.num_layers - 1);
+    for (long long l = 0; l < k; ++l) pattern[static_cast<std::size_t>(l)] = false;
+    return pattern;
+  }
+  const nlohmann::json& given = m.raw("moe_layer_freq");
+  if (given.is_number_integer()) {
+    const long long every = m.integer("moe_layer_freq", 1, c.num_layers);
+    for (std::size_t l = 0; l < layers; ++l) pattern[l] = static_cast<long long>(l) % every == 0;
+    return pattern;
+  }
+  const std::string expected = fmt::format("an integer from 1 to {} or a list of {} zeros and ones, one per layer",
+                                           c.num_layers, c.num_layers);
+  if (!given.is_array() || given.size() != layers) m.fail("moe_layer_freq", expected, given);
+  for (std::size_t l = 0; l < layers; ++l) {
+    const nlohmann::json& v = given[l];
+    if (!v.is_number_integer() || (v.get<long long>() != 0 && v.get<long long>() != 1))
+      m.fail("moe_layer_freq", expected, given);
+    pattern[l] = v.get<long long>() == 1;
+  }
+  if (std::none_of(pattern.begin(), pattern.end(), [](bool moe) { return moe; }))
+    m.fail_message("moe_layer_freq", "moe_layer_freq makes every layer dense: set num_experts to 0 instead");
+  return pattern;
+}
+
+}  // namespace
+
+namespace {
 constexpr long long kMaxLayers = 100'000;
 constexpr long long kMaxWidth = 10'000'000;
 constexpr long long kMaxSeq = 100'000'000;
@@ -32,7 +74,7 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
                        {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
                         "num_query_groups", "kv_channels", "seq_length", "max_position_embeddings", "vocab_size",
                         "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "moe_ffn_hidden_size",
-                        "moe_shared_expert_intermediate_size", "swiglu", "untie_embeddings", "normalization",
+                        "moe_shared_expert_intermediate_size", "moe_layer_freq", "first_k_dense_replace", "swiglu", "untie_embeddings", "normalization",
                         "position_embedding_type", "add_bias_linear", "qk_layernorm", "hidden_dropout",
                         "attention_dropout",
                         "published_parameters", "source", "preset"},
@@ -86,6 +128,7 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
     if (m.has_non_null(key) && !c.is_moe()) m.fail_message(key, std::string(key) + " needs num_experts of 2 or more");
   c.moe_ffn_hidden_size = m.integer("moe_ffn_hidden_size", 1, kMaxWidth * 8, c.ffn_hidden_size);
   c.moe_shared_expert_intermediate_size = m.integer("moe_shared_expert_intermediate_size", 0, kMaxWidth * 8, 0);
+  c.moe_layer_pattern = moe_layer_pattern(m, c);
   if (m.has_non_null("published_parameters")) c.published_parameters = m.number("published_parameters", 1.0, 1e16);
   c.source = m.text("source", "");
   return c;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "workload/parameters.h"
 #include "workload/pipeline_schedule.h"
@@ -99,7 +100,10 @@ StateBytes sharded_state_bytes(const TrainingConfig& training, double params, in
 }
 
 double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long micro_batch,
-                              ActivationSplit split) {
+                              ActivationSplit split, long long layer) {
+  if (layer < 0 && m.mixes_layers())
+    throw std::logic_error("layer_activation_bytes: the model mixes dense and MoE layers; name the layer");
+  const bool moe = m.is_moe_layer(std::max(0LL, layer));
   const double e = activation_element_bytes(t);
   const double b = static_cast<double>(micro_batch);
   const double s = static_cast<double>(m.seq_length) / std::max(1, split.context);
@@ -134,7 +138,7 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
   // MLP block (19 sbh for f = 4h): fc1 input, activation input, fc2 input, mask.
   const double up = m.swiglu ? 2.0 * f : f;
   double mlp = 0.0;
-  if (!m.is_moe()) {
+  if (!moe) {
     mlp = e * sb * h / whole + e * sb * up + e * sb * f + hidden_mask;
   } else {
     const double k = static_cast<double>(m.moe_router_topk);
@@ -188,8 +192,8 @@ namespace {
 
 // Expert weights of one decoder layer on one GPU: E/ep experts split t ways
 // (their row-parallel down-projection biases whole).
-double layer_expert_parameters(const ModelConfig& m, const ParallelConfig& p) {
-  if (!m.is_moe()) return 0.0;
+double layer_expert_parameters(const ModelConfig& m, const ParallelConfig& p, long long layer) {
+  if (!m.is_moe_layer(layer)) return 0.0;
   const ParameterCount c = count_parameters(m);
   const double h = static_cast<double>(m.hidden_size);
   const double bias = m.add_bias_linear ? 1.0 : 0.0;
@@ -201,23 +205,25 @@ double layer_expert_parameters(const ModelConfig& m, const ParallelConfig& p) {
 }
 
 // Parameters of one decoder layer on one GPU of the tensor-parallel group.
-double layer_parameters(const ModelConfig& m, const ParallelConfig& p) {
+double layer_parameters(const ModelConfig& m, const ParallelConfig& p, long long layer) {
   const ParameterCount c = count_parameters(m);
   const double tp = static_cast<double>(p.tensor);
   const double h = static_cast<double>(m.hidden_size);
   const double bias = m.add_bias_linear ? 1.0 : 0.0;
-  if (m.is_moe()) {
+  if (m.is_moe_layer(layer)) {
     // Attention and the shared experts split t ways (their row-parallel output
     // biases whole), the router whole, the routed experts apart.
     const double router = h * static_cast<double>(m.num_experts);
     const double shared_bias = m.has_shared_expert() ? bias * h : 0.0;
     const double replicated = bias * h + shared_bias + router + c.norms_per_layer + qk_norm_parameters(m);
     return (c.attention_per_layer + c.shared_expert_per_layer + router + c.norms_per_layer - replicated) / tp +
-           replicated + layer_expert_parameters(m, p);
+           replicated + layer_expert_parameters(m, p, layer);
   }
-  // Row-parallel biases (attention output, MLP down) are whole on every rank.
+  // Row-parallel biases (attention output, MLP down) are whole on every rank. A
+  // dense layer of an MoE model has the dense MLP of ffn_hidden_size.
+  const double mlp = m.is_moe() ? c.dense_mlp_per_layer : c.mlp_per_layer;
   const double replicated = bias * h + bias * h + c.norms_per_layer + qk_norm_parameters(m);
-  return (c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer - replicated) / tp + replicated;
+  return (c.attention_per_layer + mlp + c.norms_per_layer - replicated) / tp + replicated;
 }
 
 // ZeRO-3 gathers parameters unit by unit (a layer, the embedding, the head); the
@@ -225,7 +231,8 @@ double layer_parameters(const ModelConfig& m, const ParallelConfig& p) {
 double largest_gathered_unit(const ModelConfig& m, const ParallelConfig& p, int stage) {
   const ParameterCount c = count_parameters(m);
   const double tp = static_cast<double>(p.tensor);
-  double unit = layer_parameters(m, p);
+  double unit = 0.0;
+  for (const long long l : stage_layer_indices(m.num_layers, p, stage)) unit = std::max(unit, layer_parameters(m, p, l));
   if (stage == 0) unit = std::max(unit, c.word_embeddings / tp + c.position_embeddings);
   if (stage == p.pipeline - 1 && m.untie_embeddings) unit = std::max(unit, c.final_norm + c.output_layer / tp);
   return unit;
@@ -236,13 +243,8 @@ double largest_gathered_unit(const ModelConfig& m, const ParallelConfig& p, int 
 double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage) {
   const ParameterCount c = count_parameters(m);
   const double tp = static_cast<double>(p.tensor);
-  const double per_layer = layer_parameters(m, p);
-
-  const int chunks = model_chunks(m.num_layers, p);
-  const std::vector<long long> layers = virtual_stage_layers(m.num_layers, p);
   double n = 0.0;
-  for (int k = 0; k < chunks; ++k)
-    n += static_cast<double>(layers[static_cast<std::size_t>(k * p.pipeline + stage)]) * per_layer;
+  for (const long long l : stage_layer_indices(m.num_layers, p, stage)) n += layer_parameters(m, p, l);
   if (stage == 0) n += c.word_embeddings / tp + c.position_embeddings;
   if (stage == p.pipeline - 1) {
     n += c.final_norm;
@@ -253,11 +255,8 @@ double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage
 }
 
 double stage_expert_parameters(const ModelConfig& m, const ParallelConfig& p, int stage) {
-  const int chunks = model_chunks(m.num_layers, p);
-  const std::vector<long long> layers = virtual_stage_layers(m.num_layers, p);
   double n = 0.0;
-  for (int k = 0; k < chunks; ++k)
-    n += static_cast<double>(layers[static_cast<std::size_t>(k * p.pipeline + stage)]) * layer_expert_parameters(m, p);
+  for (const long long l : stage_layer_indices(m.num_layers, p, stage)) n += layer_expert_parameters(m, p, l);
   return n;
 }
 
@@ -333,10 +332,18 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
   const int chunks = model_chunks(m.num_layers, p);
   const std::vector<long long> layers = virtual_stage_layers(m.num_layers, p);
   const int microbatches = static_cast<int>(std::max(1LL, microbatches_per_replica(t, p)));
-  const double layer = layer_activation_bytes(m, t, p.recompute, b, split);
-  // During a layer's backward its recomputed activations are alive too.
-  const double recomputed = p.recompute == Recompute::kFull ? layer_activation_bytes(m, t, Recompute::kNone, b, split)
-                                                            : 0.0;
+  // Per layer (dense and MoE layers differ); during a layer's backward its
+  // recomputed activations are alive too.
+  std::vector<double> layer(static_cast<std::size_t>(m.num_layers));
+  std::vector<double> recomputed(layer.size(), 0.0);
+  for (long long l = 0; l < m.num_layers; ++l) {
+    layer[static_cast<std::size_t>(l)] = layer_activation_bytes(m, t, p.recompute, b, split, l);
+    if (p.recompute == Recompute::kFull)
+      recomputed[static_cast<std::size_t>(l)] = layer_activation_bytes(m, t, Recompute::kNone, b, split, l);
+  }
+  // Where each virtual stage's layers start in the model (chunk-major: v = c pp + s).
+  std::vector<long long> first_layer(layers.size() + 1, 0);
+  for (std::size_t v = 0; v < layers.size(); ++v) first_layer[v + 1] = first_layer[v] + layers[v];
   const double embedding = embedding_activation_bytes(m, t, b, split);
   const double head = head_activation_bytes(m, t, b, split);
 
@@ -377,8 +384,21 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
     };
     double stage_layers = 0.0;
     for (int c = 0; c < chunks; ++c) stage_layers += chunk_layers(c);
+    const auto chunk_sum = [&](int c, const std::vector<double>& per_layer) {
+      const std::size_t v = static_cast<std::size_t>(c * p.pipeline + s);
+      double sum = 0.0;
+      for (long long l = first_layer[v]; l < first_layer[v + 1]; ++l) sum += per_layer[static_cast<std::size_t>(l)];
+      return sum;
+    };
+    // The largest recomputed layer of the stage bounds what a backward adds.
+    double recompute_peak = 0.0;
+    for (int c = 0; c < chunks; ++c) {
+      const std::size_t v = static_cast<std::size_t>(c * p.pipeline + s);
+      for (long long l = first_layer[v]; l < first_layer[v + 1]; ++l)
+        recompute_peak = std::max(recompute_peak, recomputed[static_cast<std::size_t>(l)]);
+    }
     const auto pass_bytes = [&](int c) {
-      double bytes = chunk_layers(c) * layer;
+      double bytes = chunk_sum(c, layer);
       if (s == 0 && c == 0) bytes += embedding;
       if (s == p.pipeline - 1 && c == chunks - 1) bytes += head;
       return bytes;
@@ -397,8 +417,8 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
         }
         continue;
       }
-      if (alive + recomputed > peak) {
-        peak = alive + recomputed;
+      if (alive + recompute_peak > peak) {
+        peak = alive + recompute_peak;
         peak_layers = alive_layers;
       }
       alive -= pass_bytes(step.chunk);

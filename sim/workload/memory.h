@@ -53,8 +53,10 @@ struct ActivationSplit {
 
 // Activation bytes one transformer layer keeps for its backward pass, for one
 // micro-batch of b sequences, on one GPU of the tensor-parallel group.
+// `layer`: which decoder layer (dense and MoE layers differ); -1: any layer of a
+// model whose layers are all alike (std::logic_error if they are not).
 double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long b,
-                              ActivationSplit split = {});
+                              ActivationSplit split = {}, long long layer = -1);
 // Embedding dropout mask (first stage).
 double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long b,
                                   ActivationSplit split = {});

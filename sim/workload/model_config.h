@@ -5,6 +5,7 @@
 // embeddings, dense or mixture-of-experts MLP).
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace trainsim::workload {
 
@@ -33,6 +34,10 @@ struct ModelConfig {
   // experts every token passes through beside its routed ones (DeepSeek-V2/V3,
   // Qwen2-MoE, Llama 4), all of them together; 0: none.
   long long moe_shared_expert_intermediate_size = 0;
+  // Which layers are MoE layers (Megatron-Core's moe_layer_freq as a list; DeepSeek's
+  // first_k_dense_replace): 1 MoE, 0 a dense MLP of ffn_hidden_size; empty: every
+  // layer of an MoE model.
+  std::vector<bool> moe_layer_pattern;
   bool swiglu = false;
   bool untie_embeddings = false;
   Normalization normalization = Normalization::kLayerNorm;
@@ -49,6 +54,22 @@ struct ModelConfig {
   [[nodiscard]] bool is_moe() const { return num_experts > 1; }
   [[nodiscard]] long long expert_ffn() const { return moe_ffn_hidden_size > 0 ? moe_ffn_hidden_size : ffn_hidden_size; }
   [[nodiscard]] bool has_shared_expert() const { return is_moe() && moe_shared_expert_intermediate_size > 0; }
+  // Whether decoder layer `layer` (0-based) has the MoE MLP.
+  [[nodiscard]] bool is_moe_layer(long long layer) const {
+    if (!is_moe()) return false;
+    if (moe_layer_pattern.empty()) return true;
+    return moe_layer_pattern.at(static_cast<std::size_t>(layer));
+  }
+  // How many layers have the MoE MLP.
+  [[nodiscard]] long long moe_layers() const {
+    if (!is_moe()) return 0;
+    if (moe_layer_pattern.empty()) return num_layers;
+    long long n = 0;
+    for (const bool moe : moe_layer_pattern) n += moe ? 1 : 0;
+    return n;
+  }
+  // Whether the layers mix dense and MoE MLPs.
+  [[nodiscard]] bool mixes_layers() const { return moe_layers() != 0 && moe_layers() != num_layers; }
   [[nodiscard]] long long query_width() const { return num_attention_heads * kv_channels; }
   [[nodiscard]] long long kv_width() const { return num_query_groups * kv_channels; }
 };

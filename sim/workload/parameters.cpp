@@ -38,14 +38,18 @@ ParameterCount count_parameters(const ModelConfig& m) {
   c.shared_expert_per_layer =
       m.has_shared_expert() ? mlp(static_cast<double>(m.moe_shared_expert_intermediate_size)) : 0.0;
   c.mlp_per_layer = experts * expert + router + c.shared_expert_per_layer;
+  c.dense_layers = static_cast<double>(m.num_layers - (m.is_moe() ? m.moe_layers() : 0));
+  if (m.is_moe()) c.dense_mlp_per_layer = mlp(f);
   c.norms_per_layer = 2.0 * norm;
   c.final_norm = norm;
   c.output_layer = m.untie_embeddings ? static_cast<double>(m.vocab_size) * h : 0.0;
   const double L = static_cast<double>(m.num_layers);
-  c.layers = L * (c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer);
+  const double moe_layers = m.is_moe() ? static_cast<double>(m.moe_layers()) : L;
+  c.layers = L * (c.attention_per_layer + c.norms_per_layer) + moe_layers * c.mlp_per_layer +
+             (m.is_moe() ? c.dense_layers * c.dense_mlp_per_layer : 0.0);
   c.total = c.word_embeddings + c.position_embeddings + c.layers + c.final_norm + c.output_layer;
   const double active_experts = m.is_moe() ? static_cast<double>(m.moe_router_topk) : 1.0;
-  c.active_per_token = c.total - L * (experts - active_experts) * expert;
+  c.active_per_token = c.total - moe_layers * (experts - active_experts) * expert;
   return c;
 }
 

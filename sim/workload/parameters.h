@@ -10,10 +10,14 @@ struct ParameterCount {
   double attention_per_layer = 0;  // QKV and output projections with biases
   double mlp_per_layer = 0;        // all experts, the shared experts and the router for MoE
   double shared_expert_per_layer = 0;  // MoE: the shared experts' MLP (part of mlp_per_layer)
+  // A dense layer's MLP in a model that mixes dense and MoE layers (moe_layer_pattern);
+  // mlp_per_layer is then an MoE layer's.
+  double dense_mlp_per_layer = 0;
+  double dense_layers = 0;  // how many layers have the dense MLP
   double norms_per_layer = 0;
   double final_norm = 0;
   double output_layer = 0;  // V h when untied, else 0 (shared with the embedding)
-  double layers = 0;        // num_layers * (attention + mlp + norms)
+  double layers = 0;        // num_layers * (attention + norms) + each layer's MLP
   double total = 0;
   // Parameters one token passes through (MoE: top-k experts instead of all).
   double active_per_token = 0;

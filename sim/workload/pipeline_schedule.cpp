@@ -172,5 +172,16 @@ std::vector<long long> virtual_stage_layers(long long layers, const ParallelConf
   return out;
 }
 
-}  // namespace trainsim::workload
+std::vector<long long> stage_layer_indices(long long layers, const ParallelConfig& parallel, int stage) {
+  const std::vector<long long> per_virtual = virtual_stage_layers(layers, parallel);
+  std::vector<long long> out;
+  long long first = 0;
+  for (std::size_t v = 0; v < per_virtual.size(); ++v) {
+    if (static_cast<int>(v % static_cast<std::size_t>(parallel.pipeline)) == stage)
+      for (long long l = first; l < first + per_virtual[v]; ++l) out.push_back(l);
+    first += per_virtual[v];
+  }
+  return out;
+}
 
+}  // namespace trainsim::workload

@@ -45,4 +45,8 @@ int model_chunks(long long layers, const ParallelConfig& parallel);
 // loss. Throws PipelineSplitError otherwise.
 std::vector<long long> virtual_stage_layers(long long layers, const ParallelConfig& parallel);
 
+// The model's layer indices (0-based) that pipeline stage `stage` holds, chunk by
+// chunk: virtual stage v = c pp + s holds the layers after those of v' < v.
+std::vector<long long> stage_layer_indices(long long layers, const ParallelConfig& parallel, int stage);
+
 }  // namespace trainsim::workload

@@ -320,7 +320,7 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer, kResidual));
   ops.back().kernel_class = "residual";  // its backward too, which no kernel of ours runs
   ops.push_back(elementwise("post_attn_norm", norm_bytes, norm_params, layer, kNorm));
-  if (!model_.is_moe()) {
+  if (!model_.is_moe_layer(layer)) {
     const double up = model_.swiglu ? 2.0 * f : f;
     // GELU reads f and writes f; SwiGLU reads gate and up (2f) and writes f.
     const double act_bytes = (up + f) * tokens_ * act_bytes_;
@@ -635,10 +635,20 @@ Op TransformerOps::optimizer_step(double params) const {
 double TransformerOps::model_flops_per_microbatch() const {
   double fwd = 0.0;
   for (const Op& op : head_forward()) fwd += op.model_flops;
-  const std::vector<Op> layer = layer_forward(0);
-  double per_layer = 0.0;
-  for (const Op& op : layer) per_layer += op.model_flops;
-  fwd += per_layer * static_cast<double>(model_.num_layers);
+  // Layers of one kind (dense or MoE) are alike: one of each, times their count.
+  const auto layer_flops = [&](long long l) {
+    double sum = 0.0;
+    for (const Op& op : layer_forward(l)) sum += op.model_flops;
+    return sum;
+  };
+  const long long moe = model_.moe_layers();
+  const long long dense = model_.num_layers - moe;
+  long long first_dense = 0;
+  while (first_dense < model_.num_layers && model_.is_moe_layer(first_dense)) ++first_dense;
+  long long first_moe = 0;
+  while (first_moe < model_.num_layers && !model_.is_moe_layer(first_moe)) ++first_moe;
+  if (dense > 0) fwd += layer_flops(first_dense) * static_cast<double>(dense);
+  if (moe > 0) fwd += layer_flops(first_moe) * static_cast<double>(moe);
   return 3.0 * fwd;
 }
 

@@ -266,6 +266,73 @@ TEST(SharedExperts, KeepTheirActivationsAndRefuseADenseModel) {
   }
 }
 
+// DeepSeek's first dense layers: layer 0 a dense SwiGLU MLP of ffn_hidden_size 2048,
+// layer 1 the MoE MLP.
+const std::string kFirstDense = kShared.substr(0, kShared.size() - 1) + R"(, "first_k_dense_replace": 1})";
+
+TEST(DenseLayers, FirstKDenseReplaceCountsADenseMlpForTheFirstLayers) {
+  const auto m = testing::make_scenario(kFirstDense).model;
+  EXPECT_FALSE(m.is_moe_layer(0));
+  EXPECT_TRUE(m.is_moe_layer(1));
+  const auto c = workload::count_parameters(m);
+  const auto all_moe = workload::count_parameters(testing::make_scenario(kShared).model);
+  // One layer's MLP is 3 x 1024 x 2048 = 6,291,456 instead of the MoE MLP's 17,309,696.
+  EXPECT_EQ(c.dense_mlp_per_layer, 6'291'456.0);
+  EXPECT_EQ(c.total, all_moe.total - 17'309'696.0 + 6'291'456.0);
+  EXPECT_EQ(c.active_per_token, c.total - 1.0 * 6.0 * 1'572'864.0);  // one MoE layer, 6 experts idle
+}
+
+TEST(DenseLayers, TheDenseLayerRunsTheDenseMlpAndItsStageHoldsIt) {
+  const auto s = testing::make_scenario(kFirstDense, R"("micro_batch_size": 2)", R"("pp": 2)");
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  int dense_up = 0, routers = 0;
+  for (const workload::Task& t : g.graph.tasks()) {
+    if (t.microbatch != 0 || t.name.ends_with(".backward")) continue;
+    if (t.name == "layer0.mlp_up") {
+      ++dense_up;
+      EXPECT_DOUBLE_EQ(t.compute.flops, 2.0 * 1024 * (2 * 2048) * 1024);
+    }
+    if (t.name.ends_with(".router")) {
+      ++routers;
+      EXPECT_EQ(t.name, "layer1.router");
+    }
+  }
+  EXPECT_EQ(dense_up, 1);
+  EXPECT_EQ(routers, 1);
+  // Stage 0 holds layer 0 (dense), stage 1 layer 1 (MoE): the MLPs differ by
+  // 17,309,696 - 6,291,456. Outside the layers, stage 0 has the word embeddings and
+  // the learned positions (512 x 1024), stage 1 the tied copy of the word embeddings
+  // and the final LayerNorm (2 x 1024).
+  EXPECT_DOUBLE_EQ(workload::stage_parameters(s.model, s.parallel, 1) - workload::stage_parameters(s.model, s.parallel, 0),
+                   17'309'696.0 - 6'291'456.0 - 512.0 * 1024 + 2048.0);
+  EXPECT_DOUBLE_EQ(workload::stage_expert_parameters(s.model, s.parallel, 0), 0.0);
+  EXPECT_THROW((void)workload::layer_activation_bytes(s.model, s.training, workload::Recompute::kNone, 2),
+               std::logic_error);
+}
+
+TEST(DenseLayers, MoeLayerFreqTakesAPeriodOrAList) {
+  const std::string four = kMoe.substr(0, kMoe.size() - 1);
+  const auto every_other = testing::make_scenario(
+      four.substr(0, four.find("\"num_layers\": 2")) + R"("num_layers": 4)" +
+      four.substr(four.find("\"num_layers\": 2") + 15) + R"(, "moe_layer_freq": 2})").model;
+  EXPECT_EQ(every_other.moe_layer_pattern, (std::vector<bool>{true, false, true, false}));
+  EXPECT_EQ(every_other.moe_layers(), 2);
+  const auto listed = testing::make_scenario(four + R"(, "moe_layer_freq": [0, 1]})").model;
+  EXPECT_EQ(listed.moe_layer_pattern, (std::vector<bool>{false, true}));
+  const auto fails = [](const std::string& model, const std::string& text) {
+    try {
+      testing::make_scenario(model);
+      ADD_FAILURE() << model << " was accepted";
+    } catch (const scenario::ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  fails(four + R"(, "moe_layer_freq": [1, 0, 1]})", "a list of 2 zeros and ones, one per layer");
+  fails(four + R"(, "moe_layer_freq": [0, 0]})", "every layer dense");
+  fails(four + R"(, "moe_layer_freq": 2, "first_k_dense_replace": 1})", "not both");
+  fails(kDense.substr(0, kDense.size() - 1) + R"(, "first_k_dense_replace": 1})", "needs num_experts");
+}
+
 TEST(ContextExpertErrors, ImpossibleLayoutsNameTheField) {
   const auto fails = [](const std::string& model, const std::string& training, const std::string& parallelism,
                         const std::string& path) {
