@@ -13,9 +13,33 @@ namespace trainsim::scenario {
 
 namespace {
 
+constexpr long long kMaxLayers = 100'000;
+constexpr long long kMaxWidth = 10'000'000;
+constexpr long long kMaxSeq = 100'000'000;
+constexpr long long kMaxVocab = 100'000'000;
+
 // Which layers are MoE layers: Megatron-Core's moe_layer_freq (an integer N: layer i
 // is MoE when i % N == 0; or a list of 0/1, one per layer) or DeepSeek's
 // first_k_dense_replace (the first k layers dense, the rest MoE). Empty: all MoE.
+// Multi-head latent attention's keys, with Megatron-Core's defaults; each needs
+// multi_latent_attention, which has no query groups.
+void read_latent_attention(const ObjectReader& m, workload::ModelConfig& c) {
+  c.multi_latent_attention = m.boolean("multi_latent_attention", false);
+  for (const char* key : {"q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim"})
+    if (m.has_non_null(key) && !c.multi_latent_attention)
+      m.fail_message(key, std::string(key) + " needs \"multi_latent_attention\": true");
+  if (!c.multi_latent_attention) return;
+  if (c.num_query_groups != c.num_attention_heads)
+    m.fail_message("num_query_groups", fmt::format("multi_latent_attention has no query groups: num_query_groups "
+                                                   "({}) must equal num_attention_heads ({}) or be left out",
+                                                   c.num_query_groups, c.num_attention_heads));
+  c.q_lora_rank = m.integer("q_lora_rank", 0, kMaxWidth, 0);
+  c.kv_lora_rank = m.integer("kv_lora_rank", 1, kMaxWidth, 32);
+  c.qk_head_dim = m.integer("qk_head_dim", 1, kMaxWidth, 128);
+  c.qk_pos_emb_head_dim = m.integer("qk_pos_emb_head_dim", 0, kMaxWidth, 64);
+  c.v_head_dim = m.integer("v_head_dim", 1, kMaxWidth, 128);
+}
+
 std::vector<bool> moe_layer_pattern(const ObjectReader& m, const workload::ModelConfig& c) {
   const bool freq = m.has_non_null("moe_layer_freq");
   const bool first_k = m.has_non_null("first_k_dense_replace");
@@ -53,13 +77,6 @@ std::vector<bool> moe_layer_pattern(const ObjectReader& m, const workload::Model
 
 }  // namespace
 
-namespace {
-constexpr long long kMaxLayers = 100'000;
-constexpr long long kMaxWidth = 10'000'000;
-constexpr long long kMaxSeq = 100'000'000;
-constexpr long long kMaxVocab = 100'000'000;
-}  // namespace
-
 workload::ModelConfig parse_model(const ObjectReader& root) {
   using workload::ModelConfig;
   nlohmann::json model_json = resolve_preset(root, "model", PresetKind::kModel);
@@ -74,7 +91,9 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
                        {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
                         "num_query_groups", "kv_channels", "seq_length", "max_position_embeddings", "vocab_size",
                         "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "moe_ffn_hidden_size",
-                        "moe_shared_expert_intermediate_size", "moe_layer_freq", "first_k_dense_replace", "swiglu", "untie_embeddings", "normalization",
+                        "moe_shared_expert_intermediate_size", "moe_layer_freq", "first_k_dense_replace",
+                        "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim",
+                        "v_head_dim", "swiglu", "untie_embeddings", "normalization",
                         "position_embedding_type", "add_bias_linear", "qk_layernorm", "hidden_dropout",
                         "attention_dropout",
                         "published_parameters", "source", "preset"},
@@ -111,6 +130,7 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
                                              c.seq_length, c.max_position_embeddings));
   c.add_bias_linear = m.boolean("add_bias_linear", true);
   c.qk_layernorm = m.boolean("qk_layernorm", false);
+  read_latent_attention(m, c);
   c.hidden_dropout = m.number("hidden_dropout", 0.0, 0.99, 0.1);
   c.attention_dropout = m.number("attention_dropout", 0.0, 0.99, 0.1);
   c.num_experts = m.integer("num_experts", 0, 100'000, 0);

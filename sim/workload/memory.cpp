@@ -126,6 +126,16 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
   // output-projection input, dropout mask.
   double attention = e * sb * h / whole + e * sb * (q + kv) + e * sb * kv + e * sb * q + hidden_mask;
   if (m.qk_layernorm) attention += e * sb * (q + kv);  // the norm's input, besides its output for attention
+  if (m.multi_latent_attention) {
+    // MLA: the down projections' input, the up projections' inputs (the latents,
+    // whole on every TP rank; their norms' inputs too with qk_layernorm), Q and K of
+    // d_qk + d_r per head, V, and the output projection's input (d_v per head).
+    const double latents = static_cast<double>(m.q_lora_rank + m.kv_lora_rank);
+    const double qk = static_cast<double>(m.attention_qk_width()) / tp;
+    const double v = static_cast<double>(m.attention_v_width()) / tp;
+    attention = e * sb * h / whole + e * sb * latents * (m.qk_layernorm ? 2.0 : 1.0) + e * sb * 2.0 * qk +
+                e * sb * v + e * sb * v + hidden_mask;
+  }
   const bool flash = t.attention_backend == AttentionBackend::kFlash;
   if (flash) {
     attention += 4.0 * a * sb;  // fp32 log-sum-exp per row
@@ -215,14 +225,16 @@ double layer_parameters(const ModelConfig& m, const ParallelConfig& p, long long
     // biases whole), the router whole, the routed experts apart.
     const double router = h * static_cast<double>(m.num_experts);
     const double shared_bias = m.has_shared_expert() ? bias * h : 0.0;
-    const double replicated = bias * h + shared_bias + router + c.norms_per_layer + qk_norm_parameters(m);
+    const double replicated =
+        bias * h + shared_bias + router + c.norms_per_layer + qk_norm_parameters(m) + mla_down_projection_parameters(m);
     return (c.attention_per_layer + c.shared_expert_per_layer + router + c.norms_per_layer - replicated) / tp +
            replicated + layer_expert_parameters(m, p, layer);
   }
   // Row-parallel biases (attention output, MLP down) are whole on every rank. A
   // dense layer of an MoE model has the dense MLP of ffn_hidden_size.
   const double mlp = m.is_moe() ? c.dense_mlp_per_layer : c.mlp_per_layer;
-  const double replicated = bias * h + bias * h + c.norms_per_layer + qk_norm_parameters(m);
+  const double replicated =
+      bias * h + bias * h + c.norms_per_layer + qk_norm_parameters(m) + mla_down_projection_parameters(m);
   return (c.attention_per_layer + mlp + c.norms_per_layer - replicated) / tp + replicated;
 }
 

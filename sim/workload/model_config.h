@@ -46,6 +46,18 @@ struct ModelConfig {
   // Megatron-Core's qk_layernorm: the queries and keys normalized per head (of the
   // model's normalization, over kv_channels) after the QKV projection (Qwen3, OLMo 2).
   bool qk_layernorm = false;
+  // Multi-head latent attention (DeepSeek-V2, section 2.1; Megatron-Core's
+  // multi_latent_attention with its keys and defaults): queries through a low-rank
+  // q_lora_rank projection (0: projected directly from h), keys and values through a
+  // shared kv_lora_rank latent, each head's query and key of qk_head_dim plus a
+  // decoupled rotary part of qk_pos_emb_head_dim, values of v_head_dim. With it,
+  // qk_layernorm means the norms of the two latents (q_layernorm, kv_layernorm).
+  bool multi_latent_attention = false;
+  long long q_lora_rank = 0;
+  long long kv_lora_rank = 32;
+  long long qk_head_dim = 128;
+  long long qk_pos_emb_head_dim = 64;
+  long long v_head_dim = 128;
   double hidden_dropout = 0.1;
   double attention_dropout = 0.1;
   std::optional<double> published_parameters;  // from the preset's source
@@ -72,6 +84,14 @@ struct ModelConfig {
   [[nodiscard]] bool mixes_layers() const { return moe_layers() != 0 && moe_layers() != num_layers; }
   [[nodiscard]] long long query_width() const { return num_attention_heads * kv_channels; }
   [[nodiscard]] long long kv_width() const { return num_query_groups * kv_channels; }
+  // Attention's widths over all heads: the queries and keys that QK^T reads, and the
+  // values and the output that AV writes (the output projection's input).
+  [[nodiscard]] long long attention_qk_width() const {
+    return multi_latent_attention ? num_attention_heads * (qk_head_dim + qk_pos_emb_head_dim) : query_width();
+  }
+  [[nodiscard]] long long attention_v_width() const {
+    return multi_latent_attention ? num_attention_heads * v_head_dim : query_width();
+  }
 };
 
 }  // namespace trainsim::workload

@@ -2,17 +2,55 @@
 
 namespace trainsim::workload {
 
+namespace {
+
+// A norm's weights over `width` elements: LayerNorm a scale and a shift, RMSNorm a scale.
+double norm_weights(const ModelConfig& m, double width) {
+  return m.normalization == Normalization::kLayerNorm ? 2.0 * width : width;
+}
+
+}  // namespace
+
 double qk_norm_parameters(const ModelConfig& m) {
   if (!m.qk_layernorm) return 0.0;
-  const double d = static_cast<double>(m.kv_channels);
-  return 2.0 * (m.normalization == Normalization::kLayerNorm ? 2.0 * d : d);
+  if (m.multi_latent_attention)
+    return norm_weights(m, static_cast<double>(m.q_lora_rank)) + norm_weights(m, static_cast<double>(m.kv_lora_rank));
+  return 2.0 * norm_weights(m, static_cast<double>(m.kv_channels));
+}
+
+double mla_down_projection_parameters(const ModelConfig& m) {
+  if (!m.multi_latent_attention) return 0.0;
+  const double h = static_cast<double>(m.hidden_size);
+  const double bias = m.add_bias_linear ? 1.0 : 0.0;
+  const double q_lora = static_cast<double>(m.q_lora_rank);
+  const double kv_down = static_cast<double>(m.kv_lora_rank + m.qk_pos_emb_head_dim);
+  return (h + bias) * q_lora + (h + bias) * kv_down;
+}
+
+double attention_parameters(const ModelConfig& m) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double bias = m.add_bias_linear ? 1.0 : 0.0;
+  if (!m.multi_latent_attention) {
+    // QKV: h x (q + 2kv) (+ bias); output projection: q x h (+ bias).
+    const double q = static_cast<double>(m.query_width());
+    const double kv = static_cast<double>(m.kv_width());
+    return h * (q + 2.0 * kv) + bias * (q + 2.0 * kv) + q * h + bias * h + qk_norm_parameters(m);
+  }
+  // MLA: the down projections (h -> q_lora, h -> kv_lora + d_r), the up projections
+  // (q_lora -> H (d_qk + d_r), or h -> that without q_lora; kv_lora -> H (d_qk + d_v)),
+  // the output projection H d_v -> h, and the latents' norms.
+  const double heads = static_cast<double>(m.num_attention_heads);
+  const double qk = heads * static_cast<double>(m.qk_head_dim + m.qk_pos_emb_head_dim);
+  const double kv_up = heads * static_cast<double>(m.qk_head_dim + m.v_head_dim);
+  const double q_in = m.q_lora_rank > 0 ? static_cast<double>(m.q_lora_rank) : h;
+  const double v = static_cast<double>(m.attention_v_width());
+  return mla_down_projection_parameters(m) + (q_in + bias) * qk + (static_cast<double>(m.kv_lora_rank) + bias) * kv_up +
+         v * h + bias * h + qk_norm_parameters(m);
 }
 
 ParameterCount count_parameters(const ModelConfig& m) {
   const double h = static_cast<double>(m.hidden_size);
   const double f = static_cast<double>(m.ffn_hidden_size);
-  const double q = static_cast<double>(m.query_width());
-  const double kv = static_cast<double>(m.kv_width());
   const double bias = m.add_bias_linear ? 1.0 : 0.0;
   // LayerNorm has a scale and a shift, RMSNorm only a scale.
   const double norm = m.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
@@ -22,9 +60,7 @@ ParameterCount count_parameters(const ModelConfig& m) {
   c.position_embeddings = m.position_embedding == PositionEmbedding::kLearnedAbsolute
                               ? static_cast<double>(m.max_position_embeddings) * h
                               : 0.0;
-  // QKV: h x (q + 2 kv) (+ bias); output projection: q x h (+ bias); QK-norm: one
-  // norm over the head dimension d for the queries and one for the keys.
-  c.attention_per_layer = h * (q + 2.0 * kv) + bias * (q + 2.0 * kv) + q * h + bias * h + qk_norm_parameters(m);
+  c.attention_per_layer = attention_parameters(m);
   // GELU MLP: h x f and f x h; SwiGLU adds the gate (a second h x f). A routed
   // expert is one of width moe_ffn_hidden_size, the shared experts one of width
   // moe_shared_expert_intermediate_size.

@@ -30,4 +30,13 @@ ParameterCount count_parameters(const ModelConfig& m);
 // and whole on every tensor-parallel rank; 0 without it.
 double qk_norm_parameters(const ModelConfig& m);
 
+// One layer's attention weights: QKV and output projections with their biases and
+// qk_layernorm's norms, or multi-head latent attention's projections and norms.
+double attention_parameters(const ModelConfig& m);
+
+// Multi-head latent attention's down projections (h -> q_lora_rank and h ->
+// kv_lora_rank + qk_pos_emb_head_dim) with their biases: whole on every
+// tensor-parallel rank (Megatron-Core builds them duplicated); 0 without MLA.
+double mla_down_projection_parameters(const ModelConfig& m);
+
 }  // namespace trainsim::workload

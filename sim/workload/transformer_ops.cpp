@@ -208,23 +208,78 @@ std::vector<Op> TransformerOps::embedding_forward() const {
   return ops;
 }
 
+std::vector<Op> TransformerOps::mla_projections(long long layer) const {
+  // Megatron-Core's MLASelfAttention (docs/model.md, "Multi-head latent attention"):
+  // the down projections run duplicated on every TP rank over its own tokens (T/t
+  // with SP), their latents are gathered along the sequence (one all-gather), then
+  // normalized and projected up, column-parallel, to the rank's a = H/t heads. The
+  // down projections' and norms' weights are whole on every rank.
+  const double h = static_cast<double>(model_.hidden_size);
+  const double bias = model_.add_bias_linear ? 1.0 : 0.0;
+  const double a = static_cast<double>(model_.num_attention_heads) / tp_;
+  const double d_qk = static_cast<double>(model_.qk_head_dim);
+  const double d_r = static_cast<double>(model_.qk_pos_emb_head_dim);
+  const double d_v = static_cast<double>(model_.v_head_dim);
+  const double q_lora = static_cast<double>(model_.q_lora_rank);
+  const double kv_lora = static_cast<double>(model_.kv_lora_rank);
+  const double local = tokens_ / sp_;
+  std::vector<Op> ops;
+  if (q_lora <= 0.0) {
+    // Queries straight from h: a column-parallel projection of the gathered input,
+    // and the KV down projection on the same gathered tokens.
+    if (tp_ > 1.0) ops.push_back(tp_enter("attn_f", layer));
+    push_gemm(ops, matmul("q_proj", tokens_, a * (d_qk + d_r), h, (h + bias) * a * (d_qk + d_r), layer), true);
+    push_gemm(ops, matmul("kv_down_proj", tokens_, kv_lora + d_r, h, (h + bias) * (kv_lora + d_r), layer), true);
+  } else {
+    push_gemm(ops, matmul("q_down_proj", local, q_lora, h, (h + bias) * q_lora, layer), true);
+    push_gemm(ops, matmul("kv_down_proj", local, kv_lora + d_r, h, (h + bias) * (kv_lora + d_r), layer), true);
+    if (tp_ > 1.0) {
+      Op gather = tp_enter("mla_latents_f", layer);
+      gather.comm_bytes = tokens_ * (q_lora + kv_lora + d_r) * act_bytes_;
+      ops.push_back(std::move(gather));
+    }
+  }
+  if (model_.qk_layernorm) {
+    // q_layernorm and kv_layernorm over the gathered latents (read and write each).
+    ops.push_back(elementwise("latent_norms", 2.0 * tokens_ * (q_lora + kv_lora) * act_bytes_,
+                              qk_norm_parameters(model_), layer, hw::KernelId::kLayernormForward));
+  }
+  if (q_lora > 0.0)
+    push_gemm(ops, matmul("q_up_proj", tokens_, a * (d_qk + d_r), q_lora, (q_lora + bias) * a * (d_qk + d_r), layer),
+              true);
+  push_gemm(ops, matmul("kv_up_proj", tokens_, a * (d_qk + d_v), kv_lora, (kv_lora + bias) * a * (d_qk + d_v), layer),
+            true);
+  // Rotary embedding of the d_r parts and the concatenations into Q and K: read the
+  // query, the keys' d_qk parts and the shared d_r part, write Q and K.
+  ops.push_back(elementwise("mla_rope", tokens_ * (a * (d_qk + d_r) + a * d_qk + d_r + 2.0 * a * (d_qk + d_r)) *
+                                            act_bytes_,
+                            0.0, layer));
+  return ops;
+}
+
 std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
   // Heads split t ways; query groups too, but never below one group per rank.
-  const double q = static_cast<double>(model_.query_width()) / tp_;
-  const double kv = std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
+  // q: the width QK^T reads per query and key head (MLA: d_qk + d_r per head), out:
+  // the width AV writes (MLA: d_v per head); kv: K and V as stored (MLA: K of q,
+  // V of out).
+  const bool mla = model_.multi_latent_attention;
+  const double q = static_cast<double>(model_.attention_qk_width()) / tp_;
+  const double out = static_cast<double>(model_.attention_v_width()) / tp_;
+  const double kv = mla ? (q + out) / 2.0
+                        : std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
   const double a = static_cast<double>(model_.num_attention_heads) / tp_;
   // The s/c local queries attend to all s keys (context parallelism; c = 1: s^2).
-  const double full_flops = 4.0 * b_ * s_ * (s_ * cp_) * q;  // QK^T and AV, 2 b s^2 q each
+  const double full_flops = 2.0 * b_ * s_ * (s_ * cp_) * (q + out);  // QK^T and AV: 2 b s^2 q and 2 b s^2 out
   if (training_.attention_backend == AttentionBackend::kFlash) {
     Op op;
     op.name = "attention";
     op.layer = layer;
     op.work.kind = hw::KernelClass::kAttention;
     op.work.kernel = hw::KernelId::kAttentionForward;
-    op.work.head_dim = static_cast<int>(model_.kv_channels);
+    op.work.head_dim = static_cast<int>(mla ? model_.qk_head_dim + model_.qk_pos_emb_head_dim : model_.kv_channels);
     op.work.flops = full_flops * kCausalFraction;
     // Reads Q, K, V and writes O and the fp32 log-sum-exp per row.
-    op.work.bytes = tokens_ * (2.0 * q + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
+    op.work.bytes = tokens_ * (q + out + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
     op.model_flops = full_flops;
     if (cp_ <= 1.0) return {op};
     // Ring attention (Liu et al. 2023; Megatron-LM's context parallelism through
@@ -249,7 +304,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
       Op block = op;
       block.name = "attention.block" + std::to_string(i);
       block.work.flops /= cp_;
-      block.work.bytes = tokens_ * (2.0 * q + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
+      block.work.bytes = tokens_ * (q + out + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
       block.model_flops /= cp_;
       block.waits_for_ring = i > 0;
       ring.push_back(block);
@@ -264,18 +319,18 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
   Op qk;
   qk.name = "attention.scores";
   qk.layer = layer;
-  qk.work = {hw::KernelClass::kAttention, full_flops / 2.0, tokens_ * (q + kv) * act_bytes_ + scores * act_bytes_,
-             count};
-  qk.model_flops = full_flops / 2.0;
+  const double qk_flops = 2.0 * b_ * s_ * (s_ * cp_) * q;
+  const double av_flops = full_flops - qk_flops;
+  qk.work = {hw::KernelClass::kAttention, qk_flops, tokens_ * (q + kv) * act_bytes_ + scores * act_bytes_, count};
+  qk.model_flops = qk_flops;
   Op softmax = elementwise("attention.softmax", scores * softmax_bytes_per_score(false), 0.0, layer);
   softmax.kernel_class = "attention";
   softmax.backward_bytes = scores * softmax_bytes_per_score(true);
   Op av;
   av.name = "attention.context";
   av.layer = layer;
-  av.work = {hw::KernelClass::kAttention, full_flops / 2.0, scores * act_bytes_ + tokens_ * (kv + q) * act_bytes_,
-             count};
-  av.model_flops = full_flops / 2.0;
+  av.work = {hw::KernelClass::kAttention, av_flops, scores * act_bytes_ + tokens_ * (kv + out) * act_bytes_, count};
+  av.model_flops = av_flops;
   return {qk, softmax, av};
 }
 
@@ -304,10 +359,14 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   // SwiGLU's gate x up has no measured kernel of its own (roofline).
   const hw::KernelId activation = model_.swiglu ? hw::KernelId::kNone : hw::KernelId::kGeluForward;
   ops.push_back(elementwise("input_norm", norm_bytes, norm_params, layer, kNorm));
-  if (tp_ > 1.0) ops.push_back(tp_enter("attn_f", layer));
-  push_gemm(ops, matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer),
-            true);
-  if (model_.qk_layernorm) {
+  if (model_.multi_latent_attention) {
+    for (Op& op : mla_projections(layer)) ops.push_back(std::move(op));
+  } else {
+    if (tp_ > 1.0) ops.push_back(tp_enter("attn_f", layer));
+    push_gemm(ops, matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer),
+              true);
+  }
+  if (model_.qk_layernorm && !model_.multi_latent_attention) {
     // One norm kernel over the rank's query and key heads: reads and writes their
     // t (q + kv) elements (inside the TP region: split by t, not by SP).
     ops.push_back(elementwise("qk_norm", 2.0 * tokens_ * (q + kv) * act_bytes_, qk_norm_parameters(model_), layer,
@@ -315,7 +374,8 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   }
   for (Op& op : trainsim_train() ? trainer_attention_forward(layer) : attention_core_forward(layer))
     ops.push_back(std::move(op));
-  push_gemm(ops, matmul("attn_out_proj", tokens_, h, q, q * h + bias * h, layer), false);
+  const double out = static_cast<double>(model_.attention_v_width()) / tp_;  // q without MLA
+  push_gemm(ops, matmul("attn_out_proj", tokens_, h, out, out * h + bias * h, layer), false);
   if (tp_ > 1.0) ops.push_back(tp_exit("attn_g", layer));
   ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer, kResidual));
   ops.back().kernel_class = "residual";  // its backward too, which no kernel of ours runs

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -331,6 +332,53 @@ TEST(DenseLayers, MoeLayerFreqTakesAPeriodOrAList) {
   fails(four + R"(, "moe_layer_freq": [0, 0]})", "every layer dense");
   fails(four + R"(, "moe_layer_freq": 2, "first_k_dense_replace": 1})", "not both");
   fails(kDense.substr(0, kDense.size() - 1) + R"(, "first_k_dense_replace": 1})", "needs num_experts");
+}
+
+// Multi-head latent attention: 8 heads, q_lora 256, kv_lora 128, d_qk 64, d_r 32, d_v 64.
+const std::string kLatent = R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8, "seq_length": 512,
+                                 "vocab_size": 32000, "multi_latent_attention": true, "q_lora_rank": 256,
+                                 "kv_lora_rank": 128, "qk_head_dim": 64, "qk_pos_emb_head_dim": 32,
+                                 "v_head_dim": 64, "qk_layernorm": true, "normalization": "RMSNorm",
+                                 "add_bias_linear": false, "swiglu": true, "ffn_hidden_size": 2048})";
+
+TEST(LatentAttention, ProjectsThroughTheLatentsAndAttendsWithItsOwnHeadDims) {
+  // tp 2 with SP, b s = 2 x 512 = 1024 tokens, a = 4 heads per rank.
+  const auto s = testing::make_scenario(kLatent, R"("micro_batch_size": 2)", R"("tp": 2, "sequence_parallel": true)");
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  std::map<std::string, const workload::Task*> fwd;
+  for (const workload::Task& t : g.graph.tasks())
+    if (t.rank == 0 && t.microbatch == 0 && t.layer == 0 && !t.name.ends_with(".backward")) fwd[t.name] = &t;
+  // Down projections on the rank's 512 tokens, whole; up projections on all 1024.
+  EXPECT_DOUBLE_EQ(fwd.at("layer0.q_down_proj")->compute.flops, 2.0 * 512 * 256 * 1024);
+  EXPECT_DOUBLE_EQ(fwd.at("layer0.kv_down_proj")->compute.flops, 2.0 * 512 * (128 + 32) * 1024);
+  EXPECT_DOUBLE_EQ(fwd.at("layer0.q_up_proj")->compute.flops, 2.0 * 1024 * (4 * 96) * 256);
+  EXPECT_DOUBLE_EQ(fwd.at("layer0.kv_up_proj")->compute.flops, 2.0 * 1024 * (4 * 128) * 128);
+  EXPECT_DOUBLE_EQ(fwd.at("layer0.attn_out_proj")->compute.flops, 2.0 * 1024 * 1024 * (4 * 64));
+  // One all-gather of the latents: 1024 tokens x (256 + 128 + 32) x 2 bytes.
+  EXPECT_DOUBLE_EQ(fwd.at("layer0.mla_latents_f")->collective->bytes, 1024.0 * 416 * 2);
+  EXPECT_EQ(fwd.count("layer0.attn_f"), 0u);
+  EXPECT_EQ(fwd.count("layer0.qkv_proj"), 0u);
+  // Flash attention, causal: (2 b s^2 x 4 x 96 for QK^T + 2 b s^2 x 4 x 64 for AV) / 2.
+  EXPECT_DOUBLE_EQ(fwd.at("layer0.attention")->compute.flops, (2.0 * 2 * 512 * 512 * (4 * 96 + 4 * 64)) / 2);
+  EXPECT_EQ(fwd.at("layer0.attention")->compute.head_dim, 96);
+  // Weights: latent attention's down projections and norms whole, the rest split t ways.
+  const workload::ParameterCount c = workload::count_parameters(s.model);
+  EXPECT_EQ(c.attention_per_layer,
+            1024.0 * 256 + 1024.0 * 160 + 256.0 * 8 * 96 + 128.0 * 8 * 128 + 8.0 * 64 * 1024 + 256 + 128);
+}
+
+TEST(LatentAttention, ItsKeysNeedItAndItHasNoRing) {
+  const auto fails = [](const std::string& model, const std::string& parallelism, const std::string& text) {
+    try {
+      testing::make_scenario(model, "", parallelism);
+      ADD_FAILURE() << model << " was accepted";
+    } catch (const scenario::ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  fails(kDense.substr(0, kDense.size() - 1) + R"(, "kv_lora_rank": 64})", "", "needs \"multi_latent_attention\": true");
+  fails(kLatent.substr(0, kLatent.size() - 1) + R"(, "num_query_groups": 2})", "", "has no query groups");
+  fails(kLatent, R"("cp": 2, "dp": 4)", "with multi_latent_attention is not modeled");
 }
 
 TEST(ContextExpertErrors, ImpossibleLayoutsNameTheField) {

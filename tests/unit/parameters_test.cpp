@@ -54,6 +54,23 @@ TEST(Parameters, MixtralCountsEveryExpertAndTheRouter) {
   EXPECT_EQ(c.active_per_token, 46'702'792'704.0 - 32.0 * 6.0 * 3.0 * 4096.0 * 14336.0);
 }
 
+// DeepSeek-V3 (technical report, section 4.2; its config.json), by hand:
+//   attention per layer: q down 7168 x 1536 = 11,010,048, kv down 7168 x 576 =
+//   4,128,768, q up 1536 x 128 x 192 = 37,748,736, kv up 512 x 128 x 256 =
+//   16,777,216, output 16384 x 7168 = 117,440,512, latent norms 1536 + 512:
+//   187,107,328, x 61 layers = 11,413,547,008;
+//   3 dense MLPs of 3 x 7168 x 18432 = 1,189,085,184;
+//   58 MoE MLPs of 256 x 44,040,192 routed + 44,040,192 shared + 1,835,008 router
+//   = 656,569,532,416; norms 61 x 14,336 = 874,496; embeddings and output
+//   2 x 129280 x 7168 = 1,853,358,080; final norm 7,168.
+// Total 671,026,404,352 ("671B"); active 37,552,282,624 ("37B"): 58 x 248 idle experts fewer.
+TEST(Parameters, DeepSeekV3CountsLatentAttentionDenseLayersAndSharedExperts) {
+  const auto c = workload::count_parameters(testing::make_scenario("\"deepseek-v3\"").model);
+  EXPECT_EQ(c.attention_per_layer, 187'107'328.0);
+  EXPECT_EQ(c.total, 671'026'404'352.0);
+  EXPECT_EQ(c.active_per_token, 671'026'404'352.0 - 58.0 * 248.0 * 44'040'192.0);
+}
+
 TEST(Parameters, Gpt3IsWithinRoundingOfThePublished175B) {
   // Brown et al. 2020 Table 2.1 rounds to 175.0B; the architecture gives 174.6B:
   // 12 l h^2 + 13 l h + V h + s h + 2 h with l=96, h=12288, V=50257, s=2048.

@@ -207,7 +207,7 @@ std::vector<BadCase> presets_cases() {
       invalid("UnknownModelPreset", patched(R"({"model": "llama3-9b"})"), "/model",
               {"expected one of the model presets", R"(did you mean "llama3-8b"?)", R"(found "llama3-9b")"}),
       invalid("UnknownModelPresetFarOff", patched(R"({"model": "bert-large"})"), "/model",
-              {"expected one of the model presets gpt2-124m,", "mixtral-8x7b", R"(found "bert-large")"})
+              {"expected one of the model presets deepseek-v3, gpt2-124m,", "mixtral-8x7b", R"(found "bert-large")"})
   };
 }
 
