@@ -128,6 +128,11 @@ void LayoutChecks::sizes(const ParallelConfig& p) const {
     fail("sequence_parallel", fmt::format("a mixture-of-experts model with tensor_model_parallel_size {} needs "
                                           "\"sequence_parallel\": true (as Megatron-LM)",
                                           p.tensor));
+  if (p.context > 1 && model.attention_window > 0)
+    fail("context_parallel_size",
+         fmt::format("context_parallel_size ({}) with a sliding window (window_size) is not modeled (the ring "
+                     "would skip the blocks outside the window); use context_parallel_size 1",
+                     p.context));
   if (p.context > 1 && model.multi_latent_attention)
     fail("context_parallel_size",
          fmt::format("context_parallel_size ({}) with multi_latent_attention is not modeled (the ring would pass "

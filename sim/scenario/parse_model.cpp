@@ -40,6 +40,51 @@ void read_latent_attention(const ObjectReader& m, workload::ModelConfig& c) {
   c.v_head_dim = m.integer("v_head_dim", 1, kMaxWidth, 128);
 }
 
+// Sliding-window attention as Megatron-Core's window_size ((left, right), -1 an
+// infinite side; causal training needs right 0) and window_attn_skip_freq (an
+// integer N: layer number n, 1-based, is windowed unless n % N == 0; or a list, 1
+// windowed, 0 full, one per layer).
+void read_attention_window(const ObjectReader& m, workload::ModelConfig& c) {
+  if (!m.has_non_null("window_size")) {
+    if (m.has_non_null("window_attn_skip_freq"))
+      m.fail_message("window_attn_skip_freq", "window_attn_skip_freq needs window_size");
+    return;
+  }
+  const nlohmann::json& given = m.raw("window_size");
+  const std::string expected = "[left, 0] (tokens before each query; -1: no window) or an integer left";
+  long long left = 0;
+  if (given.is_number_integer()) {
+    left = given.get<long long>();
+  } else if (given.is_array() && given.size() == 2 && given[0].is_number_integer() && given[1].is_number_integer()) {
+    left = given[0].get<long long>();
+    if (given[1].get<long long>() != 0)
+      m.fail_message("window_size", fmt::format("window_size's right side ({}) lets queries see later tokens; causal "
+                                                "training needs 0", given[1].get<long long>()));
+  } else {
+    m.fail("window_size", expected, given);
+  }
+  if (left == -1) return;  // an infinite window: full attention
+  if (left < 1) m.fail("window_size", expected, given);
+  c.attention_window = left;
+  if (!m.has_non_null("window_attn_skip_freq")) return;
+  const auto layers = static_cast<std::size_t>(c.num_layers);
+  c.window_layer_pattern.assign(layers, true);
+  const nlohmann::json& freq = m.raw("window_attn_skip_freq");
+  if (freq.is_number_integer()) {
+    const long long every = m.integer("window_attn_skip_freq", 1, c.num_layers);
+    for (std::size_t l = 0; l < layers; ++l) c.window_layer_pattern[l] = static_cast<long long>(l + 1) % every != 0;
+    return;
+  }
+  const std::string list = fmt::format("an integer from 1 to {} or a list of {} zeros and ones (1: windowed)",
+                                       c.num_layers, c.num_layers);
+  if (!freq.is_array() || freq.size() != layers) m.fail("window_attn_skip_freq", list, freq);
+  for (std::size_t l = 0; l < layers; ++l) {
+    if (!freq[l].is_number_integer() || (freq[l].get<long long>() != 0 && freq[l].get<long long>() != 1))
+      m.fail("window_attn_skip_freq", list, freq);
+    c.window_layer_pattern[l] = freq[l].get<long long>() == 1;
+  }
+}
+
 std::vector<bool> moe_layer_pattern(const ObjectReader& m, const workload::ModelConfig& c) {
   const bool freq = m.has_non_null("moe_layer_freq");
   const bool first_k = m.has_non_null("first_k_dense_replace");
@@ -93,7 +138,7 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
                         "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "moe_ffn_hidden_size",
                         "moe_shared_expert_intermediate_size", "moe_layer_freq", "first_k_dense_replace",
                         "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim",
-                        "v_head_dim", "swiglu", "untie_embeddings", "normalization",
+                        "v_head_dim", "window_size", "window_attn_skip_freq", "softmax_type", "swiglu", "untie_embeddings", "normalization",
                         "position_embedding_type", "add_bias_linear", "qk_layernorm", "hidden_dropout",
                         "attention_dropout",
                         "published_parameters", "source", "preset"},
@@ -131,6 +176,8 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
   c.add_bias_linear = m.boolean("add_bias_linear", true);
   c.qk_layernorm = m.boolean("qk_layernorm", false);
   read_latent_attention(m, c);
+  read_attention_window(m, c);
+  c.learnable_softmax_offset = m.choice("softmax_type", {"vanilla", "off-by-one", "learnable"}, "vanilla") == "learnable";
   c.hidden_dropout = m.number("hidden_dropout", 0.0, 0.99, 0.1);
   c.attention_dropout = m.number("attention_dropout", 0.0, 0.99, 0.1);
   c.num_experts = m.integer("num_experts", 0, 100'000, 0);

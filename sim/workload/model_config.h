@@ -58,6 +58,16 @@ struct ModelConfig {
   long long qk_head_dim = 128;
   long long qk_pos_emb_head_dim = 64;
   long long v_head_dim = 128;
+  // Sliding-window attention (Megatron-Core's window_size (left, 0) and
+  // window_attn_skip_freq; GPT-OSS, Mistral): a query attends to itself and the
+  // `attention_window` tokens before it, on the windowed layers; 0: full causal
+  // attention everywhere. window_layer_pattern: per layer, true when windowed
+  // (empty: every layer, when a window is set).
+  long long attention_window = 0;
+  std::vector<bool> window_layer_pattern;
+  // Megatron-Core's softmax_type "learnable": a learned logit per head that takes
+  // part in the softmax (attention sinks, GPT-OSS): num_attention_heads weights per layer.
+  bool learnable_softmax_offset = false;
   double hidden_dropout = 0.1;
   double attention_dropout = 0.1;
   std::optional<double> published_parameters;  // from the preset's source
@@ -79,6 +89,19 @@ struct ModelConfig {
     long long n = 0;
     for (const bool moe : moe_layer_pattern) n += moe ? 1 : 0;
     return n;
+  }
+  // Whether decoder layer `layer` (0-based) attends within a sliding window.
+  [[nodiscard]] bool is_window_layer(long long layer) const {
+    if (attention_window <= 0) return false;
+    if (window_layer_pattern.empty()) return true;
+    return window_layer_pattern.at(static_cast<std::size_t>(layer));
+  }
+  // Query-key pairs one sequence of s tokens attends to per head in a windowed
+  // layer: each query itself and up to w keys before it.
+  [[nodiscard]] double window_pairs(double s) const {
+    const double w = static_cast<double>(attention_window);
+    if (s <= w + 1.0) return s * (s + 1.0) / 2.0;
+    return (w + 1.0) * (w + 2.0) / 2.0 + (s - w - 1.0) * (w + 1.0);
   }
   // Whether the layers mix dense and MoE MLPs.
   [[nodiscard]] bool mixes_layers() const { return moe_layers() != 0 && moe_layers() != num_layers; }

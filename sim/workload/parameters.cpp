@@ -18,6 +18,10 @@ double qk_norm_parameters(const ModelConfig& m) {
   return 2.0 * norm_weights(m, static_cast<double>(m.kv_channels));
 }
 
+double softmax_offset_parameters(const ModelConfig& m) {
+  return m.learnable_softmax_offset ? static_cast<double>(m.num_attention_heads) : 0.0;
+}
+
 double mla_down_projection_parameters(const ModelConfig& m) {
   if (!m.multi_latent_attention) return 0.0;
   const double h = static_cast<double>(m.hidden_size);
@@ -34,7 +38,8 @@ double attention_parameters(const ModelConfig& m) {
     // QKV: h x (q + 2kv) (+ bias); output projection: q x h (+ bias).
     const double q = static_cast<double>(m.query_width());
     const double kv = static_cast<double>(m.kv_width());
-    return h * (q + 2.0 * kv) + bias * (q + 2.0 * kv) + q * h + bias * h + qk_norm_parameters(m);
+    return h * (q + 2.0 * kv) + bias * (q + 2.0 * kv) + q * h + bias * h + qk_norm_parameters(m) +
+           softmax_offset_parameters(m);
   }
   // MLA: the down projections (h -> q_lora, h -> kv_lora + d_r), the up projections
   // (q_lora -> H (d_qk + d_r), or h -> that without q_lora; kv_lora -> H (d_qk + d_v)),
@@ -45,7 +50,7 @@ double attention_parameters(const ModelConfig& m) {
   const double q_in = m.q_lora_rank > 0 ? static_cast<double>(m.q_lora_rank) : h;
   const double v = static_cast<double>(m.attention_v_width());
   return mla_down_projection_parameters(m) + (q_in + bias) * qk + (static_cast<double>(m.kv_lora_rank) + bias) * kv_up +
-         v * h + bias * h + qk_norm_parameters(m);
+         v * h + bias * h + qk_norm_parameters(m) + softmax_offset_parameters(m);
 }
 
 ParameterCount count_parameters(const ModelConfig& m) {

@@ -30,6 +30,10 @@ ParameterCount count_parameters(const ModelConfig& m);
 // and whole on every tensor-parallel rank; 0 without it.
 double qk_norm_parameters(const ModelConfig& m);
 
+// Attention sinks (softmax_type "learnable"): one logit per head in a layer, split
+// with the heads over the tensor-parallel ranks; 0 otherwise.
+double softmax_offset_parameters(const ModelConfig& m);
+
 // One layer's attention weights: QKV and output projections with their biases and
 // qk_layernorm's norms, or multi-head latent attention's projections and norms.
 double attention_parameters(const ModelConfig& m);

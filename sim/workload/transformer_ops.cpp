@@ -1,9 +1,11 @@
 #include "workload/transformer_ops.h"
-#include "workload/parameters.h"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <utility>
+
+#include "workload/parameters.h"
 
 namespace trainsim::workload {
 
@@ -271,16 +273,20 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
   // The s/c local queries attend to all s keys (context parallelism; c = 1: s^2).
   const double full_flops = 2.0 * b_ * s_ * (s_ * cp_) * (q + out);  // QK^T and AV: 2 b s^2 q and 2 b s^2 out
   if (training_.attention_backend == AttentionBackend::kFlash) {
+    // Causal: half of the s^2 pairs run, the model FLOPs count all of them. A
+    // sliding window runs its pairs (ModelConfig::window_pairs), and the model FLOPs
+    // count twice as many, as for causal attention.
+    const double fraction = model_.is_window_layer(layer) ? model_.window_pairs(s_) / (s_ * s_) : kCausalFraction;
     Op op;
     op.name = "attention";
     op.layer = layer;
     op.work.kind = hw::KernelClass::kAttention;
     op.work.kernel = hw::KernelId::kAttentionForward;
     op.work.head_dim = static_cast<int>(mla ? model_.qk_head_dim + model_.qk_pos_emb_head_dim : model_.kv_channels);
-    op.work.flops = full_flops * kCausalFraction;
+    op.work.flops = full_flops * fraction;
     // Reads Q, K, V and writes O and the fp32 log-sum-exp per row.
     op.work.bytes = tokens_ * (q + out + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
-    op.model_flops = full_flops;
+    op.model_flops = full_flops * fraction / kCausalFraction;
     if (cp_ <= 1.0) return {op};
     // Ring attention (Liu et al. 2023; Megatron-LM's context parallelism through
     // Transformer Engine): c blocks, one per K, V chunk, each a c-th of the work
@@ -695,20 +701,21 @@ Op TransformerOps::optimizer_step(double params) const {
 double TransformerOps::model_flops_per_microbatch() const {
   double fwd = 0.0;
   for (const Op& op : head_forward()) fwd += op.model_flops;
-  // Layers of one kind (dense or MoE) are alike: one of each, times their count.
-  const auto layer_flops = [&](long long l) {
-    double sum = 0.0;
-    for (const Op& op : layer_forward(l)) sum += op.model_flops;
-    return sum;
-  };
-  const long long moe = model_.moe_layers();
-  const long long dense = model_.num_layers - moe;
-  long long first_dense = 0;
-  while (first_dense < model_.num_layers && model_.is_moe_layer(first_dense)) ++first_dense;
-  long long first_moe = 0;
-  while (first_moe < model_.num_layers && !model_.is_moe_layer(first_moe)) ++first_moe;
-  if (dense > 0) fwd += layer_flops(first_dense) * static_cast<double>(dense);
-  if (moe > 0) fwd += layer_flops(first_moe) * static_cast<double>(moe);
+  // Layers of one kind (dense or MoE MLP, full or windowed attention) are alike:
+  // one of each kind, times how many there are.
+  std::array<long long, 4> first{-1, -1, -1, -1};
+  std::array<double, 4> count{};
+  for (long long l = 0; l < model_.num_layers; ++l) {
+    const std::size_t kind = (model_.is_moe_layer(l) ? 1U : 0U) + (model_.is_window_layer(l) ? 2U : 0U);
+    if (first[kind] < 0) first[kind] = l;
+    count[kind] += 1.0;
+  }
+  for (std::size_t kind = 0; kind < first.size(); ++kind) {
+    if (first[kind] < 0) continue;
+    double per_layer = 0.0;
+    for (const Op& op : layer_forward(first[kind])) per_layer += op.model_flops;
+    fwd += per_layer * count[kind];
+  }
   return 3.0 * fwd;
 }
 

@@ -381,6 +381,60 @@ TEST(LatentAttention, ItsKeysNeedItAndItHasNoRing) {
   fails(kLatent, R"("cp": 2, "dp": 4)", "with multi_latent_attention is not modeled");
 }
 
+// GPT-OSS-style attention: a window of 128 tokens on layer numbers 1, 3, ... (1-based;
+// window_attn_skip_freq 2 keeps every second layer full), attention sinks.
+const std::string kWindowed = kDense.substr(0, kDense.size() - 1) +
+                              R"(, "window_size": [128, 0], "window_attn_skip_freq": 2, "softmax_type": "learnable"})";
+
+TEST(SlidingWindow, WindowedLayersAttendToTheirWindowOnly) {
+  const auto s = testing::make_scenario(kWindowed, R"("micro_batch_size": 2)", "");
+  EXPECT_TRUE(s.model.is_window_layer(0));
+  EXPECT_FALSE(s.model.is_window_layer(1));
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  bool seen0 = false, seen1 = false;
+  for (const workload::Task& t : g.graph.tasks()) {
+    if (t.rank != 0 || t.microbatch != 0) continue;
+    // b = 2, h = 1024. Layer 0: each of 512 queries sees itself and up to 128 keys
+    // before it: 129 x 130 / 2 + (512 - 129) x 129 = 57,792 pairs per head, x 4 b h.
+    if (t.name == "layer0.attention") {
+      seen0 = true;
+      EXPECT_DOUBLE_EQ(t.compute.flops, 4.0 * 2 * 1024 * 57'792);
+      EXPECT_DOUBLE_EQ(t.model_flops, 2.0 * 4.0 * 2 * 1024 * 57'792);
+    }
+    // Layer 1: causal, half of 4 b s^2 h.
+    if (t.name == "layer1.attention") {
+      seen1 = true;
+      EXPECT_DOUBLE_EQ(t.compute.flops, 0.5 * 4.0 * 2 * 512 * 512 * 1024);
+    }
+  }
+  EXPECT_TRUE(seen0 && seen1);
+  // The sinks: one logit per head and layer.
+  const auto plain = workload::count_parameters(testing::make_scenario(kDense).model);
+  EXPECT_EQ(workload::count_parameters(s.model).total, plain.total + 2.0 * 8);
+}
+
+TEST(SlidingWindow, KeysAsMegatronCoreNamesThem) {
+  const auto listed = testing::make_scenario(kDense.substr(0, kDense.size() - 1) +
+                                             R"(, "window_size": 64, "window_attn_skip_freq": [0, 1]})").model;
+  EXPECT_EQ(listed.window_layer_pattern, (std::vector<bool>{false, true}));
+  EXPECT_EQ(testing::make_scenario(kDense.substr(0, kDense.size() - 1) + R"(, "window_size": [-1, 0]})")
+                .model.attention_window,
+            0);
+  const auto fails = [](const std::string& model, const std::string& parallelism, const std::string& text) {
+    try {
+      testing::make_scenario(model, "", parallelism);
+      ADD_FAILURE() << model << " was accepted";
+    } catch (const scenario::ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  const std::string dense = kDense.substr(0, kDense.size() - 1);
+  fails(dense + R"(, "window_size": [128, 128]})", "", "causal training needs 0");
+  fails(dense + R"(, "window_attn_skip_freq": 2})", "", "window_attn_skip_freq needs window_size");
+  fails(dense + R"(, "softmax_type": "sparse"})", "", "/model/softmax_type");
+  fails(kWindowed, R"("cp": 2, "dp": 4)", "with a sliding window (window_size) is not modeled");
+}
+
 TEST(ContextExpertErrors, ImpossibleLayoutsNameTheField) {
   const auto fails = [](const std::string& model, const std::string& training, const std::string& parallelism,
                         const std::string& path) {
