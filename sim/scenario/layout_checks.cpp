@@ -32,6 +32,11 @@ void check_gpt2_block(const std::string& file, const workload::ModelConfig& mode
   if (model.num_query_groups != model.num_attention_heads) unlike.emplace_back("num_query_groups != heads");
   if (model.hidden_dropout > 0.0 || model.attention_dropout > 0.0) unlike.emplace_back("dropout > 0");
   if (model.qk_layernorm) unlike.emplace_back("qk_layernorm");
+  if (model.squared_relu) unlike.emplace_back("squared_relu");
+  if (model.apply_layernorm_1p) unlike.emplace_back("apply_layernorm_1p");
+  if (model.multi_latent_attention) unlike.emplace_back("multi_latent_attention");
+  if (model.attention_window > 0) unlike.emplace_back("window_size");
+  if (model.learnable_softmax_offset) unlike.emplace_back("softmax_type learnable");
   if (!unlike.empty())
     throw ScenarioError(file, "/model",
                         fmt::format("\"framework\": \"{}\" models a GPT-2 block (LayerNorm, GELU MLP, "

@@ -138,7 +138,7 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
                         "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "moe_ffn_hidden_size",
                         "moe_shared_expert_intermediate_size", "moe_layer_freq", "first_k_dense_replace",
                         "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim",
-                        "v_head_dim", "window_size", "window_attn_skip_freq", "softmax_type", "swiglu", "untie_embeddings", "normalization",
+                        "v_head_dim", "window_size", "window_attn_skip_freq", "softmax_type", "swiglu", "squared_relu", "rotary_percent", "apply_layernorm_1p", "untie_embeddings", "normalization",
                         "position_embedding_type", "add_bias_linear", "qk_layernorm", "hidden_dropout",
                         "attention_dropout",
                         "published_parameters", "source", "preset"},
@@ -161,6 +161,8 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
   c.seq_length = m.integer("seq_length", 1, kMaxSeq);
   c.vocab_size = m.integer("vocab_size", 1, kMaxVocab);
   c.swiglu = m.boolean("swiglu", false);
+  c.squared_relu = m.boolean("squared_relu", false);
+  if (c.swiglu && c.squared_relu) m.fail_message("squared_relu", "squared_relu and swiglu are two MLP activations: set one");
   c.untie_embeddings = m.boolean("untie_embeddings", false);
   c.normalization = m.choice("normalization", {"LayerNorm", "RMSNorm"}, "LayerNorm") == "RMSNorm"
                         ? workload::Normalization::kRmsNorm
@@ -168,6 +170,12 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
   c.position_embedding = m.choice("position_embedding_type", {"learned_absolute", "rope"}, "learned_absolute") == "rope"
                              ? workload::PositionEmbedding::kRope
                              : workload::PositionEmbedding::kLearnedAbsolute;
+  c.rotary_percent = m.number("rotary_percent", 1e-9, 1.0, 1.0);
+  if (m.has_non_null("rotary_percent") && c.position_embedding != workload::PositionEmbedding::kRope)
+    m.fail_message("rotary_percent", "rotary_percent needs \"position_embedding_type\": \"rope\"");
+  c.apply_layernorm_1p = m.boolean("apply_layernorm_1p", false);
+  if (c.apply_layernorm_1p && c.normalization != workload::Normalization::kLayerNorm)
+    m.fail_message("apply_layernorm_1p", "apply_layernorm_1p needs \"normalization\": \"LayerNorm\"");
   c.max_position_embeddings = m.integer("max_position_embeddings", 1, kMaxSeq, c.seq_length);
   if (c.position_embedding == workload::PositionEmbedding::kLearnedAbsolute && c.seq_length > c.max_position_embeddings)
     m.fail_message("seq_length", fmt::format("seq_length ({}) exceeds max_position_embeddings ({}) of learned "

@@ -39,6 +39,16 @@ struct ModelConfig {
   // layer of an MoE model.
   std::vector<bool> moe_layer_pattern;
   bool swiglu = false;
+  // Megatron-LM's squared_relu: a non-gated MLP with relu(x)^2 (Nemotron-4; So et
+  // al. 2021, Primer). Same weights and traffic as GELU; no measured kernel of ours.
+  bool squared_relu = false;
+  // Megatron-LM's rotary_percent: the share of each head's dimensions rotated by RoPE
+  // (Nemotron-4: 0.5). trainsim does not price RoPE apart from attention, so it
+  // changes no time or memory; kept so that recipes read as written.
+  double rotary_percent = 1.0;
+  // Megatron-LM's apply_layernorm_1p: LayerNorm scaled by 1 + gamma (Nemotron).
+  // Same weights and kernel as LayerNorm.
+  bool apply_layernorm_1p = false;
   bool untie_embeddings = false;
   Normalization normalization = Normalization::kLayerNorm;
   PositionEmbedding position_embedding = PositionEmbedding::kLearnedAbsolute;

@@ -76,7 +76,7 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
     if (training.precision != hw::Precision::kBf16 || training.grad_reduce_dtype != hw::Precision::kFp32 ||
         training.attention_backend != AttentionBackend::kFlash || training.optimizer != Optimizer::kAdam)
       throw std::invalid_argument(what + " is bf16 with fp32 gradients, fused attention and AdamW");
-    if (model.is_moe() || model.swiglu || model.normalization != Normalization::kLayerNorm ||
+    if (model.is_moe() || model.swiglu || model.squared_relu || model.normalization != Normalization::kLayerNorm ||
         model.position_embedding != PositionEmbedding::kLearnedAbsolute ||
         model.num_query_groups != model.num_attention_heads || model.hidden_dropout > 0.0 ||
         model.attention_dropout > 0.0)
@@ -146,6 +146,12 @@ std::optional<Op> TransformerOps::fp8_cast(const Op& gemm, bool input_from_norm)
 void TransformerOps::push_gemm(std::vector<Op>& ops, Op gemm, bool input_from_norm) const {
   if (std::optional<Op> cast = fp8_cast(gemm, input_from_norm)) ops.push_back(std::move(*cast));
   ops.push_back(std::move(gemm));
+}
+
+// The MLP activation's measured kernel: GELU's; SwiGLU and squared ReLU have none
+// of their own (roofline).
+hw::KernelId TransformerOps::activation_kernel() const {
+  return model_.swiglu || model_.squared_relu ? hw::KernelId::kNone : hw::KernelId::kGeluForward;
 }
 
 Op TransformerOps::tp_enter(std::string name, long long layer) const {
@@ -363,7 +369,7 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   constexpr hw::KernelId kNorm = hw::KernelId::kLayernormForward;
   constexpr hw::KernelId kResidual = hw::KernelId::kResidualForward;
   // SwiGLU's gate x up has no measured kernel of its own (roofline).
-  const hw::KernelId activation = model_.swiglu ? hw::KernelId::kNone : hw::KernelId::kGeluForward;
+  const hw::KernelId activation = activation_kernel();
   ops.push_back(elementwise("input_norm", norm_bytes, norm_params, layer, kNorm));
   if (model_.multi_latent_attention) {
     for (Op& op : mla_projections(layer)) ops.push_back(std::move(op));
@@ -583,7 +589,7 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   // the TP gather (etp_ = tp_: T each) or without it (folded: T / t each).
   const double gathered = etp_ == tp_ ? tokens_ : tokens_ / tp_;
   const double per_expert = c * k * gathered * ep_ / experts;
-  const hw::KernelId activation = model_.swiglu ? hw::KernelId::kNone : hw::KernelId::kGeluForward;
+  const hw::KernelId activation = activation_kernel();
 
   std::vector<Op> ops;
   // Megatron-Core's TopKRouter.gating runs its own linear (router_gating_linear,

@@ -114,6 +114,7 @@ class TransformerOps {
   [[nodiscard]] double softmax_bytes_per_score(bool backward) const;
   [[nodiscard]] double loss_bytes_per_logit(bool backward) const;
   [[nodiscard]] std::vector<Op> attention_core_forward(long long layer) const;
+  [[nodiscard]] hw::KernelId activation_kernel() const;
   // Multi-head latent attention's projections, from the input norm's output to Q, K, V.
   [[nodiscard]] std::vector<Op> mla_projections(long long layer) const;
   // Ring attention's backward: c blocks, each passing K, V and their gradients on.
