@@ -1,6 +1,7 @@
 // Parses "parallelism": reads each key (types, ranges, "auto", aliases, keys that
 // belong to another mode) and runs the layout checks (layout_checks.h) as soon as
 // it has what each needs, so an error names the key as the user wrote it.
+#include <cctype>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,72 @@ void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpu
   check.sizes(p);
 }
 
+// Megatron-Core's pipeline_model_parallel_layout (PipelineParallelLayerLayout's
+// string form): stages separated by '|', 'E' the embedding, 't' a decoder layer, 'L'
+// the loss, "(...)*n" and "x*n" repeated, commas ignored. Returns the decoder layers
+// of each stage; the embedding must open the first stage and the loss close the last.
+std::vector<long long> parse_pipeline_layout(const ObjectReader& o) {
+  const std::string key = "pipeline_model_parallel_layout";
+  std::string text;
+  for (const char c : o.text(key))
+    if (c != ',' && c != ' ') text += c;
+  const auto repeat = [&](std::string& s, bool group) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size();) {
+      std::size_t body_begin = i, body_end = i + 1, after = i + 1;
+      if (group) {
+        if (s[i] != '(') {
+          out += s[i++];
+          continue;
+        }
+        const std::size_t close = s.find(')', i);
+        if (close == std::string::npos) o.fail_message(key, key + ": a '(' without its ')'");
+        body_begin = i + 1;
+        body_end = close;
+        after = close + 1;
+      }
+      std::size_t digits = after + 1;
+      while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits])) != 0) ++digits;
+      if (after >= s.size() || s[after] != '*' || digits == after + 1) {
+        if (group) o.fail_message(key, key + ": a group \"(...)\" must be followed by *n");
+        out += s[i++];
+        continue;
+      }
+      const long long n = std::stoll(s.substr(after + 1, digits - after - 1));
+      if (n < 1 || n > 100'000) o.fail_message(key, key + ": a repeat count must be from 1 to 100000");
+      for (long long k = 0; k < n; ++k) out += s.substr(body_begin, body_end - body_begin);
+      i = digits;
+    }
+    s = out;
+  };
+  repeat(text, true);
+  repeat(text, false);
+  std::vector<long long> stages(1, 0);
+  int embeddings = 0, losses = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '|') {
+      stages.push_back(0);
+    } else if (c == 't') {
+      ++stages.back();
+    } else if (c == 'E') {
+      if (i != 0) o.fail_message(key, key + ": the embedding 'E' must open the first stage, and only there");
+      ++embeddings;
+    } else if (c == 'L') {
+      if (i + 1 != text.size()) o.fail_message(key, key + ": the loss 'L' must close the last stage, and only there");
+      ++losses;
+    } else if (c == 'm') {
+      o.fail_message(key, key + ": multi-token prediction layers ('m') are not modeled");
+    } else {
+      o.fail_message(key, fmt::format("{}: '{}' is not a layer (E embedding, t decoder layer, L loss, | between "
+                                      "stages)", key, c));
+    }
+  }
+  if (embeddings != 1 || losses != 1)
+    o.fail_message(key, key + ": the layout needs the embedding 'E' first and the loss 'L' last");
+  return stages;
+}
+
 // Virtual stages, ZeRO, recomputation, overlaps and the pipeline schedule.
 void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check, const workload::ModelConfig& model,
                                 workload::ParallelConfig& p) {
@@ -53,6 +120,7 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
     p.last_stage_layers = static_cast<int>(o.integer("decoder_last_pipeline_num_layers", 0, model.num_layers));
   p.embedding_in_split = o.boolean("account_for_embedding_in_pipeline_split", false);
   p.loss_in_split = o.boolean("account_for_loss_in_pipeline_split", false);
+  if (o.has_non_null("pipeline_model_parallel_layout")) p.layout_stage_layers = parse_pipeline_layout(o);
   p.zero_stage = static_cast<int>(o.integer("zero_stage", 0, 3, 0));
   const std::string recompute = o.has("recompute_granularity") && o.raw("recompute_granularity").is_null()
                                     ? "none"
@@ -71,6 +139,7 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
     if (o.has("pipeline_schedule") && p.schedule != workload::PipelineSchedule::kInterleaved1F1B)
       o.fail_message("pipeline_schedule", fmt::format("{} needs \"interleaved_1f1b\"",
                                                       p.virtual_stages_per_rank ? "virtual_pipeline_model_parallel_size"
+                                                      : !p.layout_stage_layers.empty() ? "pipeline_model_parallel_layout"
                                                                                 : "num_layers_per_virtual_pipeline_stage"));
     p.schedule = workload::PipelineSchedule::kInterleaved1F1B;
   }
@@ -120,6 +189,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          "num_layers_per_virtual_pipeline_stage", "virtual_pipeline_model_parallel_size",
                          "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                          "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+                         "pipeline_model_parallel_layout",
                          "sequence_parallel", "zero_stage",
                          "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
                          "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",

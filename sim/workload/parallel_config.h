@@ -2,6 +2,7 @@
 // The parallel layout and its options (scenario "parallelism"), Megatron-LM names.
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "workload/training_config.h"
 
@@ -35,6 +36,10 @@ struct ParallelConfig {
   std::optional<int> last_stage_layers;
   bool embedding_in_split = false;
   bool loss_in_split = false;
+  // Megatron-Core's pipeline_model_parallel_layout, read: the decoder layers of each
+  // virtual stage in model order (v = chunk x pp + stage), the embedding on the first
+  // and the loss on the last; empty: none given.
+  std::vector<long long> layout_stage_layers;
   bool sequence_parallel = false;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
@@ -51,10 +56,14 @@ struct ParallelConfig {
   std::optional<long long> ddp_bucket_size;
 
   // Model chunks per stage are set (the interleaved schedule).
-  [[nodiscard]] bool has_virtual_stages() const { return layers_per_virtual_stage || virtual_stages_per_rank; }
+  [[nodiscard]] bool has_virtual_stages() const {
+    return layers_per_virtual_stage || virtual_stages_per_rank ||
+           layout_stage_layers.size() > static_cast<std::size_t>(pipeline);
+  }
   // A split other than trainsim's even one: any of the keys above but the chunks.
   [[nodiscard]] bool custom_split() const {
-    return first_stage_layers || last_stage_layers || embedding_in_split || loss_in_split;
+    return first_stage_layers || last_stage_layers || embedding_in_split || loss_in_split ||
+           !layout_stage_layers.empty();
   }
   [[nodiscard]] int expert_tp() const { return expert_tensor > 0 ? expert_tensor : tensor; }
   // Experts folded over the tensor ranks (expert_tensor_parallel_size 1 < tensor).

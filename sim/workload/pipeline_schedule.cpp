@@ -103,6 +103,26 @@ std::vector<long long> accounted_stage_layers(long long layers, const ParallelCo
 }  // namespace
 
 int model_chunks(long long layers, const ParallelConfig& parallel) {
+  if (!parallel.layout_stage_layers.empty()) {
+    const std::string key = "pipeline_model_parallel_layout";
+    if (parallel.layers_per_virtual_stage || parallel.first_stage_layers || parallel.last_stage_layers ||
+        parallel.embedding_in_split || parallel.loss_in_split)
+      throw PipelineSplitError(key, "pipeline_model_parallel_layout places every layer itself: give it without "
+                                    "num_layers_per_virtual_pipeline_stage, decoder_first/last_pipeline_num_layers "
+                                    "and account_for_embedding/loss_in_pipeline_split");
+    const auto stages = static_cast<long long>(parallel.layout_stage_layers.size());
+    if (stages % parallel.pipeline != 0)
+      throw PipelineSplitError(key, "pipeline_model_parallel_layout has " + text(stages) +
+                                        " stages, which pipeline_model_parallel_size " + text(parallel.pipeline) +
+                                        " does not divide");
+    const long long chunks = stages / parallel.pipeline;
+    if (parallel.virtual_stages_per_rank && *parallel.virtual_stages_per_rank != chunks)
+      throw PipelineSplitError("virtual_pipeline_model_parallel_size",
+                               "virtual_pipeline_model_parallel_size (" + text(*parallel.virtual_stages_per_rank) +
+                                   ") is not the layout's " + text(stages) + " stages / pipeline_model_parallel_size " +
+                                   text(parallel.pipeline) + " = " + text(chunks));
+    return static_cast<int>(chunks);
+  }
   if (parallel.virtual_stages_per_rank) {
     if (parallel.layers_per_virtual_stage)
       throw PipelineSplitError("virtual_pipeline_model_parallel_size",
@@ -131,7 +151,15 @@ std::vector<long long> virtual_stage_layers(long long layers, const ParallelConf
   const int chunks = model_chunks(layers, parallel);
   const int n = pp * chunks;
   std::vector<long long> out(static_cast<std::size_t>(n), 0);
-  if (!parallel.custom_split()) {  // trainsim's even split
+  if (!parallel.layout_stage_layers.empty()) {  // Megatron-Core's layout, as given
+    out = parallel.layout_stage_layers;
+    long long sum = 0;
+    for (const long long l : out) sum += l;
+    if (sum != layers)
+      throw PipelineSplitError("pipeline_model_parallel_layout", "pipeline_model_parallel_layout places " + text(sum) +
+                                                                     " decoder layers ('t'); the model has num_layers " +
+                                                                     text(layers));
+  } else if (!parallel.custom_split()) {  // trainsim's even split
     for (int j = 0; j < n; ++j) out[static_cast<std::size_t>(j)] = layers / n + (j < layers % n ? 1 : 0);
   } else {
     const std::vector<long long> stage = parallel.first_stage_layers || parallel.last_stage_layers
@@ -149,7 +177,8 @@ std::vector<long long> virtual_stage_layers(long long layers, const ParallelConf
     if (parallel.embedding_in_split) out.front() -= 1;
     if (parallel.loss_in_split) out.back() -= 1;
   }
-  const std::string key = parallel.virtual_stages_per_rank ? "virtual_pipeline_model_parallel_size"
+  const std::string key = !parallel.layout_stage_layers.empty() ? "pipeline_model_parallel_layout"
+                          : parallel.virtual_stages_per_rank ? "virtual_pipeline_model_parallel_size"
                           : parallel.layers_per_virtual_stage ? "num_layers_per_virtual_pipeline_stage"
                                                               : "pipeline_model_parallel_size";
   if (!parallel.custom_split() && layers < n)

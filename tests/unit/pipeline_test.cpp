@@ -9,6 +9,7 @@
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
 #include "report/metrics.h"
+#include "scenario/errors.h"
 #include "scenario/reader.h"
 #include "workload/memory.h"
 #include "workload/parameters.h"
@@ -203,6 +204,44 @@ TEST(PipelineSplit, AnEmbeddingOnlyFirstChunkBuildsAndHoldsNoLayerParameters) {
   EXPECT_DOUBLE_EQ(workload::stage_parameters(s.model, s.parallel, 0),
                    layer + c.word_embeddings + c.position_embeddings);
   EXPECT_DOUBLE_EQ(workload::stage_parameters(s.model, s.parallel, 3), layer + c.final_norm + c.output_layer);
+}
+
+// Megatron-Core's pipeline_model_parallel_layout: 5 layers as "E|tt|tt|tL" on 2 stages
+// gives 4 virtual stages (2 chunks each, chunk-major): v0 the embedding alone (stage 0),
+// v1 layers 0-1 (stage 1), v2 layers 2-3 (stage 0), v3 layer 4 and the loss (stage 1).
+TEST(PipelineLayout, MegatronCoreLayoutStringPlacesEveryLayer) {
+  const std::string model = R"({"num_layers": 5, "hidden_size": 256, "num_attention_heads": 4, "seq_length": 128,
+                                 "vocab_size": 1024})";
+  auto s = testing::make_scenario(model, R"("micro_batch_size": 1)",
+                                  R"("pp": 2, "pipeline_model_parallel_layout": "E|(tt|)*2,tL")", 1);
+  EXPECT_EQ(workload::virtual_stage_layers(5, s.parallel), (std::vector<long long>{0, 2, 2, 1}));
+  EXPECT_EQ(workload::model_chunks(5, s.parallel), 2);
+  EXPECT_EQ(s.parallel.schedule, workload::PipelineSchedule::kInterleaved1F1B);
+  EXPECT_EQ(workload::stage_layer_indices(5, s.parallel, 0), (std::vector<long long>{2, 3}));
+  EXPECT_EQ(workload::stage_layer_indices(5, s.parallel, 1), (std::vector<long long>{0, 1, 4}));
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  EXPECT_EQ(g.layers_per_virtual_stage, (std::vector<long long>{0, 2, 2, 1}));
+  // One chunk per stage: "Et*2|t*3L" is 2 + 3.
+  auto plain = testing::make_scenario(model, R"("micro_batch_size": 1)",
+                                      R"("pp": 2, "pipeline_model_parallel_layout": "Et*2|t*3L")", 1);
+  EXPECT_EQ(workload::virtual_stage_layers(5, plain.parallel), (std::vector<long long>{2, 3}));
+  EXPECT_EQ(plain.parallel.schedule, workload::PipelineSchedule::k1F1B);
+
+  const auto refused = [&](const std::string& parallelism, const std::string& text) {
+    try {
+      testing::make_scenario(model, R"("micro_batch_size": 1)", parallelism, 1);
+      ADD_FAILURE() << parallelism << " was accepted";
+    } catch (const scenario::ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("pipeline_model_parallel_layout"), std::string::npos) << e.what();
+    }
+  };
+  refused(R"("pp": 2, "pipeline_model_parallel_layout": "Ett|ttL")", "places 4 decoder layers");
+  refused(R"("pp": 2, "pipeline_model_parallel_layout": "Ett|tt|tL")", "does not divide");
+  refused(R"("pp": 2, "pipeline_model_parallel_layout": "tEt|tttL")", "must open the first stage");
+  refused(R"("pp": 2, "pipeline_model_parallel_layout": "Ett|ttt|m|L")", "multi-token prediction");
+  refused(R"("pp": 2, "pipeline_model_parallel_layout": "Ett|tttL", "account_for_embedding_in_pipeline_split": true)",
+          "places every layer itself");
 }
 
 }  // namespace
