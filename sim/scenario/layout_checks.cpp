@@ -133,6 +133,11 @@ void LayoutChecks::sizes(const ParallelConfig& p) const {
     fail("sequence_parallel", fmt::format("a mixture-of-experts model with tensor_model_parallel_size {} needs "
                                           "\"sequence_parallel\": true (as Megatron-LM)",
                                           p.tensor));
+  if (p.context > 1 && p.context_all_to_all && (model.num_attention_heads / p.tensor) % p.context != 0)
+    fail("cp_comm_type",
+         fmt::format("cp_comm_type \"a2a\" splits the {} heads of each tensor-parallel rank over "
+                     "context_parallel_size {}, which must divide them",
+                     model.num_attention_heads / p.tensor, p.context));
   if (p.context > 1 && model.attention_window > 0)
     fail("context_parallel_size",
          fmt::format("context_parallel_size ({}) with a sliding window (window_size) is not modeled (the ring "

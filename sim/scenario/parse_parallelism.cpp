@@ -35,6 +35,12 @@ void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpu
     check.data_fills_cluster(p);
   }
   p.sequence_parallel = o.boolean("sequence_parallel", false);
+  const std::string cp_comm = o.choice("cp_comm_type", {"p2p", "a2a", "all_gather", "a2a+p2p"}, "p2p");
+  if (cp_comm == "all_gather" || cp_comm == "a2a+p2p")
+    o.fail_message("cp_comm_type", fmt::format("cp_comm_type \"{}\" is not modeled; \"p2p\" (the ring) and \"a2a\" "
+                                               "(Ulysses all-to-all) are",
+                                               cp_comm));
+  p.context_all_to_all = cp_comm == "a2a";
   check.sizes(p);
 }
 
@@ -189,7 +195,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          "num_layers_per_virtual_pipeline_stage", "virtual_pipeline_model_parallel_size",
                          "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                          "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-                         "pipeline_model_parallel_layout",
+                         "pipeline_model_parallel_layout", "cp_comm_type",
                          "sequence_parallel", "zero_stage",
                          "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
                          "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",

@@ -27,6 +27,7 @@ struct IterationLayout {
   // folding): a stage's tp x cp x dp ranks in order tp-cp-dp are grouped
   // ep x expert_dp, the expert-parallel peers adjacent; experts are not split.
   bool folded_experts = false;
+  bool context_all_to_all = false;  // cp_comm_type "a2a": the context group is whole, not ring pairs
   // Rank order tp-cp-ep-dp-pp: stage s holds ranks [s tp cp dp, (s+1) tp cp dp).
   long long ranks_per_stage = 1;
   int gpus_per_node = 1;

@@ -41,6 +41,10 @@ struct ParallelConfig {
   // and the loss on the last; empty: none given.
   std::vector<long long> layout_stage_layers;
   bool sequence_parallel = false;
+  // Megatron-Core's cp_comm_type: "p2p" (false) passes K and V around a ring;
+  // "a2a" (true; DeepSpeed-Ulysses) exchanges Q, K, V and the output by all-to-all so
+  // that each context rank attends over the whole sequence for 1/cp of the heads.
+  bool context_all_to_all = false;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
   bool overlap_grad_reduce = false;  // Megatron-LM's default

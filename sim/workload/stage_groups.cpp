@@ -69,6 +69,17 @@ class StageRanks {
     return explicit_group(pair_shape(across), std::move(pairs));
   }
 
+  // Ulysses all-to-all (cp_comm_type "a2a"): the whole context-parallel group of each
+  // TP index (all of them at once when the group spans nodes).
+  [[nodiscard]] net::CommGroup context_all(const net::CommGroup& shape) const {
+    Members groups;
+    for (int i = 0; i < (shape.nodes > 1 ? l_.tp : 1); ++i) {
+      groups.emplace_back();
+      for (int c = 0; c < l_.cp; ++c) groups.back().push_back(at(i, c, 0));
+    }
+    return explicit_group(shape, std::move(groups));
+  }
+
   [[nodiscard]] net::CommGroup expert(const std::optional<net::CommGroup>& shape) const {
     const net::CommGroup s = shape ? *shape : members_shape(expert_members(0, 0), l_.gpus_per_node);
     Members eps;
@@ -151,7 +162,8 @@ std::vector<StageGroups> stage_groups(const IterationLayout& l) {
     const StageRanks ranks(l, s);
     StageGroups g;
     g.scope.tensor = ranks.tensor(shape.tensor);
-    if (l.cp > 1) g.scope.context = ranks.context(shape.context);
+    if (l.cp > 1)
+      g.scope.context = l.context_all_to_all ? ranks.context_all(shape.context) : ranks.context(shape.context);
     if (l.ep > 1) g.scope.expert = l.folded_experts ? ranks.folded_expert(group_shape(l.ep, 1, gpn))
                                                     : ranks.expert(shape.expert);
     g.data = ranks.data(shape.data);

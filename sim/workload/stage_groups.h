@@ -24,7 +24,7 @@ net::CommGroup pair_shape(bool across_nodes);
 // The groups a stage rank's communication markers run over, by CommScope.
 struct ScopeGroups {
   net::CommGroup tensor;
-  net::CommGroup context;  // ring steps: send_recv to the next context-parallel rank
+  net::CommGroup context;  // ring steps: send_recv to the next context-parallel rank (a2a: the whole group)
   net::CommGroup expert;
   [[nodiscard]] const net::CommGroup& of(CommScope scope) const {
     switch (scope) {

@@ -43,7 +43,8 @@ std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass) {
 }  // namespace
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
-                               int tensor, bool sequence_parallel, int context, int expert, bool folded_experts)
+                               int tensor, bool sequence_parallel, int context, int expert, bool folded_experts,
+                               bool context_all_to_all)
     : model_(model),
       training_(training),
       b_(static_cast<double>(micro_batch)),
@@ -53,7 +54,8 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
       sp_(sequence_parallel ? static_cast<double>(tensor) : 1.0),
       cp_(static_cast<double>(context)),
       ep_(static_cast<double>(expert)),
-      etp_(folded_experts ? 1.0 : static_cast<double>(tensor)) {
+      etp_(folded_experts ? 1.0 : static_cast<double>(tensor)),
+      context_a2a_(context_all_to_all && context > 1) {
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
   if (tensor < 1 || context < 1 || expert < 1) throw std::invalid_argument("parallel sizes must be positive");
   if (model.seq_length % context != 0)
@@ -294,6 +296,25 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
     op.work.bytes = tokens_ * (q + out + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
     op.model_flops = full_flops * fraction / kCausalFraction;
     if (cp_ <= 1.0) return {op};
+    if (context_a2a_) {
+      // Ulysses (Jacobs et al. 2023, DeepSpeed-Ulysses; Megatron-Core's cp_comm_type
+      // "a2a" through Transformer Engine): an all-to-all turns the rank's s/c tokens
+      // of every head into all s tokens of a/c heads for Q, K and V, one kernel attends,
+      // and another all-to-all returns the output; the same two run backward. The
+      // kernel's work and bytes equal the ring's total (b s^2 over a/c heads).
+      const auto exchange = [&](std::string name, double width) {
+        Op a2a;
+        a2a.name = std::move(name);
+        a2a.layer = layer;
+        a2a.comm_marker = true;
+        a2a.scope = CommScope::kContext;
+        a2a.comm_forward = net::CollectiveKind::kAllToAll;
+        a2a.comm_backward = net::CollectiveKind::kAllToAll;
+        a2a.comm_bytes = tokens_ * width * act_bytes_;
+        return a2a;
+      };
+      return {exchange("attention.a2a_qkv", q + 2.0 * kv), op, exchange("attention.a2a_out", out)};
+    }
     // Ring attention (Liu et al. 2023; Megatron-LM's context parallelism through
     // Transformer Engine): c blocks, one per K, V chunk, each a c-th of the work
     // with the causal mask balanced across ranks (2c chunks per sequence); while
@@ -489,7 +510,7 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
   bool ring_done = false;
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
     const bool attention = it->work.kind == hw::KernelClass::kAttention && !it->comm_marker;
-    if (cp_ > 1.0 && (attention || it->scope == CommScope::kContext)) {
+    if (cp_ > 1.0 && !context_a2a_ && (attention || it->scope == CommScope::kContext)) {
       // The ring runs again backward, in its own order (ring_attention_backward).
       if (!ring_done)
         for (Op& op : ring_attention_backward(layer)) ops.push_back(std::move(op));

@@ -80,7 +80,8 @@ class TransformerOps {
   // `folded_experts`: expert_tensor_parallel_size 1 with tensor > 1 (Megatron-Core's
   // MoE parallel folding): experts whole, tokens dispatched from the sequence shards.
   TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch, int tensor = 1,
-                 bool sequence_parallel = false, int context = 1, int expert = 1, bool folded_experts = false);
+                 bool sequence_parallel = false, int context = 1, int expert = 1, bool folded_experts = false,
+                 bool context_all_to_all = false);
 
   [[nodiscard]] std::vector<Op> embedding_forward() const;
   [[nodiscard]] std::vector<Op> layer_forward(long long layer) const;
@@ -156,6 +157,7 @@ class TransformerOps {
   double cp_;         // context-parallel size; tokens_ is already the local s/c share
   double ep_;         // expert-parallel size
   double etp_;        // the experts' tensor-parallel size: tp_, or 1 when folded
+  bool context_a2a_;  // context parallelism by all-to-all (Ulysses), not the ring
 };
 
 }  // namespace trainsim::workload

@@ -80,6 +80,38 @@ TEST(ContextParallel, EachRankComputesACthOfTheAttention) {
   EXPECT_DOUBLE_EQ(layer_attention_flops(four), layer_attention_flops(one) / 4);
 }
 
+// cp_comm_type "a2a" (Ulysses): per layer, an all-to-all of Q, K, V (b s/c = 2 x 128 =
+// 256 tokens x (1024 + 2 x 1024) x 2 bytes) and one of the output (256 x 1024 x 2)
+// forward, the same two backward, over the 4 context ranks; no ring; one attention
+// kernel with the ring's total work.
+TEST(ContextParallel, AllToAllExchangesQkvAndTheOutputInsteadOfTheRing) {
+  const auto s = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4, "cp_comm_type": "a2a")");
+  EXPECT_TRUE(s.parallel.context_all_to_all);
+  const Traffic t = layer_traffic(s, Stream::kCpComm);
+  EXPECT_EQ(t.forward, 2);
+  EXPECT_EQ(t.backward, 2);
+  EXPECT_DOUBLE_EQ(t.forward_bytes, 256.0 * 3072 * 2 + 256.0 * 1024 * 2);
+  EXPECT_DOUBLE_EQ(t.backward_bytes, t.forward_bytes);
+  EXPECT_EQ(t.group_size, 4);
+  const auto ring = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
+  EXPECT_DOUBLE_EQ(layer_attention_flops(s), layer_attention_flops(ring));
+}
+
+TEST(ContextParallel, CommTypesNotModeledAreRefusedByName) {
+  const auto refused = [](const std::string& model, const std::string& parallelism, const std::string& text) {
+    try {
+      testing::make_scenario(model, R"("micro_batch_size": 2)", parallelism);
+      ADD_FAILURE() << parallelism << " was accepted";
+    } catch (const scenario::ScenarioError& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  refused(kDense, R"("cp": 4, "cp_comm_type": "all_gather")", "\"all_gather\" is not modeled");
+  // 6 heads cannot split over 4 context ranks.
+  refused(R"({"num_layers": 2, "hidden_size": 768, "num_attention_heads": 6, "seq_length": 512, "vocab_size": 32000})",
+          R"("cp": 4, "cp_comm_type": "a2a")", "splits the 6 heads of each tensor-parallel rank");
+}
+
 TEST(ContextParallel, GradientsAreReducedOverDataTimesContextRanks) {
   const auto s = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
   EXPECT_EQ(s.parallel.data, 2);
