@@ -69,21 +69,13 @@ int render(const QCommandLineParser& args) {
   return 0;
 }
 
-}  // namespace
+// Whether a window can open: a display server, or a Qt platform the user chose.
+bool has_display() {
+  return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+         !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
 
-int main(int argc, char** argv) {
-  const bool headless = wants_render(argc, argv);
-  // Rendering needs no display: use the offscreen platform unless one is chosen.
-  if (headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  std::unique_ptr<QGuiApplication> app;
-  if (headless)
-    app = std::make_unique<QGuiApplication>(argc, argv);
-  else
-    app = std::make_unique<QApplication>(argc, argv);
-  QCoreApplication::setApplicationName(QStringLiteral("trainsim-gui"));
-  QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
-
-  QCommandLineParser args;
+void add_options(QCommandLineParser& args) {
   args.setApplicationDescription(QStringLiteral("trainsim-gui: timelines, summaries and comparisons of trainsim runs"));
   args.addHelpOption();
   args.addVersionOption();
@@ -101,6 +93,47 @@ int main(int argc, char** argv) {
   args.addOption({QStringLiteral("screenshot"), QStringLiteral("Open the files, save a picture of the window there and quit"),
                   QStringLiteral("FILE.png")});
   args.addOption({QStringLiteral("no-critical-path"), QStringLiteral("With --render: do not outline the critical path")});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QCoreApplication::setApplicationName(QStringLiteral("trainsim-gui"));
+  QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+  // The command line first, before any Qt platform starts: --help, --version and a
+  // bad argument need no display (issue 29).
+  QCommandLineParser args;
+  add_options(args);
+  QStringList arguments;
+  for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
+  // Without an application object Qt does not know the program's name yet.
+  const QString usage = args.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("trainsim-gui"));
+  if (!args.parse(arguments)) {
+    std::fprintf(stderr, "error: %s\n\n%s", qPrintable(args.errorText()), qPrintable(usage));
+    return 2;
+  }
+  if (args.isSet(QStringLiteral("help")) || args.isSet(QStringLiteral("help-all"))) {
+    std::printf("%s", qPrintable(usage));
+    return 0;
+  }
+  if (args.isSet(QStringLiteral("version"))) {
+    std::printf("trainsim-gui 0.1.0\n");
+    return 0;
+  }
+  const bool headless = wants_render(argc, argv);
+  if (!headless && !has_display()) {
+    std::fprintf(stderr,
+                 "error: no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset); draw a result "
+                 "without one with --render RESULT.json --out FILE.png, or set QT_QPA_PLATFORM=offscreen\n");
+    return 1;
+  }
+  // Rendering needs no display: use the offscreen platform unless one is chosen.
+  if (headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  std::unique_ptr<QGuiApplication> app;
+  if (headless)
+    app = std::make_unique<QGuiApplication>(argc, argv);
+  else
+    app = std::make_unique<QApplication>(argc, argv);
   args.process(*app);
 
   if (headless) return render(args);
