@@ -202,8 +202,9 @@ namespace {
 
 // Expert weights of one decoder layer on one GPU: E/ep experts split t ways
 // (their row-parallel down-projection biases whole).
-double layer_expert_parameters(const ModelConfig& m, const ParallelConfig& p, long long layer) {
-  if (!m.is_moe_layer(layer)) return 0.0;
+// `moe`: an MoE layer (ModelConfig::is_moe_layer); a dense layer has none.
+double layer_expert_parameters(const ModelConfig& m, const ParallelConfig& p, bool moe) {
+  if (!moe) return 0.0;
   const ParameterCount c = count_parameters(m);
   const double h = static_cast<double>(m.hidden_size);
   const double bias = m.add_bias_linear ? 1.0 : 0.0;
@@ -215,12 +216,13 @@ double layer_expert_parameters(const ModelConfig& m, const ParallelConfig& p, lo
 }
 
 // Parameters of one decoder layer on one GPU of the tensor-parallel group.
-double layer_parameters(const ModelConfig& m, const ParallelConfig& p, long long layer) {
+// `moe`: an MoE layer (ModelConfig::is_moe_layer), else a dense one.
+double layer_parameters(const ModelConfig& m, const ParallelConfig& p, bool moe) {
   const ParameterCount c = count_parameters(m);
   const double tp = static_cast<double>(p.tensor);
   const double h = static_cast<double>(m.hidden_size);
   const double bias = m.add_bias_linear ? 1.0 : 0.0;
-  if (m.is_moe_layer(layer)) {
+  if (moe) {
     // Attention and the shared experts split t ways (their row-parallel output
     // biases whole), the router whole, the routed experts apart.
     const double router = h * static_cast<double>(m.num_experts);
@@ -228,7 +230,7 @@ double layer_parameters(const ModelConfig& m, const ParallelConfig& p, long long
     const double replicated =
         bias * h + shared_bias + router + c.norms_per_layer + qk_norm_parameters(m) + mla_down_projection_parameters(m);
     return (c.attention_per_layer + c.shared_expert_per_layer + router + c.norms_per_layer - replicated) / tp +
-           replicated + layer_expert_parameters(m, p, layer);
+           replicated + layer_expert_parameters(m, p, true);
   }
   // Row-parallel biases (attention output, MLP down) are whole on every rank. A
   // dense layer of an MoE model has the dense MLP of ffn_hidden_size.
@@ -243,8 +245,11 @@ double layer_parameters(const ModelConfig& m, const ParallelConfig& p, long long
 double largest_gathered_unit(const ModelConfig& m, const ParallelConfig& p, int stage) {
   const ParameterCount c = count_parameters(m);
   const double tp = static_cast<double>(p.tensor);
+  const double dense = layer_parameters(m, p, false);
+  const double moe = layer_parameters(m, p, true);
   double unit = 0.0;
-  for (const long long l : stage_layer_indices(m.num_layers, p, stage)) unit = std::max(unit, layer_parameters(m, p, l));
+  for (const long long l : stage_layer_indices(m.num_layers, p, stage))
+    unit = std::max(unit, m.is_moe_layer(l) ? moe : dense);
   if (stage == 0) unit = std::max(unit, c.word_embeddings / tp + c.position_embeddings);
   if (stage == p.pipeline - 1 && m.untie_embeddings) unit = std::max(unit, c.final_norm + c.output_layer / tp);
   return unit;
@@ -255,8 +260,11 @@ double largest_gathered_unit(const ModelConfig& m, const ParallelConfig& p, int 
 double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage) {
   const ParameterCount c = count_parameters(m);
   const double tp = static_cast<double>(p.tensor);
+  // Layers of one kind hold the same weights: each kind priced once.
+  const double dense = layer_parameters(m, p, false);
+  const double moe = layer_parameters(m, p, true);
   double n = 0.0;
-  for (const long long l : stage_layer_indices(m.num_layers, p, stage)) n += layer_parameters(m, p, l);
+  for (const long long l : stage_layer_indices(m.num_layers, p, stage)) n += m.is_moe_layer(l) ? moe : dense;
   if (stage == 0) n += c.word_embeddings / tp + c.position_embeddings;
   if (stage == p.pipeline - 1) {
     n += c.final_norm;
@@ -267,8 +275,9 @@ double stage_parameters(const ModelConfig& m, const ParallelConfig& p, int stage
 }
 
 double stage_expert_parameters(const ModelConfig& m, const ParallelConfig& p, int stage) {
+  const double per_moe_layer = layer_expert_parameters(m, p, true);
   double n = 0.0;
-  for (const long long l : stage_layer_indices(m.num_layers, p, stage)) n += layer_expert_parameters(m, p, l);
+  for (const long long l : stage_layer_indices(m.num_layers, p, stage)) n += m.is_moe_layer(l) ? per_moe_layer : 0.0;
   return n;
 }
 

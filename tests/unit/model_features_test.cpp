@@ -19,12 +19,8 @@
 namespace trainsim {
 namespace {
 
-const std::string kDense = R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8,
-                                "seq_length": 512, "vocab_size": 32000})";
-const std::string kMoe = R"({"num_layers": 2, "hidden_size": 1024, "ffn_hidden_size": 2048,
-                              "num_attention_heads": 8, "seq_length": 512, "vocab_size": 32000,
-                              "num_experts": 8, "moe_router_topk": 2, "swiglu": true,
-                              "add_bias_linear": false})";
+using testing::kDense;
+using testing::kMoe;
 
 // Refused by the scenario reader with a message containing `text`.
 void refused(const std::string& model, const std::string& parallelism, const std::string& text) {

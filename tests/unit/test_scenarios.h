@@ -17,4 +17,13 @@ inline config::Scenario make_scenario(const std::string& model, const std::strin
   return scenario::parse_scenario_text(text, "test.json");
 }
 
+// Two small models the unit tests share: a dense one (h 1024, 8 heads, s 512) and
+// an MoE one (8 SwiGLU experts of 2048, top-2, no biases).
+inline const std::string kDense = R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8,
+                                        "seq_length": 512, "vocab_size": 32000})";
+inline const std::string kMoe = R"({"num_layers": 2, "hidden_size": 1024, "ffn_hidden_size": 2048,
+                                      "num_attention_heads": 8, "seq_length": 512, "vocab_size": 32000,
+                                      "num_experts": 8, "moe_router_topk": 2, "swiglu": true,
+                                      "add_bias_linear": false})";
+
 }  // namespace trainsim::testing
