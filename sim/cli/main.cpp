@@ -11,6 +11,7 @@
 #include "cli/progress_bar.h"
 #include "cli/sweep_command.h"
 #include "cli/validate_command.h"
+#include "core/version.h"
 #include "execution/full_run.h"
 #include "execution/simulate.h"
 #include "io/atomic_file.h"
@@ -163,7 +164,7 @@ void list_presets() {
 
 int main(int argc, char** argv) {
   CLI::App app{"trainsim: predicts distributed deep-learning training on GPU clusters"};
-  app.set_version_flag("--version", "trainsim 0.1.0");
+  app.set_version_flag("--version", std::string("trainsim ") + core::kVersion);
   app.require_subcommand(1);
 
   RunOptions run_opts;

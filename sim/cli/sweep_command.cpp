@@ -1,9 +1,14 @@
 #include "cli/sweep_command.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
 #include <fmt/format.h>
 #include <iostream>
 #include <limits>
@@ -13,7 +18,9 @@
 #include <malloc.h>
 #endif
 
+#include "cli/interrupt.h"
 #include "cli/progress_bar.h"
+#include "cli/sweep_journal.h"
 #include "core/parallel.h"
 #include "execution/full_run.h"
 #include "execution/simulate.h"
@@ -73,6 +80,119 @@ void write_text(const fs::path& path, const std::string& text) {
   io::write_atomically(path, [&](std::ostream& out) { out << text; });
 }
 
+
+template <class Options>
+void write_plan(const config::SweepSpec& spec, const sweep::Outcome& outcome, const Options& o) {
+  if (!o.quiet) std::cout << sweep::plan_table(spec, outcome) << std::flush;
+  if (o.out.empty()) return;
+  write_text(o.out, sweep::plan_json(spec, outcome).dump(2) + "\n");
+  if (!o.quiet) std::cout << fmt::format("\nwrote {}\n", o.out);
+}
+
+// points.csv, sweep.json and (a run that finished) the --top files in `dir`.
+template <class Options>
+void write_sweep(const config::SweepSpec& spec, const sweep::Outcome& outcome, const Options& o, const fs::path& dir) {
+  fs::create_directories(dir);
+  write_text(dir / "points.csv", sweep::points_csv(spec, outcome));
+  write_text(dir / "sweep.json", sweep::sweep_json(spec, outcome).dump(2) + "\n");
+  const bool top = o.top > 0 && !outcome.partial;
+  if (top) write_top(spec, outcome, o.top, dir / "top");
+  if (o.quiet) return;
+  std::cout << sweep::sweep_table(spec, outcome, static_cast<std::size_t>(o.show));
+  std::cout << fmt::format("\nwrote {}/points.csv and {}/sweep.json{}\n", dir.string(), dir.string(),
+                           top ? fmt::format(" and the best {} in {}/top", o.top, dir.string()) : "")
+            << std::flush;
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The results of a run with a journal: the points an earlier run recorded are
+// taken from it, the others evaluated (and, under failures, the best replayed)
+// and recorded as they finish, until done or interrupted (InterruptGuard).
+struct Journaled {
+  std::vector<sweep::PointResult> results;
+  std::size_t resumed = 0;  // points taken from the journal
+  // Interrupted during the evaluation: the candidates and results evaluated,
+  // in id order; during the replays: every point, and how many were replayed.
+  std::optional<sweep::Outcome::Partial> partial;
+  std::vector<sweep::Point> candidates;
+};
+
+// Why a run stopped early: the signal that came, else --stop-after.
+std::string stop_reason(long long stop_after) {
+  const int signal = InterruptGuard::signal();
+  return signal != 0 ? InterruptGuard::name(signal) : fmt::format("--stop-after {}", stop_after);
+}
+
+Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration& e, SweepJournal& journal, int jobs,
+                        int replay_threads, long long stop_after, const std::function<void(std::size_t)>& progress,
+                        const std::function<void(std::size_t)>& announce_replays) {
+  const std::size_t n = e.candidates.size();
+  Journaled out;
+  out.results.resize(n);
+  std::vector<std::uint8_t> done(n, 0);  // each slot written by the one thread that evaluates it
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (journal.evaluated(i)) {
+      out.results[i] = *journal.evaluated(i);
+      done[i] = 1;
+      ++out.resumed;
+    } else {
+      todo.push_back(i);
+    }
+  }
+  // Points finished by this run: --stop-after counts them.
+  std::atomic<long long> finished{0};
+  const auto stop = [&] { return InterruptGuard::signal() != 0 || (stop_after > 0 && finished.load() >= stop_after); };
+  sweep::evaluate_listed(
+      spec, e.candidates, todo, jobs, out.results,
+      [&](std::size_t i) {
+        journal.record(sweep::JournalStage::kEvaluate, i, out.results[i]);
+        done[i] = 1;
+        ++finished;
+      },
+      progress, stop);
+  const auto points_done = static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
+  if (points_done < n) {
+    out.partial = sweep::Outcome::Partial{points_done, n, 0, 0, stop_reason(stop_after)};
+    std::vector<sweep::PointResult> results;
+    for (std::size_t i = 0; i < n; ++i)
+      if (done[i] != 0) {
+        out.candidates.push_back(e.candidates[i]);
+        results.push_back(std::move(out.results[i]));
+      }
+    out.results = std::move(results);
+    return out;
+  }
+  const std::vector<std::size_t> replay = sweep::replay_selection(spec, e.candidates, out.results);
+  std::vector<std::size_t> to_replay;
+  for (std::size_t i : replay) {
+    if (journal.replayed(i)) {
+      out.results[i] = *journal.replayed(i);
+    } else {
+      to_replay.push_back(i);
+    }
+  }
+  announce_replays(to_replay.size());
+  std::size_t replayed = replay.size() - to_replay.size();
+  sweep::replay_points(
+      spec, e.candidates, out.results, to_replay, replay_threads, {},
+      [&](std::size_t i) {
+        journal.record(sweep::JournalStage::kReplay, i, out.results[i]);
+        ++replayed;
+        ++finished;
+      },
+      stop);
+  if (replayed < replay.size())
+    out.partial = sweep::Outcome::Partial{n, n, replayed, replay.size(), stop_reason(stop_after)};
+  return out;
+}
+
 }  // namespace
 
 SweepCommands::SweepCommands(CLI::App& app) {
@@ -94,6 +214,13 @@ SweepCommands::SweepCommands(CLI::App& app) {
     cmd->add_option("--jobs,-j", o->jobs, "Threads (default: every core; under MPI 1 per rank)")
         ->check(CLI::Range(1, 4096));
     cmd->add_flag("--quiet,-q", o->quiet, "Print nothing but errors");
+    cmd->add_option("--stop-after", o->stop_after,
+                    "Stop as Ctrl-C would once this run has finished N points (for time-limited batch jobs): partial "
+                    "outputs, exit status 3, --resume goes on")
+        ->check(CLI::Range(1LL, 1LL << 62));
+    cmd->add_flag("--resume", o->resume,
+                  "Continue the run this command's journal recorded (after Ctrl-C, SIGTERM or a crash), instead of "
+                  "starting over");
   }
 }
 
@@ -123,11 +250,13 @@ int SweepCommands::run(int* argc, char*** argv) {
     sweep::Enumeration e = sweep::enumerate(spec);
     const std::size_t n = e.candidates.size();
     cli::ProgressBar bar(rank == 0 && !o.quiet);
+    std::size_t resumed = 0;  // points the journal had: the bar counts them as done
     const auto progress = [&](std::size_t done) {
+      done += resumed;
       const double fraction = n > 0 ? static_cast<double>(done) / static_cast<double>(n) : 1.0;
       const double elapsed = bar.elapsed_s();
       bar.update(fraction, fmt::format("{}/{} points {:3.0f}%  {:.0f} points/s", done, n, 100.0 * fraction,
-                                       elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0));
+                                       elapsed > 0 ? static_cast<double>(done - resumed) / elapsed : 0.0));
     };
     // Under failures, the best points of each cluster option are then replayed,
     // on every core (the Monte Carlo does not depend on the thread count).
@@ -136,9 +265,13 @@ int SweepCommands::run(int* argc, char*** argv) {
       if (count > 0 && !o.quiet && isatty(fileno(stderr)) != 0)
         std::cerr << fmt::format("replaying the best {} points under failures\n", count);
     };
+    const fs::path dir = o.out.empty() ? fs::path(fs::path(o.spec).stem().string() + ".sweep") : fs::path(o.out);
     std::vector<sweep::PointResult> results;
+    std::optional<sweep::Outcome::Partial> partial;
+    std::optional<SweepJournal> journal;
 #ifdef TRAINSIM_WITH_MPI
     if (session) {
+      if (o.resume) throw std::invalid_argument("--resume: not available under MPI (run the sweep in one process)");
       // The farm, then the replays spread over the ranks; rank 0 collects both.
       results = sweep::mpi::farm(*session, spec, e.candidates, jobs, progress);
       std::vector<std::size_t> replay;
@@ -153,31 +286,36 @@ int SweepCommands::run(int* argc, char*** argv) {
 #else
     {
 #endif
-      results = sweep::evaluate_points(spec, e.candidates, jobs, progress);
-      const std::vector<std::size_t> replay = sweep::replay_selection(spec, e.candidates, results);
-      announce_replays(replay.size());
-      sweep::replay_points(spec, e.candidates, results, replay, replay_threads);
+      if (!planning) fs::create_directories(dir);
+      const fs::path journal_file =
+          planning ? fs::path((o.out.empty() ? fs::path(o.spec).stem().string() + ".plan" : o.out) + ".journal")
+                   : dir / "journal.jsonl";
+      journal.emplace(journal_file, sweep::journal_key(read_bytes(o.spec), spec.objective), o.resume, n);
+      if (journal->replaced_earlier() && !o.quiet)
+        std::cerr << fmt::format("note: starting over; {} held an earlier run (--resume continues one)\n",
+                                 journal_file.string());
+      const InterruptGuard guard;
+      Journaled run = run_journaled(spec, e, *journal, jobs, replay_threads, o.stop_after, progress, announce_replays);
+      resumed = run.resumed;
+      results = std::move(run.results);
+      partial = std::move(run.partial);
+      if (partial && partial->points_done < partial->points_total) e.candidates = std::move(run.candidates);
     }
-    const sweep::Outcome outcome = sweep::summarize(spec, std::move(e), std::move(results));
+    sweep::Outcome outcome = sweep::summarize(spec, std::move(e), std::move(results));
+    outcome.partial = partial;
     if (planning) {
-      if (!o.quiet) std::cout << sweep::plan_table(spec, outcome) << std::flush;
-      if (!o.out.empty()) {
-        write_text(o.out, sweep::plan_json(spec, outcome).dump(2) + "\n");
-        if (!o.quiet) std::cout << fmt::format("\nwrote {}\n", o.out);
-      }
-      return 0;
+      write_plan(spec, outcome, o);
+    } else {
+      write_sweep(spec, outcome, o, dir);
     }
-    const fs::path dir = o.out.empty() ? fs::path(fs::path(o.spec).stem().string() + ".sweep") : fs::path(o.out);
-    fs::create_directories(dir);
-    write_text(dir / "points.csv", sweep::points_csv(spec, outcome));
-    write_text(dir / "sweep.json", sweep::sweep_json(spec, outcome).dump(2) + "\n");
-    write_top(spec, outcome, o.top, dir / "top");
-    if (!o.quiet) {
-      std::cout << sweep::sweep_table(spec, outcome, static_cast<std::size_t>(o.show));
-      std::cout << fmt::format("\nwrote {}/points.csv and {}/sweep.json{}\n", dir.string(), dir.string(),
-                               o.top > 0 ? fmt::format(" and the best {} in {}/top", o.top, dir.string()) : "")
-                << std::flush;
+    if (partial) {
+      std::cerr << fmt::format("stopped by {}: the outputs cover what was done; {} keeps it, and the same command "
+                               "with --resume finishes the run\n",
+                               partial->stopped_by, journal->path().string());
+      const int signal = InterruptGuard::signal();
+      return signal != 0 ? InterruptGuard::exit_status(signal) : kExitPartial;
     }
+    if (journal) journal->remove();
     return 0;
   } catch (...) {
     // Every rank reads the same spec and fails alike; rank 0 alone reports it.

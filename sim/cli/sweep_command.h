@@ -6,6 +6,10 @@
 
 namespace trainsim::cli {
 
+// Exit status of a run that stopped early by --stop-after (partial outputs, a
+// journal to resume from); one stopped by a signal exits with 128 + its number.
+inline constexpr int kExitPartial = 3;
+
 class SweepCommands {
  public:
   // Adds the "sweep" and "plan" subcommands to `app`.
@@ -24,6 +28,8 @@ class SweepCommands {
     int jobs = 0;  // 0: every core (1 per rank under MPI)
     int show = 10;
     bool quiet = false;
+    bool resume = false;
+    long long stop_after = 0;  // 0: run to the end
   };
   CLI::App* sweep_ = nullptr;
   CLI::App* plan_ = nullptr;

@@ -18,13 +18,16 @@ namespace trainsim::core {
 // lowest index that threw is rethrown. Indices are taken in order, so every index
 // below it ran: which error a caller sees never depends on the thread count.
 // `progress(done)`, when given, runs on the calling thread about ten times a
-// second and once at the end.
+// second and once at the end. `stop()`, when given, is asked before each index
+// is taken: once it returns true no further index starts, the running ones end,
+// and parallel_for returns (the caller knows from its bodies which ran).
+void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
+                  const std::function<void(std::size_t)>& progress = {},
+                  const std::function<bool()>& stop = {});
+
 // The threads a caller asking for "every core" gets: `threads` when positive,
 // else the hardware's thread count (at least 1).
 int threads_or_every_core(int threads);
-
-void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
-                  const std::function<void(std::size_t)>& progress = {});
 
 // Values computed once per key and shared by threads: the first thread to ask for
 // a key computes it outside the lock, so the others go on (or compute other keys)

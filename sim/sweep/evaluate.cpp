@@ -137,4 +137,17 @@ std::vector<PointResult> evaluate_points(const config::SweepSpec& spec, std::spa
   return results;
 }
 
+void evaluate_listed(const config::SweepSpec& spec, std::span<const Point> points, std::span<const std::size_t> todo,
+                     int threads, std::span<PointResult> results, const std::function<void(std::size_t)>& finished,
+                     const std::function<void(std::size_t)>& progress, const std::function<bool()>& stop) {
+  core::parallel_for(
+      todo.size(), threads,
+      [&](std::size_t k) {
+        const std::size_t i = todo[k];
+        results[i] = evaluate_point(spec, points[i]);
+        if (finished) finished(i);
+      },
+      progress, stop);
+}
+
 }  // namespace trainsim::sweep

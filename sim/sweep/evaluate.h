@@ -100,6 +100,16 @@ PointResult evaluate_point(const config::SweepSpec& spec, const Point& p);
 std::vector<PointResult> evaluate_points(const config::SweepSpec& spec, std::span<const Point> points, int threads,
                                          const std::function<void(std::size_t)>& progress = {});
 
+// The points whose indices `todo` lists, on `threads` threads, into results[i]
+// (results has one slot per point). `finished(i)`, when given, runs on the
+// thread that evaluated point i, right after results[i] is set (the caller
+// serializes what it does). Once `stop()` returns true no further point starts;
+// the ones running end (a sweep interrupted: docs/sweep.md, "Resuming").
+// `progress(done)` as for evaluate_points, counting the listed points.
+void evaluate_listed(const config::SweepSpec& spec, std::span<const Point> points, std::span<const std::size_t> todo,
+                     int threads, std::span<PointResult> results, const std::function<void(std::size_t)>& finished,
+                     const std::function<void(std::size_t)>& progress = {}, const std::function<bool()>& stop = {});
+
 std::string_view to_string(Status s);
 
 }  // namespace trainsim::sweep

@@ -229,10 +229,27 @@ std::string points_csv(const config::SweepSpec& spec, const Outcome& o) {
   return out;
 }
 
+namespace {
+
+ojson partial_json(const Outcome::Partial& p) {
+  return {{"stopped_by", p.stopped_by},     {"points_done", p.points_done},   {"points_total", p.points_total},
+          {"replays_done", p.replays_done}, {"replays_total", p.replays_total}};
+}
+
+std::string partial_line(const Outcome::Partial& p) {
+  std::string out = fmt::format("PARTIAL: stopped by {} after {} of {} points", p.stopped_by, p.points_done,
+                                p.points_total);
+  if (p.replays_total > 0) out += fmt::format(" and {} of {} replays", p.replays_done, p.replays_total);
+  return out + "; the same command with --resume finishes it\n\n";
+}
+
+}  // namespace
+
 ojson sweep_json(const config::SweepSpec& spec, const Outcome& o) {
   ojson j;
   j["sweep"] = spec.name;
   j["objective"] = to_string(spec.objective);
+  if (o.partial) j["partial"] = partial_json(*o.partial);
   ojson pruned = ojson::object();
   for (const auto& [reason, count] : o.pruned) pruned[reason] = count;
   ojson examples = ojson::object();
@@ -273,6 +290,7 @@ ojson sweep_json(const config::SweepSpec& spec, const Outcome& o) {
 
 std::string sweep_table(const config::SweepSpec& spec, const Outcome& o, std::size_t show) {
   std::string out = fmt::format("trainsim sweep: {}\n\n", spec.name);
+  if (o.partial) out += partial_line(*o.partial);
   std::uint64_t pruned = 0;
   for (const auto& [reason, count] : o.pruned) pruned += count;
   out += fmt::format("{} combinations: {} evaluated, {} do not fit in memory, {} pruned\n", o.combinations,
@@ -345,6 +363,7 @@ ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
   ojson j;
   j["plan"] = spec.name;
   j["objective"] = to_string(spec.objective);
+  if (o.partial) j["partial"] = partial_json(*o.partial);
   // Without a "failures" section p50 and p90 are the failure-free time-to-train;
   // with one, the best point of each option is the best replayed one by p50.
   const bool failures = spec.failures_modeled();
@@ -411,6 +430,7 @@ std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
                              spec.clusters.front().base.failures->trials)
                : fmt::format("trainsim plan: {} (best layout per cluster by {}; failures not modeled: p90 = p50)\n\n",
                              spec.name, to_string(spec.objective));
+  if (o.partial) out += partial_line(*o.partial);
   const std::vector<PlanRow> rows = plan(spec, o);
   // Columns as wide as their longest entry.
   std::size_t name_width = std::string_view("cluster").size();

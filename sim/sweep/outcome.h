@@ -4,6 +4,7 @@
 // time-to-train against cost, and the plan (best layout per cluster option).
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,17 @@ struct Outcome {
   std::uint64_t does_not_fit = 0;
   std::vector<std::size_t> ranking;  // indices into results
   std::vector<std::size_t> front;    // indices into results
+  // Set when the run was stopped before it finished (docs/sweep.md, "Resuming"):
+  // `points` and `results` then hold the points evaluated so far, and the
+  // outputs say so.
+  struct Partial {
+    std::size_t points_done = 0;
+    std::size_t points_total = 0;
+    std::size_t replays_done = 0;
+    std::size_t replays_total = 0;  // 0 when the stop came before the replays were chosen
+    std::string stopped_by;         // "SIGINT", "SIGTERM"
+  };
+  std::optional<Partial> partial;
 };
 
 // Collects the results (in id order) with the enumeration's counts.

@@ -58,9 +58,11 @@ PointReliability reliability_of(const exec::FullRunReport& rep) {
 
 void replay_points(const config::SweepSpec& spec, std::span<const Point> points, std::span<PointResult> results,
                    std::span<const std::size_t> selection, int threads,
-                   const std::function<void(std::size_t)>& progress) {
+                   const std::function<void(std::size_t)>& progress, const std::function<void(std::size_t)>& finished,
+                   const std::function<bool()>& stop) {
   std::size_t done = 0;
   for (std::size_t i : selection) {
+    if (stop && stop()) return;
     PointResult& r = results[i];
     config::Scenario s = scenario_of(spec, points[i]);
     s.failures->threads = std::max(1, threads);
@@ -74,6 +76,7 @@ void replay_points(const config::SweepSpec& spec, std::span<const Point> points,
     } catch (const std::runtime_error& e) {
       r.replay_error = e.what();  // a trial past the replay's horizon
     }
+    if (finished) finished(i);
     if (progress) progress(++done);
   }
 }

@@ -21,10 +21,13 @@ std::vector<std::size_t> replay_selection(const config::SweepSpec& spec, std::sp
 
 // Fills `reliability` (or `replay_error`) of the selected results: each point is
 // simulated again and replayed on `threads` threads (the Monte Carlo result does
-// not depend on the thread count). `progress(done)` after each point.
+// not depend on the thread count). `progress(done)` after each point, and
+// `finished(i)` with its index into `results`; once `stop()` returns true no
+// further point is replayed.
 void replay_points(const config::SweepSpec& spec, std::span<const Point> points, std::span<PointResult> results,
                    std::span<const std::size_t> selection, int threads,
-                   const std::function<void(std::size_t)>& progress = {});
+                   const std::function<void(std::size_t)>& progress = {},
+                   const std::function<void(std::size_t)>& finished = {}, const std::function<bool()>& stop = {});
 
 // The nearest-rank quantile q of `v` (as the Monte Carlo's own percentiles,
 // faults/replay.cpp): the smallest value with at least q of the values at or below it.

@@ -7,6 +7,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iterator>
+#include <algorithm>
 
 #include "cli_harness.h"
 
@@ -118,6 +126,86 @@ TEST_F(SweepCli, PlanUnderFailuresHasP50AndP90AndIsTheSameOnAnyThreadCount) {
     EXPECT_GT(p50, o["reliability"]["failure_free_time_to_train_s"].get<double>());
     EXPECT_GT(o["reliability"]["expected_interruptions"].get<double>(), 0.0);
   }
+}
+
+// Resuming (docs/sweep.md, "Resuming"): a run stopped during its evaluations, and
+// again during its replays under failures, then resumed, writes the files of a
+// run never stopped, byte for byte, and leaves no journal behind.
+TEST_F(SweepCli, StoppedTwiceAndResumedWritesTheUninterruptedFiles) {
+  const std::string whole = (dir_ / "whole").string();
+  ASSERT_EQ(run("sweep " + kFailuresSpec + " --jobs 2 -q --out " + whole).exit_code, 0);
+  const std::string out = (dir_ / "stopped").string();
+  const fs::path journal = dir_ / "stopped" / "journal.jsonl";
+  // One thread takes the points in order: 40 evaluated, then the stop.
+  const Result first = run("sweep " + kFailuresSpec + " --jobs 1 -q --stop-after 40 --out " + out);
+  ASSERT_EQ(first.exit_code, 3) << first.output;
+  EXPECT_THAT(first.output, HasSubstr("--resume"));
+  const nlohmann::json partial = nlohmann::json::parse(slurp(dir_ / "stopped" / "sweep.json"));
+  EXPECT_EQ(partial["partial"]["points_done"], 40);
+  EXPECT_EQ(partial["partial"]["stopped_by"], "--stop-after 40");
+  EXPECT_EQ(partial["points"].size(), 40u);
+  // The 120 points evaluate (80 more) and 1 of the 4 replays runs before the stop.
+  const Result second = run("sweep " + kFailuresSpec + " --jobs 1 -q --resume --stop-after 81 --out " + out);
+  ASSERT_EQ(second.exit_code, 3) << second.output;
+  const nlohmann::json replaying = nlohmann::json::parse(slurp(dir_ / "stopped" / "sweep.json"));
+  EXPECT_EQ(replaying["partial"]["points_done"], 120);
+  EXPECT_EQ(replaying["partial"]["replays_done"], 1);
+  EXPECT_EQ(replaying["partial"]["replays_total"], 4);
+  std::ifstream lines(journal);
+  EXPECT_EQ(std::count(std::istreambuf_iterator<char>(lines), std::istreambuf_iterator<char>(), '\n'), 121);
+  const Result last = run("sweep " + kFailuresSpec + " --jobs 2 -q --resume --out " + out);
+  ASSERT_EQ(last.exit_code, 0) << last.output;
+  EXPECT_EQ(slurp(dir_ / "stopped" / "sweep.json"), slurp(dir_ / "whole" / "sweep.json"));
+  EXPECT_EQ(slurp(dir_ / "stopped" / "points.csv"), slurp(dir_ / "whole" / "points.csv"));
+  EXPECT_FALSE(fs::exists(journal));
+}
+
+TEST_F(SweepCli, PlanResumesFromItsJournalAndRefusesAnotherSpecs) {
+  const std::string plan = (dir_ / "plan.json").string();
+  ASSERT_EQ(run("plan " + kFailuresSpec + " --jobs 1 -q --stop-after 10 --out " + plan).exit_code, 3);
+  ASSERT_TRUE(fs::exists(plan + ".journal"));
+  const Result other = run("plan " + kSpec + " -q --resume --out " + plan);
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_THAT(other.output, HasSubstr(plan + ".journal: line 1: written for another spec"));
+  const Result resumed = run("plan " + kFailuresSpec + " -q --resume --out " + plan);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  ASSERT_EQ(run("plan " + kFailuresSpec + " -q --out " + (dir_ / "whole.json").string()).exit_code, 0);
+  EXPECT_EQ(slurp(plan), slurp(dir_ / "whole.json"));
+  EXPECT_FALSE(fs::exists(plan + ".journal"));
+}
+
+// Ctrl-C: the points running finish, the outputs of those done are written and
+// marked partial, the journal keeps them and the exit status is 128 + SIGINT.
+TEST_F(SweepCli, SigintWritesPartialOutputsAndExits130) {
+  const std::string spec = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/sweeps/llama3-8b-small-cluster.json";
+  const fs::path out = dir_ / "interrupted";
+  const fs::path journal = out / "journal.jsonl";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen("/dev/null", "w", stderr);
+    execl(TRAINSIM_BINARY, TRAINSIM_BINARY, "sweep", spec.c_str(), "--jobs", "1", "-q", "--out", out.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Signal once a point is in the journal (689 points: the run is far from done).
+  for (int k = 0; k < 6000 && (!fs::exists(journal) || fs::file_size(journal) == 0); ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const nlohmann::json j = nlohmann::json::parse(slurp(out / "sweep.json"));
+  EXPECT_EQ(j["partial"]["stopped_by"], "SIGINT");
+  const std::size_t done = j["partial"]["points_done"];
+  EXPECT_GE(done, 1u);
+  EXPECT_LT(done, 689u);
+  std::ifstream lines(journal);
+  EXPECT_EQ(static_cast<std::size_t>(
+                std::count(std::istreambuf_iterator<char>(lines), std::istreambuf_iterator<char>(), '\n')),
+            done);
 }
 
 TEST_F(SweepCli, BadSpecNamesThePath) {

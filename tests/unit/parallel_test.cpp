@@ -1,5 +1,6 @@
 // core::parallel_for and core::OnceCache: every index once, the lowest failing
-// index's error whatever the thread count, and one computation per key.
+// index's error whatever the thread count, no index started after a stop, and
+// one computation per key.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -45,6 +46,29 @@ TEST(ParallelFor, ReportsProgressEndingWithEveryIndexDone) {
   ASSERT_FALSE(reports.empty());
   EXPECT_EQ(reports.back(), 64u);
   for (std::size_t i = 1; i < reports.size(); ++i) EXPECT_GE(reports[i], reports[i - 1]);
+}
+
+TEST(ParallelFor, StartsNoIndexOnceStopSaysSo) {
+  // One thread takes indices in order: the stop after the 10th body leaves 0..9 run.
+  std::vector<int> seen(100, 0);
+  std::atomic<int> ran{0};
+  parallel_for(
+      seen.size(), 1,
+      [&](std::size_t i) {
+        ++seen[i];
+        ++ran;
+      },
+      {}, [&] { return ran.load() >= 10; });
+  EXPECT_EQ(ran.load(), 10);
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], i < 10 ? 1 : 0) << i;
+  // Several threads: the running bodies end, at most one more per thread starts.
+  for (int threads : {2, 4}) {
+    std::atomic<int> n{0};
+    parallel_for(
+        1000, threads, [&](std::size_t) { ++n; }, {}, [&] { return n.load() >= 10; });
+    EXPECT_GE(n.load(), 10) << threads;
+    EXPECT_LE(n.load(), 10 + threads) << threads;
+  }
 }
 
 TEST(OnceCache, ComputesEachKeyOnceAcrossThreads) {
