@@ -442,6 +442,9 @@ std::vector<CollectiveRow> parse_json(const std::string& text, const std::string
   } catch (const nlohmann::json::parse_error& e) {
     fail(source, std::string("not valid JSON (an interrupted nccl-tests run leaves the -J file unclosed): ") +
                      e.what());
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond a double's range (found by fuzz/fuzz_nccl_tests).
+    fail(source, std::string("not valid JSON: ") + e.what());
   }
   if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array()) {
     fail(source, "expected nccl-tests -J output: an object with a \"results\" list");

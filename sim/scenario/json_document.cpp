@@ -170,6 +170,10 @@ nlohmann::json parse_document(std::string_view text, const std::string& file, st
     });
   } catch (const nlohmann::json::parse_error& e) {
     throw ScenarioError(file, "", "valid JSON", strip_exception_prefix(e.what()) + parse_hint(text, e.byte));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond a double's range (1e400): "number overflow parsing '1e400'"
+    // (found by fuzz/fuzz_measured_run).
+    throw ScenarioError(file, "", "valid JSON with numbers a double can hold", strip_exception_prefix(e.what()));
   }
 }
 

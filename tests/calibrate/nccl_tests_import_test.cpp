@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
@@ -973,6 +976,23 @@ TEST(NcclTestsImport, ProfileJsonFields) {
   EXPECT_DOUBLE_EQ(f.at("busbw_gbps").get<double>(), 470.1);
   EXPECT_EQ(f.at("nodes"), 1);
   EXPECT_EQ(f.size(), 6U);
+}
+
+// Found by fuzz/fuzz_nccl_tests: a number beyond a double's range in -J JSON was
+// nlohmann's out_of_range, not the importer's error naming the file.
+TEST(NcclTestsImport, FuzzRegressionsAreErrorsNamingTheSource) {
+  const std::filesystem::path dir =
+      std::filesystem::path(TRAINSIM_SOURCE_DIR) / "fuzz" / "regressions" / "fuzz_nccl_tests";
+  int inputs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string message = error_of([&] { (void)parse_nccl_tests(text.str(), "regression.json", std::nullopt); });
+    EXPECT_NE(message.find("regression.json"), std::string::npos) << e.path() << ": " << message;
+    ++inputs;
+  }
+  EXPECT_GE(inputs, 1);
 }
 
 }  // namespace
