@@ -64,11 +64,13 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
     const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
     // fp8_fast rows are fp8 GEMMs with "accumulation": "fast" (docs/calibration.md).
     const bool fast = dtype == kernels::GemmDtype::kFp8Fast;
-    nlohmann::json row{{"dtype", fast ? "fp8" : kernels::to_string(dtype)}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
-    if (fast) row["accumulation"] = "fast";
     const char* layout = kernels::to_string(s.layout);
-    if (s.layout != kernels::GemmLayout::kForward) row["layout"] = layout;
-    try {
+    const std::string key = std::string("gemm ") + kernels::to_string(dtype) + " " + std::to_string(s.m) + "x" +
+                            std::to_string(s.n) + "x" + std::to_string(s.k) + " " + layout;
+    const auto outcome = ctx.measure("gemm", key, [&] {
+      nlohmann::json row{{"dtype", fast ? "fp8" : kernels::to_string(dtype)}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
+      if (fast) row["accumulation"] = "fast";
+      if (s.layout != kernels::GemmLayout::kForward) row["layout"] = layout;
       const Timing t = ctx.timer->time(
           [&](int) { runner.run(dtype, m, n, k, a.get(), w.get(), c.get(), nullptr, kernels::GemmEpilogue::kNone,
                                 ctx.stream, s.layout); },
@@ -81,14 +83,12 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
       row["distribution_s"] = distribution_json(t);
       std::fprintf(ctx.log, "%8s %8lld %8lld %8lld %11.2f %9.1f %8d  %s\n", kernels::to_string(dtype), s.m, s.n,
                    s.k, t.median_s * 1e6, tflops, t.repeats, layout);
-      ctx.profile->add("gemm", std::move(row));
-    } catch (const kernels::CudaError& e) {
-      // No algorithm for this case (fp8 alignment, say): say so and go on; a
-      // failed launch that broke the context shows up as the next call's error.
-      std::fprintf(ctx.log, "%8s %8lld %8lld %8lld   skipped (%s): %s\n", kernels::to_string(dtype), s.m, s.n, s.k,
-                   layout, e.what());
-      if (cudaGetLastError() != cudaSuccess) throw;
-    }
+      return row;
+    });
+    // No algorithm for this case (fp8 alignment, say): recorded in "errors", and on to the next.
+    if (outcome == MeasurementRunner::Outcome::kFailed)
+      std::fprintf(ctx.log, "%8s %8lld %8lld %8lld   failed (%s): see \"errors\"\n", kernels::to_string(dtype), s.m,
+                   s.n, s.k, layout);
   }
   ctx.profile->flush();
 }

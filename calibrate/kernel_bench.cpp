@@ -50,15 +50,17 @@ int sets_for(double bytes) {
 void record(BenchContext& ctx, const std::string& name, Shape shape, double bytes, double flops,
             const std::function<void(int)>& work) {
   if (ctx.stopped()) return;
-  TimingOptions o;
-  o.target_seconds = 0.02;
-  const Timing t = ctx.timer->time(work, o);
-  const double gbps = bytes / t.median_s / 1e9;
-  std::fprintf(ctx.log, "%22s %40s %14.0f %11.2f %9.1f %9.1f\n", name.c_str(), shape.dump().c_str(), bytes,
-               t.median_s * 1e6, gbps, flops / t.median_s / 1e12);
-  ctx.profile->add("kernels", {{"name", name}, {"shape", shape}, {"bytes", bytes}, {"flops", flops},
-                               {"seconds", t.median_s}, {"repeats", t.repeats},
-                               {"distribution_s", distribution_json(t)}});
+  ctx.measure("kernels", "kernels " + name + " " + shape.dump(), [&] {
+    TimingOptions o;
+    o.target_seconds = 0.02;
+    const Timing t = ctx.timer->time(work, o);
+    const double gbps = bytes / t.median_s / 1e9;
+    std::fprintf(ctx.log, "%22s %40s %14.0f %11.2f %9.1f %9.1f\n", name.c_str(), shape.dump().c_str(), bytes,
+                 t.median_s * 1e6, gbps, flops / t.median_s / 1e12);
+    return nlohmann::json{{"name", name},         {"shape", shape},       {"bytes", bytes},
+                          {"flops", flops},       {"seconds", t.median_s}, {"repeats", t.repeats},
+                          {"distribution_s", distribution_json(t)}};
+  });
 }
 
 void bench_layernorm(BenchContext& ctx, int rows, int cols) {

@@ -29,6 +29,7 @@
 
 #include "gemm_bench.h"
 #include "kernel_bench.h"
+#include "measurement_runner.h"
 #include "memory_bench.h"
 #include "nccl_bench.h"
 #include "trainsim/kernels/cuda_check.h"
@@ -68,6 +69,7 @@ struct Options {
   int iters = 20, warmup = 5, check = 1;
   std::string import_file, import_op;
   std::string command;
+  bool resume = false;
 };
 
 std::string read_text(const std::string& path) {
@@ -224,7 +226,12 @@ int measure(Options o, MpiPlace mpi) {
   cudaStream_t stream = nullptr;
   TRAINSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   Timer timer(stream);
-  BenchContext ctx{stream, &timer, &profile, &g_stop, log};
+  // Rank 0 keeps the journal (OUT.journal) that --resume continues from.
+  const fs::path journal = o.out.empty() ? fs::path() : fs::path(o.out + ".journal");
+  MeasurementRunner runner(profile, journal, o.resume, FaultPlan::from_environment());
+  if (runner.resumed() > 0)
+    std::fprintf(log, "# resumed: %zu measurements from %s\n", runner.resumed(), journal.c_str());
+  BenchContext ctx{stream, &timer, &profile, &g_stop, log, &runner};
   try {
     if (o.launch && !ctx.stopped()) bench_launch_overhead(ctx);
     if (o.copies && !ctx.stopped()) bench_copies(ctx, 4.0 * (1ull << 30));
@@ -270,12 +277,16 @@ int measure(Options o, MpiPlace mpi) {
   cudaStreamDestroy(stream);
   if (ctx.stopped()) {
     profile.flush();
-    std::fprintf(stderr, "interrupted: %s keeps what was measured (\"complete\": false)\n", o.out.c_str());
+    std::fprintf(stderr,
+                 "interrupted: %s keeps what was measured (\"complete\": false); the same command with --resume "
+                 "measures the rest\n",
+                 o.out.c_str());
     return kExitInterrupted;
   }
   if (log != stdout) std::fclose(log);
   if (!lead) return 0;
   profile.finish();
+  runner.remove_journal();
   std::printf("wrote %s\n", o.out.c_str());
   return 0;
 }
@@ -322,6 +333,9 @@ int main(int argc, char** argv) {
   app.add_option("--import-nccl-tests", o.import_file, "turn an nccl-tests output file (text or -J JSON) into "
                                                        "profile rows, added to --out");
   app.add_option("--op", o.import_op, "collective of the imported file, when its name does not say");
+  app.add_flag("--resume", o.resume,
+               "continue the run --out's journal (OUT.journal) recorded, after Ctrl-C or a crash: its measurements "
+               "are kept, not measured again");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -42,13 +42,15 @@ void bench_copies(BenchContext& ctx, double max_bytes) {
       if (ctx.stopped()) return;
       void* to = k.kind == cudaMemcpyDeviceToHost ? host.ptr : dst.get();
       const void* from = k.kind == cudaMemcpyHostToDevice ? host.ptr : src.get();
-      const Timing t = ctx.timer->time(
-          [&](int) { TRAINSIM_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, k.kind, ctx.stream)); }, TimingOptions{});
-      const double moved = static_cast<double>(bytes) * (k.kind == cudaMemcpyDeviceToDevice ? 2.0 : 1.0);
-      const double gbps = moved / t.median_s / 1e9;
-      std::fprintf(ctx.log, "%18s %14zu %11.2f %9.1f\n", k.name, bytes, t.median_s * 1e6, gbps);
-      ctx.profile->add("copies", {{"kind", k.name}, {"bytes", moved}, {"seconds", t.median_s}, {"gbps", gbps},
-                                  {"repeats", t.repeats}, {"distribution_s", distribution_json(t)}});
+      ctx.measure("copies", std::string("copies ") + k.name + " " + std::to_string(bytes), [&] {
+        const Timing t = ctx.timer->time(
+            [&](int) { TRAINSIM_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, k.kind, ctx.stream)); }, TimingOptions{});
+        const double moved = static_cast<double>(bytes) * (k.kind == cudaMemcpyDeviceToDevice ? 2.0 : 1.0);
+        const double gbps = moved / t.median_s / 1e9;
+        std::fprintf(ctx.log, "%18s %14zu %11.2f %9.1f\n", k.name, bytes, t.median_s * 1e6, gbps);
+        return nlohmann::json{{"kind", k.name},          {"bytes", moved},        {"seconds", t.median_s},
+                              {"gbps", gbps},            {"repeats", t.repeats},  {"distribution_s", distribution_json(t)}};
+      });
     }
   }
   ctx.profile->flush();
@@ -59,15 +61,17 @@ void bench_launch_overhead(BenchContext& ctx) {
   TimingOptions o;
   o.min_repeats = 11;
   o.max_repeats = 11;
-  const Timing t = ctx.timer->time(
-      [&](int) {
-        for (int i = 0; i < kLaunches; ++i) launch_empty(ctx.stream);
-      },
-      o);
-  const double per_launch = t.median_s / kLaunches;
-  std::fprintf(ctx.log, "# launch overhead: %.2f us per empty kernel (%d back-to-back launches, median of %d)\n",
-               per_launch * 1e6, kLaunches, t.repeats);
-  ctx.profile->set("launch_overhead_s", per_launch);
+  ctx.measure_value("launch_overhead_s", "launch overhead", [&] {
+    const Timing t = ctx.timer->time(
+        [&](int) {
+          for (int i = 0; i < kLaunches; ++i) launch_empty(ctx.stream);
+        },
+        o);
+    const double per_launch = t.median_s / kLaunches;
+    std::fprintf(ctx.log, "# launch overhead: %.2f us per empty kernel (%d back-to-back launches, median of %d)\n",
+                 per_launch * 1e6, kLaunches, t.repeats);
+    return nlohmann::json(per_launch);
+  });
   ctx.profile->flush();
 }
 

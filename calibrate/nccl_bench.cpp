@@ -222,39 +222,43 @@ void bench_nccl_local(BenchContext& ctx, const NcclOptions& o) {
       if (ctx.stopped()) break;
       const std::size_t elements = element_count(op, b, n);
       const double bytes = static_cast<double>(elements * sizeof(float));
-      long long wrong = 0;
-      if (o.check) {
-        for (int i = 0; i < n; ++i) fill_inputs(op, ranks[static_cast<std::size_t>(i)], i, n, elements);
-        sync_all(ranks);
-        run_group(op, ranks, elements);
-        for (int i = 0; i < n; ++i) {
-          Rank& r = ranks[static_cast<std::size_t>(i)];
-          TRAINSIM_CUDA_CHECK(cudaSetDevice(r.device));
-          TRAINSIM_CUDA_CHECK(cudaMemsetAsync(r.wrong.get(), 0, sizeof(unsigned long long), r.stream));
-          check_outputs(op, r, i, n, elements);
+      const std::string key = "collectives " + op + " intra_node " + std::to_string(n) + " " +
+                              std::to_string(static_cast<long long>(bytes));
+      ctx.measure("collectives", key, [&] {
+        long long wrong = 0;
+        if (o.check) {
+          for (int i = 0; i < n; ++i) fill_inputs(op, ranks[static_cast<std::size_t>(i)], i, n, elements);
+          sync_all(ranks);
+          run_group(op, ranks, elements);
+          for (int i = 0; i < n; ++i) {
+            Rank& r = ranks[static_cast<std::size_t>(i)];
+            TRAINSIM_CUDA_CHECK(cudaSetDevice(r.device));
+            TRAINSIM_CUDA_CHECK(cudaMemsetAsync(r.wrong.get(), 0, sizeof(unsigned long long), r.stream));
+            check_outputs(op, r, i, n, elements);
+          }
+          sync_all(ranks);
+          for (Rank& r : ranks) wrong += static_cast<long long>(r.wrong.download()[0]);
         }
+        for (int w = 0; w < o.warmup; ++w) run_group(op, ranks, elements);
         sync_all(ranks);
-        for (Rank& r : ranks) wrong += static_cast<long long>(r.wrong.download()[0]);
-      }
-      for (int w = 0; w < o.warmup; ++w) run_group(op, ranks, elements);
-      sync_all(ranks);
-      const auto start = std::chrono::steady_clock::now();
-      for (int it = 0; it < o.iters; ++it) run_group(op, ranks, elements);
-      sync_all(ranks);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
-      std::vector<Rank*> all;
-      for (Rank& r : ranks) all.push_back(&r);
-      const Timing spread = summarize(iteration_times(all, std::min(o.iters, kSpreadIterations),
-                                                      [&] { run_group(op, ranks, elements); }));
-      const double algbw = bytes / seconds / 1e9;
-      const double busbw = algbw * bus_factor(op, n);
-      std::fprintf(ctx.log, "%12.0f %13zu %11.2f %12.2f %12.2f %7lld\n", bytes, elements, seconds * 1e6, algbw,
-                   busbw, wrong);
-      ctx.profile->add("collectives", {{"op", op}, {"scope", "intra_node"}, {"ranks", n}, {"nodes", 1},
-                                       {"bytes", bytes}, {"seconds", seconds}, {"algbw_gbps", algbw},
-                                       {"busbw_gbps", busbw}, {"wrong", wrong}, {"repeats", spread.repeats},
-                                       {"distribution_s", distribution_json(spread)}});
+        const auto start = std::chrono::steady_clock::now();
+        for (int it = 0; it < o.iters; ++it) run_group(op, ranks, elements);
+        sync_all(ranks);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
+        std::vector<Rank*> all;
+        for (Rank& r : ranks) all.push_back(&r);
+        const Timing spread = summarize(iteration_times(all, std::min(o.iters, kSpreadIterations),
+                                                        [&] { run_group(op, ranks, elements); }));
+        const double algbw = bytes / seconds / 1e9;
+        const double busbw = algbw * bus_factor(op, n);
+        std::fprintf(ctx.log, "%12.0f %13zu %11.2f %12.2f %12.2f %7lld\n", bytes, elements, seconds * 1e6, algbw,
+                     busbw, wrong);
+        return nlohmann::json{{"op", op},           {"scope", "intra_node"}, {"ranks", n},
+                              {"nodes", 1},         {"bytes", bytes},        {"seconds", seconds},
+                              {"algbw_gbps", algbw}, {"busbw_gbps", busbw},   {"wrong", wrong},
+                              {"repeats", spread.repeats}, {"distribution_s", distribution_json(spread)}};
+      });
     }
     ctx.profile->flush();
   }
@@ -331,6 +335,12 @@ void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
       if (stop != 0) break;
       const std::size_t elements = element_count(op, b, n);
       const double bytes = static_cast<double>(elements * sizeof(float));
+      const std::string key = "collectives " + op + " " + scope + " " + std::to_string(n) + " " +
+                              std::to_string(static_cast<long long>(bytes));
+      // Every rank skips what rank 0's journal has (--resume), together.
+      int skip = rank == 0 && ctx.runner->done(key) ? 1 : 0;
+      MPI_Bcast(&skip, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      if (skip != 0) continue;
       long long wrong = 0;
       if (o.check) {
         fill_inputs(op, me, rank, n, elements);
@@ -368,7 +378,8 @@ void bench_nccl_mpi(BenchContext& ctx, const NcclOptions& o) {
                             {"busbw_gbps", busbw}, {"wrong", wrong}, {"repeats", spread.repeats},
                             {"distribution_s", distribution_json(spread)}};
       if (nodes > 0) row["nodes"] = nodes;
-      ctx.profile->add("collectives", std::move(row));
+      // Journaled on rank 0 alone; an NCCL error here ends every rank's run (no error row).
+      ctx.runner->run("collectives", key, [&] { return row; });
     }
     if (rank == 0) ctx.profile->flush();
   }

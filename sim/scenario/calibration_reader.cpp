@@ -287,7 +287,8 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
                         doc.is_object() ? "an object without \"trainsim_calibration\"" : describe_found(doc));
   const ObjectReader root = fields(doc, file, "",
                                    {"trainsim_calibration", "complete", "date", "command", "host", "device", "versions", "gemm",
-                           "kernels", "copies", "launch_overhead_s", "host_dispatch", "collectives", "collective_fits"});
+                           "kernels", "copies", "launch_overhead_s", "host_dispatch", "collectives", "collective_fits",
+                           "errors"});
   ProfileReading out;
   hw::CalibrationProfile& p = out.profile;
   const nlohmann::json& format = root.raw("trainsim_calibration");
@@ -295,6 +296,9 @@ ProfileReading parse_calibration_text(std::string_view text, const std::string& 
     root.fail("trainsim_calibration", "1 (the profile format this trainsim reads)", format);
   p.format = 1;
   p.complete = root.boolean("complete", true);
+  // "errors": measurements the harness could not make (docs/calibration.md); they price nothing.
+  if (doc.contains("errors") && !doc["errors"].is_array())
+    root.fail("errors", "a list of the measurements that failed ({\"key\", \"section\", \"error\"})", doc["errors"]);
   p.date = root.text("date");
   p.command = root.text("command", "");
   p.host = root.text("host", "");
