@@ -1,16 +1,20 @@
 // trainsim: the command-line front end. All work happens in the library; this
 // file parses arguments, prints, and maps errors to exit codes.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 
+#include "cli/interrupt.h"
 #include "cli/progress_bar.h"
 #include "cli/sweep_command.h"
 #include "cli/validate_command.h"
+#include "core/parallel.h"
 #include "core/version.h"
 #include "execution/full_run.h"
 #include "execution/simulate.h"
@@ -76,12 +80,42 @@ int run(const RunOptions& o) {
   simulating.finish();
   report::Metrics m = report::compute_metrics(s, out);
   double replay_s = 0.0;
+  int stopped_by = 0;  // the signal that ended the Monte Carlo early
   if (s.failures) {
     cli::ProgressBar replaying(!o.quiet, kProgressDelayS);
-    const auto progress = [&](double f) { replaying.update(f, fmt::format("monte carlo {:3.0f}%", 100.0 * f)); };
-    report::add_reliability(m, exec::simulate_full_run(s, out, progress));
+    // Once a second has passed, how long the rest will take (for logs too, where
+    // the bar is not drawn), said once.
+    const int trials = s.failures->trials;
+    const int threads = std::clamp(core::threads_or_every_core(s.failures->threads), 1, trials);
+    bool estimated = o.quiet;
+    const auto progress = [&](double f) {
+      const double elapsed = replaying.elapsed_s();
+      if (!estimated && elapsed >= kProgressDelayS && f < 1.0) {
+        estimated = true;
+        const double left = elapsed * (1.0 - f) / f;
+        std::cerr << fmt::format("monte carlo: {} trials on {} threads, {:.0f}% in {:.1f} s, about {} left; Ctrl-C "
+                                 "stops early with the trials done\n",
+                                 trials, threads, 100.0 * f, elapsed,
+                                 left < 120 ? fmt::format("{:.0f} s", left) : fmt::format("{:.1f} min", left / 60.0));
+      }
+      replaying.update(f, fmt::format("monte carlo {:3.0f}%", 100.0 * f));
+    };
+    // Ctrl-C or SIGTERM here: the trials that ran make a partial result (docs/reliability.md).
+    const cli::InterruptGuard guard;
+    exec::FullRunReport full_run =
+        exec::simulate_full_run(s, out, progress, [] { return cli::InterruptGuard::signal() != 0; });
     replaying.finish();
     replay_s = replaying.elapsed_s();
+    if (full_run.monte_carlo.trials < full_run.monte_carlo.trials_requested) {
+      stopped_by = cli::InterruptGuard::signal();
+      full_run.stopped_by = cli::InterruptGuard::name(stopped_by);
+      if (full_run.monte_carlo.trials == 0) {
+        std::cerr << fmt::format("stopped by {} before the first Monte Carlo trial ended: nothing written\n",
+                                 full_run.stopped_by);
+        return cli::InterruptGuard::exit_status(stopped_by);
+      }
+    }
+    report::add_reliability(m, std::move(full_run));
   }
   if (!o.quiet) {
     std::cout << report::summary_text(s, m);
@@ -111,6 +145,11 @@ int run(const RunOptions& o) {
     if (!o.quiet)
       std::cout << fmt::format("wrote {} (ranks {}; open it in ui.perfetto.dev)\n", o.trace,
                                report::rank_ranges(ranks));
+  }
+  if (stopped_by != 0) {
+    std::cerr << fmt::format("stopped by {}: the figures under failures are those of the {} trials that ran\n",
+                             cli::InterruptGuard::name(stopped_by), m.reliability->monte_carlo.trials);
+    return cli::InterruptGuard::exit_status(stopped_by);
   }
   return 0;
 }

@@ -73,7 +73,7 @@ faults::StatePerformance performance_of(const SimulationOutput& out) {
 }
 
 FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutput& healthy,
-                                const core::ProgressCallback& progress) {
+                                const core::ProgressCallback& progress, const std::function<bool()>& stop) {
   if (!s.failures) throw std::invalid_argument("simulate_full_run: the scenario has no failures section");
   if (!s.training.train_tokens) throw std::invalid_argument("simulate_full_run: needs training.train_tokens");
   const faults::FailureConfig& f = *s.failures;
@@ -173,7 +173,7 @@ FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutpu
       return simulate_state(st, per_stage);
     });
   };
-  rep.monte_carlo = faults::monte_carlo(rc, oracle, f.seed, f.trials, f.threads, progress);
+  rep.monte_carlo = faults::monte_carlo(rc, oracle, f.seed, f.trials, f.threads, progress, stop);
   rep.states_simulated = simulated.load();
   return rep;
 }

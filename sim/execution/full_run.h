@@ -4,6 +4,8 @@
 // this layer for the iteration time of each cluster state, which it answers by
 // simulating an iteration of a modified scenario (slower ranks, a degraded
 // inter-node network, fewer data-parallel replicas), once per distinct state.
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "execution/simulate.h"
@@ -26,13 +28,18 @@ struct FullRunReport {
   long long iterations = 0;       // failure-free iterations to train
   double gpu_utilization = 0.0;   // compute-stream busy fraction of the healthy iteration
   int states_simulated = 0;       // iteration simulations the replay asked for beyond the healthy one
+  // Set by the caller that stopped the Monte Carlo early ("SIGINT"): the figures
+  // are those of monte_carlo.trials of monte_carlo.trials_requested trials.
+  std::string stopped_by;
 };
 
 // Needs s.failures and s.training.train_tokens. `healthy` is the scenario's own
 // simulation. Throws std::invalid_argument for a layout the policy cannot shrink.
-// `progress` gets the fraction of Monte Carlo trials done (faults::monte_carlo).
+// `progress` gets the fraction of Monte Carlo trials done (faults::monte_carlo);
+// `stop` ends the Monte Carlo early (the report then aggregates the trials that
+// ran: monte_carlo.trials < monte_carlo.trials_requested).
 FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutput& healthy,
-                                const core::ProgressCallback& progress = {});
+                                const core::ProgressCallback& progress = {}, const std::function<bool()>& stop = {});
 
 // The iteration time (ns) and tokens of one simulated iteration.
 faults::StatePerformance performance_of(const SimulationOutput& out);

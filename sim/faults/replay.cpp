@@ -1,6 +1,7 @@
 #include "faults/replay.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -513,7 +514,8 @@ TrialResult replay_trial(const ReplayConfig& c, const IterationOracle& oracle, s
 }
 
 MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracle, std::uint64_t seed, int trials,
-                             int threads, const std::function<void(double)>& progress) {
+                             int threads, const std::function<void(double)>& progress,
+                             const std::function<bool()>& stop) {
   if (trials < 1) throw std::invalid_argument("monte_carlo: trials must be at least 1");
   // The oracle's answers, shared by the trials: one call per distinct state.
   core::OnceCache<ClusterState, StatePerformance> cache;
@@ -522,6 +524,7 @@ MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracl
 
   MonteCarloResult out;
   out.trials = trials;
+  out.trials_requested = trials;
   out.threads = workers;
   out.per_trial.resize(static_cast<std::size_t>(trials));
   // Progress once per finished trial (the GUI's bar moves by trials), one call at a time.
@@ -535,7 +538,21 @@ MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracl
       progress(static_cast<double>(++done) / trials);
     }
   };
-  core::parallel_for(static_cast<std::size_t>(trials), workers, trial);
+  std::atomic<int> ended{0};
+  core::parallel_for(
+      static_cast<std::size_t>(trials), workers,
+      [&](std::size_t k) {
+        trial(k);
+        ++ended;
+      },
+      {}, stop);
+  if (ended.load() < trials) {
+    // Stopped: the trials that ran are 0..K-1 (taken in order, each one finished).
+    trials = ended.load();
+    out.trials = trials;
+    out.per_trial.resize(static_cast<std::size_t>(trials));
+    if (trials == 0) return out;
+  }
 
   // Aggregates in trial order, so the thread count never changes a bit of them.
   const StatePerformance healthy = cached(ClusterState{});

@@ -134,7 +134,8 @@ struct Percentiles {
 };
 
 struct MonteCarloResult {
-  int trials = 0;
+  int trials = 0;            // the trials aggregated
+  int trials_requested = 0;  // more than `trials` when the replay was stopped early
   int threads = 0;
   Percentiles time_to_train_s;
   double ideal_time_s = 0.0;  // iterations x healthy iteration time, no checkpoints
@@ -156,8 +157,12 @@ struct MonteCarloResult {
 // `progress`, when given, is called with the fraction of trials done (never
 // decreasing, the last call with 1), one call at a time, from the threads that
 // run the trials (core::parallel_for). The oracle is asked once per distinct
-// state (core::OnceCache).
+// state (core::OnceCache). Once `stop()` (given) returns true no further trial
+// starts: trials start in index order and every started one ends, so the result
+// aggregates trials 0..K-1, exactly what a run of K trials gives; with K = 0
+// (stopped before the first trial ended) only `trials_requested` is set.
 MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracle, std::uint64_t seed, int trials,
-                             int threads, const std::function<void(double)>& progress = {});
+                             int threads, const std::function<void(double)>& progress = {},
+                             const std::function<bool()>& stop = {});
 
 }  // namespace trainsim::faults

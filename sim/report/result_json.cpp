@@ -49,6 +49,8 @@ nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const conf
   j["processes"] = processes;
   j["gpu_utilization"] = r.gpu_utilization;
   j["trials"] = mc.trials;
+  if (mc.trials < mc.trials_requested)
+    j["partial"] = {{"trials_requested", mc.trials_requested}, {"stopped_by", r.stopped_by}};
   j["seed"] = f.seed;
   j["states_simulated"] = r.states_simulated;
   j[result_key::kRunTimeline] = run_timeline_file.empty() ? nlohmann::ordered_json(nullptr)

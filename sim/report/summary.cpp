@@ -179,9 +179,14 @@ void add_full_run(Lines& line, const config::Scenario& s, const Metrics& m, cons
   const auto& c = s.cluster;
   const faults::MonteCarloResult& mc = r.monte_carlo;
   const auto& ttt = mc.time_to_train_s;
-  line("time to train", fmt::format("p10 {}, p50 {}, p90 {} (mean {}) for {} tokens over {} trials",
-                                    duration(ttt.p10), duration(ttt.p50), duration(ttt.p90), duration(ttt.mean),
-                                    count(*m.train_tokens), mc.trials));
+  const std::string trials =
+      mc.trials < mc.trials_requested
+          ? fmt::format("{} of {} trials (PARTIAL: stopped by {})", mc.trials, mc.trials_requested,
+                        r.stopped_by.empty() ? "request" : r.stopped_by)
+          : fmt::format("{} trials", mc.trials);
+  line("time to train", fmt::format("p10 {}, p50 {}, p90 {} (mean {}) for {} tokens over {}", duration(ttt.p10),
+                                    duration(ttt.p50), duration(ttt.p90), duration(ttt.mean),
+                                    count(*m.train_tokens), trials));
   line("failure-free", fmt::format("{} ({:.0f} iterations of {}, no checkpoints)", duration(mc.ideal_time_s),
                                    static_cast<double>(r.iterations), duration(r.iteration_time_s)));
   line("interruptions", fmt::format("{:.1f} expected (standard error {:.2f}); mean time to interrupt {}",

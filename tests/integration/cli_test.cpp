@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+#include <csignal>
 
 #include "cli_harness.h"
 
@@ -371,6 +372,34 @@ TEST_F(Cli, FailuresFillReliabilityAndWriteARunTimeline) {
   std::set<std::string> categories;
   for (const auto& span : tl["lanes"][0]["spans"]) categories.insert(span["category"].get<std::string>());
   for (const char* c : {"train", "checkpoint", "failure", "restart"}) EXPECT_TRUE(categories.contains(c)) << c;
+}
+
+// Ctrl-C during a long Monte Carlo: the trials that ran (0..K-1) make the result,
+// marked partial, and the exit status is 128 + SIGINT; before that, once a second
+// has passed, stderr said how long the rest would take.
+TEST_F(Cli, SigintDuringTheMonteCarloWritesThePartialResult) {
+  auto j = nlohmann::json::parse(slurp(scenario("gpt2-124m-64xh100-failures.json")));
+  j["training"]["train_tokens"] = "4T";  // a few ms per trial: 20,000 trials take half a minute
+  j["failures"]["trials"] = 20000;
+  j["failures"]["threads"] = 2;
+  const fs::path file = dir_ / "long.json";
+  std::ofstream(file) << j.dump(2);
+  const fs::path out = dir_ / "result.json";
+  const pid_t pid = trainsim::cli_harness::spawn({"run", file.string(), "--out", out.string()}, dir_ / "stdout.txt",
+                                                 dir_ / "stderr.txt");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(trainsim::cli_harness::wait_until(
+      [&] { return slurp(dir_ / "stderr.txt").find("left; Ctrl-C stops early") != std::string::npos; }, 300.0))
+      << slurp(dir_ / "stderr.txt");
+  kill(pid, SIGINT);
+  EXPECT_EQ(trainsim::cli_harness::exit_status(pid), 130) << slurp(dir_ / "stderr.txt");
+  EXPECT_THAT(slurp(dir_ / "stderr.txt"), HasSubstr("stopped by SIGINT"));
+  EXPECT_THAT(slurp(dir_ / "stdout.txt"), HasSubstr("of 20000 trials (PARTIAL: stopped by SIGINT)"));
+  const auto rel = nlohmann::json::parse(slurp(out))["reliability"];
+  EXPECT_EQ(rel["partial"]["trials_requested"], 20000);
+  EXPECT_EQ(rel["partial"]["stopped_by"], "SIGINT");
+  EXPECT_GE(rel["trials"].get<int>(), 1);
+  EXPECT_LT(rel["trials"].get<int>(), 20000);
 }
 
 TEST_F(Cli, GzipTimelineWritesBothTimelinesCompressedAndTheResultNamesThem) {

@@ -1,20 +1,15 @@
 // End to end: `trainsim sweep` and `trainsim plan` on tests/integration/sweep_small.json
 // (a 4-layer, 4-head model, global batch 16, on 8 A100 and on 16 H100).
+#include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <thread>
-#include <unistd.h>
-#include <chrono>
-#include <csignal>
-#include <cstdio>
-#include <iterator>
-#include <algorithm>
 
 #include "cli_harness.h"
 
@@ -180,23 +175,14 @@ TEST_F(SweepCli, SigintWritesPartialOutputsAndExits130) {
   const std::string spec = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/sweeps/llama3-8b-small-cluster.json";
   const fs::path out = dir_ / "interrupted";
   const fs::path journal = out / "journal.jsonl";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    std::freopen("/dev/null", "w", stdout);
-    std::freopen("/dev/null", "w", stderr);
-    execl(TRAINSIM_BINARY, TRAINSIM_BINARY, "sweep", spec.c_str(), "--jobs", "1", "-q", "--out", out.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  fs::create_directories(out);
+  const pid_t pid = trainsim::cli_harness::spawn({"sweep", spec, "--jobs", "1", "-q", "--out", out.string()},
+                                                 dir_ / "stdout.txt", dir_ / "stderr.txt");
+  ASSERT_GT(pid, 0);
   // Signal once a point is in the journal (689 points: the run is far from done).
-  for (int k = 0; k < 6000 && (!fs::exists(journal) || fs::file_size(journal) == 0); ++k)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  trainsim::cli_harness::wait_until([&] { return fs::exists(journal) && fs::file_size(journal) > 0; }, 60.0);
   kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(trainsim::cli_harness::exit_status(pid), 130) << slurp(dir_ / "stderr.txt");
   const nlohmann::json j = nlohmann::json::parse(slurp(out / "sweep.json"));
   EXPECT_EQ(j["partial"]["stopped_by"], "SIGINT");
   const std::size_t done = j["partial"]["points_done"];

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -200,6 +201,28 @@ TEST(Replay, SameSeedSameResultOnAnyNumberOfThreads) {
   EXPECT_GT(one.stragglers, 0.0);
   const MonteCarloResult other = monte_carlo(c, oracle, 8, 24, 4);
   EXPECT_NE(one.time_to_train_s.mean, other.time_to_train_s.mean);
+}
+
+TEST(Replay, StoppedEarlyItIsTheRunOfTheTrialsThatRan) {
+  const ReplayConfig c = hourly_failures();
+  for (int threads : {1, 3}) {
+    std::atomic<int> finished{0};
+    const MonteCarloResult stopped = monte_carlo(
+        c, ten_seconds, 7, 40, threads, [&](double) { ++finished; }, [&] { return finished.load() >= 9; });
+    EXPECT_EQ(stopped.trials_requested, 40);
+    EXPECT_GE(stopped.trials, 9);  // the stop comes once 9 have ended; the running ones end too
+    EXPECT_LE(stopped.trials, 9 + threads);
+    // Trials start in order and all that start end: the first K, as a run of K trials.
+    const MonteCarloResult k = monte_carlo(c, ten_seconds, 7, stopped.trials, 1);
+    EXPECT_EQ(k.trials_requested, k.trials);
+    EXPECT_EQ(stopped.time_to_train_s.mean, k.time_to_train_s.mean) << threads;
+    EXPECT_EQ(stopped.time_to_train_s.p90, k.time_to_train_s.p90) << threads;
+    EXPECT_EQ(stopped.expected_interruptions, k.expected_interruptions) << threads;
+    EXPECT_EQ(stopped.goodput, k.goodput) << threads;
+  }
+  const MonteCarloResult none = monte_carlo(c, ten_seconds, 7, 40, 2, {}, [] { return true; });
+  EXPECT_EQ(none.trials, 0);
+  EXPECT_EQ(none.trials_requested, 40);
 }
 
 TEST(Replay, WaitForRepairCostsTheRepairTimeEveryFailure) {
