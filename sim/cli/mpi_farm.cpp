@@ -11,6 +11,7 @@
 #include <exception>
 #include <iostream>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "sweep/reliability.h"
@@ -49,7 +50,7 @@ class Dispenser {
 }
 
 std::vector<PointResult> root(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
-                              int threads, const std::function<void(std::size_t)>& progress) {
+                              int threads, const std::function<void(std::size_t)>& progress, const Arrived& arrived) {
   const std::size_t workers = static_cast<std::size_t>(session.size() - 1);
   // Small chunks balance the load; large ones save messages. Each rank gets about
   // eight chunks per thread, at most 64 points each.
@@ -66,6 +67,8 @@ std::vector<PointResult> root(const Session& session, const config::SweepSpec& s
         if (b >= e) break;
         std::vector<PointResult> part = evaluate_points(spec, points.subspan(b, e - b), threads);
         std::move(part.begin(), part.end(), results.begin() + static_cast<std::ptrdiff_t>(b));
+        if (arrived)
+          for (std::size_t i = b; i < e; ++i) arrived(i, results[i]);
         done += e - b;
       }
     } catch (...) {
@@ -92,6 +95,8 @@ std::vector<PointResult> root(const Session& session, const config::SweepSpec& s
         std::vector<PointResult> part = decode_results(bytes);
         if (part.size() != e - b) abort_all("sweep: a worker returned the wrong number of results");
         std::move(part.begin(), part.end(), results.begin() + static_cast<std::ptrdiff_t>(b));
+        if (arrived)
+          for (std::size_t i = b; i < e; ++i) arrived(i, results[i]);
         done += e - b;
       }
       const std::array<std::uint64_t, 2> work = dispenser.next();
@@ -124,8 +129,18 @@ void worker(const config::SweepSpec& spec, std::span<const Point> points, int th
 
 }  // namespace
 
+void broadcast_indices(std::vector<std::size_t>& indices) {
+  std::vector<std::uint64_t> wire(indices.begin(), indices.end());
+  std::uint64_t count = wire.size();
+  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  wire.resize(count);
+  if (count > 0) MPI_Bcast(wire.data(), static_cast<int>(count), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  indices.assign(wire.begin(), wire.end());
+}
+
 void replay(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
-            std::vector<PointResult>& results, std::span<const std::size_t> rank0_selection, int threads) {
+            std::vector<PointResult>& results, std::span<const std::size_t> rank0_selection, int threads,
+            const Arrived& arrived) {
   std::vector<std::uint64_t> selection;
   if (session.rank() == 0) selection.assign(rank0_selection.begin(), rank0_selection.end());
   std::uint64_t count = selection.size();
@@ -142,7 +157,9 @@ void replay(const Session& session, const config::SweepSpec& spec, std::span<con
     mine.push_back(static_cast<std::size_t>(selection[k]));
   }
   if (rank == 0) {
-    replay_points(spec, points, results, mine, threads);
+    replay_points(spec, points, results, mine, threads, {}, [&](std::size_t i) {
+      if (arrived) arrived(i, results[i]);
+    });
     for (std::size_t worker = 1; worker < size && worker < selection.size(); ++worker) {
       MPI_Status status;
       MPI_Probe(static_cast<int>(worker), kTagReplay, MPI_COMM_WORLD, &status);
@@ -158,6 +175,7 @@ void replay(const Session& session, const config::SweepSpec& spec, std::span<con
         PointResult& r = results[static_cast<std::size_t>(selection[k])];
         r.reliability = part[j].reliability;
         r.replay_error = part[j].replay_error;
+        if (arrived) arrived(static_cast<std::size_t>(selection[k]), r);
       }
     }
     return;
@@ -193,9 +211,16 @@ Session::Session(int* argc, char*** argv) {
 Session::~Session() { MPI_Finalize(); }
 
 std::vector<PointResult> farm(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
-                              int threads, const std::function<void(std::size_t)>& progress) {
-  if (session.size() == 1) return evaluate_points(spec, points, threads, progress);
-  if (session.rank() == 0) return root(session, spec, points, threads, progress);
+                              int threads, const std::function<void(std::size_t)>& progress, const Arrived& arrived) {
+  if (session.size() == 1) {
+    std::vector<PointResult> results(points.size());
+    std::vector<std::size_t> all(points.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    evaluate_listed(
+        spec, points, all, threads, results, [&](std::size_t i) { if (arrived) arrived(i, results[i]); }, progress);
+    return results;
+  }
+  if (session.rank() == 0) return root(session, spec, points, threads, progress, arrived);
   try {
     worker(spec, points, threads);
   } catch (const std::exception& e) {

@@ -104,6 +104,13 @@ void write_sweep(const config::SweepSpec& spec, const sweep::Outcome& outcome, c
             << std::flush;
 }
 
+// DIR/journal.jsonl for a sweep; PLAN.json.journal (SPEC-name.plan.journal without --out) for a plan.
+template <class Options>
+fs::path journal_file(const Options& o, bool planning, const fs::path& dir) {
+  if (!planning) return dir / "journal.jsonl";
+  return fs::path((o.out.empty() ? fs::path(o.spec).stem().string() + ".plan" : o.out) + ".journal");
+}
+
 std::string read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -193,6 +200,56 @@ Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration&
   return out;
 }
 
+#ifdef TRAINSIM_WITH_MPI
+// The MPI farm with rank 0's journal (`journal`: rank 0's, null on the others):
+// every rank learns from rank 0 which points the journal lacks and the farm
+// evaluates only those; rank 0 records each result as it arrives, then the
+// replays under failures the same way. The results on rank 0, none elsewhere.
+std::vector<sweep::PointResult> farm_journaled(const sweep::mpi::Session& session, const config::SweepSpec& spec,
+                                               const sweep::Enumeration& e, SweepJournal* journal, int jobs,
+                                               int replay_threads, const std::function<void(std::size_t)>& progress,
+                                               const std::function<void(std::size_t)>& announce_replays,
+                                               std::size_t& resumed) {
+  const std::size_t n = e.candidates.size();
+  std::vector<sweep::PointResult> results(journal != nullptr ? n : 0);
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; journal != nullptr && i < n; ++i) {
+    if (journal->evaluated(i)) {
+      results[i] = *journal->evaluated(i);
+    } else {
+      todo.push_back(i);
+    }
+  }
+  resumed = journal != nullptr ? n - todo.size() : 0;
+  sweep::mpi::broadcast_indices(todo);
+  std::vector<sweep::Point> left;
+  for (std::size_t i : todo) left.push_back(e.candidates[i]);
+  std::vector<sweep::PointResult> part =
+      sweep::mpi::farm(session, spec, left, jobs, progress, [&](std::size_t k, const sweep::PointResult& r) {
+        journal->record(sweep::JournalStage::kEvaluate, todo[k], r);
+      });
+  if (journal == nullptr) {
+    sweep::mpi::replay(session, spec, e.candidates, results, {}, replay_threads);
+    return {};
+  }
+  for (std::size_t k = 0; k < todo.size(); ++k) results[todo[k]] = std::move(part[k]);
+  std::vector<std::size_t> to_replay;
+  for (std::size_t i : sweep::replay_selection(spec, e.candidates, results)) {
+    if (journal->replayed(i)) {
+      results[i] = *journal->replayed(i);
+    } else {
+      to_replay.push_back(i);
+    }
+  }
+  announce_replays(to_replay.size());
+  sweep::mpi::replay(session, spec, e.candidates, results, to_replay, replay_threads,
+                     [&](std::size_t i, const sweep::PointResult& r) {
+                       journal->record(sweep::JournalStage::kReplay, i, r);
+                     });
+  return results;
+}
+#endif
+
 }  // namespace
 
 SweepCommands::SweepCommands(CLI::App& app) {
@@ -271,15 +328,14 @@ int SweepCommands::run(int* argc, char*** argv) {
     std::optional<SweepJournal> journal;
 #ifdef TRAINSIM_WITH_MPI
     if (session) {
-      if (o.resume) throw std::invalid_argument("--resume: not available under MPI (run the sweep in one process)");
-      // The farm, then the replays spread over the ranks; rank 0 collects both.
-      results = sweep::mpi::farm(*session, spec, e.candidates, jobs, progress);
-      std::vector<std::size_t> replay;
+      if (o.stop_after > 0) throw std::invalid_argument("--stop-after: not available under MPI");
       if (rank == 0) {
-        replay = sweep::replay_selection(spec, e.candidates, results);
-        announce_replays(replay.size());
+        if (!planning) fs::create_directories(dir);
+        journal.emplace(journal_file(o, planning, dir), sweep::journal_key(read_bytes(o.spec), spec.objective),
+                        o.resume, n);
       }
-      sweep::mpi::replay(*session, spec, e.candidates, results, replay, replay_threads);
+      results = farm_journaled(*session, spec, e, journal ? &*journal : nullptr, jobs, replay_threads, progress,
+                               announce_replays, resumed);
       if (rank != 0) return 0;
     }
     if (!session) {
@@ -287,13 +343,11 @@ int SweepCommands::run(int* argc, char*** argv) {
     {
 #endif
       if (!planning) fs::create_directories(dir);
-      const fs::path journal_file =
-          planning ? fs::path((o.out.empty() ? fs::path(o.spec).stem().string() + ".plan" : o.out) + ".journal")
-                   : dir / "journal.jsonl";
-      journal.emplace(journal_file, sweep::journal_key(read_bytes(o.spec), spec.objective), o.resume, n);
+      journal.emplace(journal_file(o, planning, dir), sweep::journal_key(read_bytes(o.spec), spec.objective),
+                      o.resume, n);
       if (journal->replaced_earlier() && !o.quiet)
         std::cerr << fmt::format("note: starting over; {} held an earlier run (--resume continues one)\n",
-                                 journal_file.string());
+                                 journal->path().string());
       const InterruptGuard guard;
       Journaled run = run_journaled(spec, e, *journal, jobs, replay_threads, o.stop_after, progress, announce_replays);
       resumed = run.resumed;
