@@ -50,6 +50,7 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
 
 constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;  // bad command-line arguments
 constexpr int kExitInterrupted = 130;
 
 // Every GEMM dtype, in the order measured (an interrupted run keeps the first ones).
@@ -339,7 +340,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help ends here too, with 0; a bad argument is a usage error, 2, as for trainsim.
+    return app.exit(e) == 0 ? 0 : kExitUsage;
   }
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

@@ -396,6 +396,9 @@ int main(int argc, char** argv) {
       Trainer t(o);
       code = t.run();
     }
+  } catch (const trainer::UsageError& e) {
+    std::cerr << "trainsim-train: " << e.what() << " (--help lists the options)\n";
+    code = 2;
   } catch (const std::exception& e) {
     std::cerr << "trainsim-train: " << e.what() << "\n";
     int size = 1;
@@ -411,6 +414,9 @@ int main(int argc, char** argv) {
     if (!trainer::parse_options(argc, argv, o)) return 0;
     Trainer t(o);
     return t.run();
+  } catch (const trainer::UsageError& e) {
+    std::cerr << "trainsim-train: " << e.what() << " (--help lists the options)\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "trainsim-train: " << e.what() << "\n";
     return 1;

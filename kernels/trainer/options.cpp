@@ -46,7 +46,7 @@ bool parse_options(int argc, char** argv, TrainOptions& o) {
     app.exit(e);
     return false;
   } catch (const CLI::ParseError& e) {
-    throw std::invalid_argument(e.what());
+    throw UsageError(e.what());
   }
   o.command.clear();
   for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);

@@ -2,6 +2,7 @@
 // trainsim-train's options, their checks and the learning-rate schedule (plain C++,
 // tested on CPU in tests/kernels/trainer_host_test.cpp).
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,16 @@ struct TrainOptions {
   [[nodiscard]] kernels::ref::GptConfig model() const;
 };
 
+// A command line CLI11 could not parse (an unknown option, a missing value): the
+// program exits with 2, as trainsim and trainsim-calibrate do.
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 // Parses argv (CLI11). Returns false when the caller should exit (help printed); throws
-// std::invalid_argument naming the option on a bad value.
+// UsageError for a command line it cannot parse, std::invalid_argument naming the
+// option on a bad value.
 bool parse_options(int argc, char** argv, TrainOptions& o);
 
 // Throws std::invalid_argument naming the option when the combination is not usable:

@@ -44,6 +44,21 @@ TEST(TrainerSchedule, LinearWarmupThenCosine) {
   EXPECT_LT(learning_rate(o, 12), mid);
 }
 
+TEST(TrainerOptions, AnUnknownOptionIsAUsageErrorAndABadValueIsNot) {
+  TrainOptions o;
+  const char* unknown[] = {"trainsim-train", "--data", "x.txt", "--bogus"};
+  EXPECT_THROW(parse_options(4, const_cast<char**>(unknown), o), UsageError);
+  const char* bad_value[] = {"trainsim-train", "--data", "x.txt", "--heads", "5"};
+  try {
+    parse_options(5, const_cast<char**>(bad_value), o);
+    FAIL() << "accepted";
+  } catch (const UsageError&) {
+    FAIL() << "a bad value is not a usage error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--heads"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TrainerOptions, RejectsUnsupportedShapes) {
   TrainOptions o = small_options();
   EXPECT_NO_THROW(check_options(o));
