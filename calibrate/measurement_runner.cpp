@@ -65,12 +65,6 @@ MeasurementRunner::MeasurementRunner(ProfileWriter& profile, std::filesystem::pa
       apply(line);
     }
     resumed_ = done_.size();
-    if (earlier.torn) {
-      // Cut the torn last line off, so the next record starts a line of its own.
-      std::uintmax_t complete = 0;
-      for (const std::string& l : earlier.lines) complete += l.size() + 1;
-      std::filesystem::resize_file(path_, complete);
-    }
   }
   log_ = std::make_unique<io::AppendLog>(path_, !resume);
 }

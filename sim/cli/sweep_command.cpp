@@ -6,9 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <fmt/format.h>
 #include <iostream>
 #include <limits>
@@ -29,6 +27,7 @@
 #include "report/rank_list.h"
 #include "report/result_json.h"
 #include "report/timeline_writer.h"
+#include "scenario/json_document.h"
 #include "scenario/sweep_spec_reader.h"
 #include "sweep/evaluate.h"
 #include "sweep/outcome.h"
@@ -111,13 +110,6 @@ fs::path journal_file(const Options& o, bool planning, const fs::path& dir) {
   return fs::path((o.out.empty() ? fs::path(o.spec).stem().string() + ".plan" : o.out) + ".journal");
 }
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The results of a run with a journal: the points an earlier run recorded are
 // taken from it, the others evaluated (and, under failures, the best replayed)
 // and recorded as they finish, until done or interrupted (InterruptGuard).
@@ -142,17 +134,10 @@ Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration&
   const std::size_t n = e.candidates.size();
   Journaled out;
   out.results.resize(n);
-  std::vector<std::uint8_t> done(n, 0);  // each slot written by the one thread that evaluates it
-  std::vector<std::size_t> todo;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (journal.evaluated(i)) {
-      out.results[i] = *journal.evaluated(i);
-      done[i] = 1;
-      ++out.resumed;
-    } else {
-      todo.push_back(i);
-    }
-  }
+  const std::vector<std::size_t> todo = journal.restore_evaluated(out.results);
+  out.resumed = n - todo.size();
+  std::vector<std::uint8_t> done(n, 1);  // each slot written by the one thread that evaluates it
+  for (const std::size_t i : todo) done[i] = 0;
   // Points finished by this run: --stop-after counts them.
   std::atomic<long long> finished{0};
   const auto stop = [&] { return InterruptGuard::signal() != 0 || (stop_after > 0 && finished.load() >= stop_after); };
@@ -177,14 +162,7 @@ Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration&
     return out;
   }
   const std::vector<std::size_t> replay = sweep::replay_selection(spec, e.candidates, out.results);
-  std::vector<std::size_t> to_replay;
-  for (std::size_t i : replay) {
-    if (journal.replayed(i)) {
-      out.results[i] = *journal.replayed(i);
-    } else {
-      to_replay.push_back(i);
-    }
-  }
+  const std::vector<std::size_t> to_replay = journal.restore_replayed(replay, out.results);
   announce_replays(to_replay.size());
   std::size_t replayed = replay.size() - to_replay.size();
   sweep::replay_points(
@@ -213,13 +191,7 @@ std::vector<sweep::PointResult> farm_journaled(const sweep::mpi::Session& sessio
   const std::size_t n = e.candidates.size();
   std::vector<sweep::PointResult> results(journal != nullptr ? n : 0);
   std::vector<std::size_t> todo;
-  for (std::size_t i = 0; journal != nullptr && i < n; ++i) {
-    if (journal->evaluated(i)) {
-      results[i] = *journal->evaluated(i);
-    } else {
-      todo.push_back(i);
-    }
-  }
+  if (journal != nullptr) todo = journal->restore_evaluated(results);
   resumed = journal != nullptr ? n - todo.size() : 0;
   sweep::mpi::broadcast_indices(todo);
   std::vector<sweep::Point> left;
@@ -233,14 +205,8 @@ std::vector<sweep::PointResult> farm_journaled(const sweep::mpi::Session& sessio
     return {};
   }
   for (std::size_t k = 0; k < todo.size(); ++k) results[todo[k]] = std::move(part[k]);
-  std::vector<std::size_t> to_replay;
-  for (std::size_t i : sweep::replay_selection(spec, e.candidates, results)) {
-    if (journal->replayed(i)) {
-      results[i] = *journal->replayed(i);
-    } else {
-      to_replay.push_back(i);
-    }
-  }
+  const std::vector<std::size_t> to_replay =
+      journal->restore_replayed(sweep::replay_selection(spec, e.candidates, results), results);
   announce_replays(to_replay.size());
   sweep::mpi::replay(session, spec, e.candidates, results, to_replay, replay_threads,
                      [&](std::size_t i, const sweep::PointResult& r) {
@@ -301,7 +267,9 @@ int SweepCommands::run(int* argc, char*** argv) {
   (void)argv;
 #endif
   try {
-    config::SweepSpec spec = scenario::read_sweep_spec(o.spec);
+    // Read once: the spec's text is parsed and keys the journal.
+    const std::string spec_text = scenario::read_document_file(o.spec, "sweep spec");
+    config::SweepSpec spec = scenario::parse_sweep_spec(spec_text, o.spec);
     if (o.rank_by == "cost") spec.objective = config::Objective::kCost;
     if (o.rank_by == "time") spec.objective = config::Objective::kTimeToTrain;
     sweep::Enumeration e = sweep::enumerate(spec);
@@ -331,7 +299,7 @@ int SweepCommands::run(int* argc, char*** argv) {
       if (o.stop_after > 0) throw std::invalid_argument("--stop-after: not available under MPI");
       if (rank == 0) {
         if (!planning) fs::create_directories(dir);
-        journal.emplace(journal_file(o, planning, dir), sweep::journal_key(read_bytes(o.spec), spec.objective),
+        journal.emplace(journal_file(o, planning, dir), sweep::journal_key(spec_text, spec.objective),
                         o.resume, n);
       }
       results = farm_journaled(*session, spec, e, journal ? &*journal : nullptr, jobs, replay_threads, progress,
@@ -343,7 +311,7 @@ int SweepCommands::run(int* argc, char*** argv) {
     {
 #endif
       if (!planning) fs::create_directories(dir);
-      journal.emplace(journal_file(o, planning, dir), sweep::journal_key(read_bytes(o.spec), spec.objective),
+      journal.emplace(journal_file(o, planning, dir), sweep::journal_key(spec_text, spec.objective),
                       o.resume, n);
       if (journal->replaced_earlier() && !o.quiet)
         std::cerr << fmt::format("note: starting over; {} held an earlier run (--resume continues one)\n",

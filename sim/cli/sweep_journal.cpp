@@ -1,7 +1,6 @@
 #include "cli/sweep_journal.h"
 
 #include <fmt/format.h>
-#include <cstdint>
 #include <stdexcept>
 
 namespace trainsim::cli {
@@ -23,21 +22,35 @@ SweepJournal::SweepJournal(std::filesystem::path path, std::string key, bool res
                                              path_.string(), line + 1, e.what()));
       }
     }
-    records_read_ = earlier.lines.size();
-    torn_ = earlier.torn;
   } else {
     replaced_ = !earlier.lines.empty() || earlier.torn;
   }
-  // A torn last line is cut off before appending, so the next record starts a
-  // line of its own; the complete lines before it stay where they are.
-  if (resume && torn_) {
-    std::uintmax_t complete = 0;
-    for (const std::string& l : earlier.lines) complete += l.size() + 1;
-    std::error_code ec;
-    std::filesystem::resize_file(path_, complete, ec);
-    if (ec) throw std::runtime_error(fmt::format("{}: cannot cut off its torn last line: {}", path_.string(), ec.message()));
-  }
   log_ = std::make_unique<io::AppendLog>(path_, !resume);
+}
+
+std::vector<std::size_t> SweepJournal::restore_evaluated(std::vector<sweep::PointResult>& results) const {
+  std::vector<std::size_t> left;
+  for (std::size_t i = 0; i < evaluated_.size(); ++i) {
+    if (evaluated_[i]) {
+      results[i] = *evaluated_[i];
+    } else {
+      left.push_back(i);
+    }
+  }
+  return left;
+}
+
+std::vector<std::size_t> SweepJournal::restore_replayed(const std::vector<std::size_t>& selection,
+                                                        std::vector<sweep::PointResult>& results) const {
+  std::vector<std::size_t> left;
+  for (const std::size_t i : selection) {
+    if (replayed_[i]) {
+      results[i] = *replayed_[i];
+    } else {
+      left.push_back(i);
+    }
+  }
+  return left;
 }
 
 void SweepJournal::record(sweep::JournalStage stage, std::size_t index, const sweep::PointResult& result) {

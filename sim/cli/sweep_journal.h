@@ -19,18 +19,22 @@ class SweepJournal {
  public:
   // `points`: the candidates of this run. With `resume`, the records already in
   // `path` are read (a torn last line, left by a writer killed mid-line, is
-  // dropped) and new ones appended after them; without, the file starts empty.
+  // dropped: io::AppendLog) and new ones appended after them; without, the file
+  // starts empty.
   // Throws std::runtime_error naming the file and line of a record that does not
   // belong to this run (another spec, objective or version) or is damaged.
   SweepJournal(std::filesystem::path path, std::string key, bool resume, std::size_t points);
 
-  // What earlier runs recorded, by candidate index.
-  [[nodiscard]] const std::optional<sweep::PointResult>& evaluated(std::size_t i) const { return evaluated_[i]; }
-  [[nodiscard]] const std::optional<sweep::PointResult>& replayed(std::size_t i) const { return replayed_[i]; }
-  [[nodiscard]] std::size_t records_read() const { return records_read_; }
-  [[nodiscard]] bool dropped_torn_line() const { return torn_; }
   [[nodiscard]] bool replaced_earlier() const { return replaced_; }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+  // Puts the evaluations an earlier run recorded into `results` (one slot per
+  // candidate); returns the indices of the candidates still to evaluate.
+  std::vector<std::size_t> restore_evaluated(std::vector<sweep::PointResult>& results) const;
+  // The same for the replays of `selection` (indices into `results`); returns the
+  // ones still to replay.
+  std::vector<std::size_t> restore_replayed(const std::vector<std::size_t>& selection,
+                                            std::vector<sweep::PointResult>& results) const;
 
   // Appends a finished point; safe to call from several threads.
   void record(sweep::JournalStage stage, std::size_t index, const sweep::PointResult& result);
@@ -40,10 +44,9 @@ class SweepJournal {
  private:
   std::filesystem::path path_;
   std::string key_;
+  // What earlier runs recorded, by candidate index.
   std::vector<std::optional<sweep::PointResult>> evaluated_;
   std::vector<std::optional<sweep::PointResult>> replayed_;
-  std::size_t records_read_ = 0;
-  bool torn_ = false;
   bool replaced_ = false;
   std::mutex mutex_;
   std::unique_ptr<io::AppendLog> log_;

@@ -19,8 +19,8 @@ int threads_or_every_core(int threads) {
   return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
-                  const std::function<void(std::size_t)>& progress, const std::function<bool()>& stop) {
+std::size_t parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
+                         const std::function<void(std::size_t)>& progress, const std::function<bool()>& stop) {
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
   std::mutex mutex;
@@ -81,6 +81,7 @@ void parallel_for(std::size_t n, int threads, const std::function<void(std::size
   }
   if (failure) std::rethrow_exception(failure);
   if (progress) progress(done.load());
+  return done.load();
 }
 
 }  // namespace trainsim::core

@@ -20,8 +20,9 @@ namespace trainsim::core {
 // `progress(done)`, when given, runs on the calling thread about ten times a
 // second and once at the end. `stop()`, when given, is asked before each index
 // is taken: once it returns true no further index starts, the running ones end,
-// and parallel_for returns (the caller knows from its bodies which ran).
-void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
+// and parallel_for returns. Returns how many indices ran: indices are taken in
+// order and every one taken ends, so they are 0..count-1.
+std::size_t parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body,
                   const std::function<void(std::size_t)>& progress = {},
                   const std::function<bool()>& stop = {});
 

@@ -1,7 +1,6 @@
 #include "faults/replay.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -538,17 +537,10 @@ MonteCarloResult monte_carlo(const ReplayConfig& c, const IterationOracle& oracl
       progress(static_cast<double>(++done) / trials);
     }
   };
-  std::atomic<int> ended{0};
-  core::parallel_for(
-      static_cast<std::size_t>(trials), workers,
-      [&](std::size_t k) {
-        trial(k);
-        ++ended;
-      },
-      {}, stop);
-  if (ended.load() < trials) {
+  const auto ran = static_cast<int>(core::parallel_for(static_cast<std::size_t>(trials), workers, trial, {}, stop));
+  if (ran < trials) {
     // Stopped: the trials that ran are 0..K-1 (taken in order, each one finished).
-    trials = ended.load();
+    trials = ran;
     out.trials = trials;
     out.per_trial.resize(static_cast<std::size_t>(trials));
     if (trials == 0) return out;

@@ -22,9 +22,21 @@ constexpr auto kSyncPeriod = std::chrono::seconds(1);
 
 AppendLog::AppendLog(std::filesystem::path path, bool truncate)
     : path_(std::move(path)), last_sync_(std::chrono::steady_clock::now()) {
-  const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0);
+  // Read and write: a torn last line is read back to find where it starts.
+  const int flags = O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0);
   fd_ = ::open(path_.c_str(), flags, 0644);
   if (fd_ < 0) fail(path_, "cannot open the journal for appending");
+  if (truncate) return;
+  // Cut a torn last line off: keep the bytes up to the last newline.
+  const off_t size = ::lseek(fd_, 0, SEEK_END);
+  off_t keep = size;
+  char c = '\n';
+  while (keep > 0) {
+    if (::pread(fd_, &c, 1, keep - 1) != 1) fail(path_, "cannot read the journal's last line");
+    if (c == '\n') break;
+    --keep;
+  }
+  if (keep < size && ::ftruncate(fd_, keep) != 0) fail(path_, "cannot cut off the journal's torn last line");
 }
 
 AppendLog::~AppendLog() {

@@ -18,7 +18,9 @@ namespace trainsim::io {
 class AppendLog {
  public:
   // Opens `path` for appending (created if missing; emptied first when
-  // `truncate`). Throws OutputError naming the file.
+  // `truncate`). A torn last line that is there (a writer killed mid-line) is
+  // cut off first, so the next record starts a line of its own; the complete
+  // lines before it stay. Throws OutputError naming the file.
   AppendLog(std::filesystem::path path, bool truncate);
   AppendLog(const AppendLog&) = delete;
   AppendLog& operator=(const AppendLog&) = delete;

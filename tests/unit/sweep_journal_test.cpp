@@ -93,6 +93,12 @@ TEST(AppendLog, KeepsCompleteLinesAndDropsATornLastOne) {
   EXPECT_EQ(read.lines, (std::vector<std::string>{"one", "two", "three"}));
   EXPECT_TRUE(read.torn);
   {
+    io::AppendLog log(path, false);  // continuing cuts the torn line off first
+    log.append("four");
+  }
+  EXPECT_EQ(io::read_log(path).lines, (std::vector<std::string>{"one", "two", "three", "four"}));
+  EXPECT_FALSE(io::read_log(path).torn);
+  {
     io::AppendLog log(path, true);  // truncates
     log.append("fresh");
   }
