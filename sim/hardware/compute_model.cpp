@@ -35,6 +35,16 @@ RooflineComputeModel::RooflineComputeModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
   }
 }
 
+const AttentionEfficiency* RooflineComputeModel::attention_curves(const KernelWork& work) const {
+  const AttentionEfficiency* fallback = nullptr;
+  for (const AttentionEfficiency& a : gpu_.attention_efficiency) {
+    if (a.head_dim != work.head_dim) continue;
+    if (a.kernel == work.attention_kernel) return &a;
+    if (a.kernel == AttentionKernel::kDefault) fallback = &a;
+  }
+  return fallback;
+}
+
 double RooflineComputeModel::matmul_efficiency(double flops_per_gemm) const {
   return efficiency_at(gpu_.matmul_efficiency, flops_per_gemm);
 }
@@ -42,9 +52,8 @@ double RooflineComputeModel::matmul_efficiency(double flops_per_gemm) const {
 double RooflineComputeModel::efficiency(const KernelWork& work, Precision precision) const {
   const double flops = work.flops / work.count;
   if (work.kind == KernelClass::kAttention && is_attention(work.kernel)) {
-    for (const AttentionEfficiency& a : gpu_.attention_efficiency)
-      if (a.head_dim == work.head_dim)
-        return efficiency_at(is_backward_attention(work.kernel) ? a.backward : a.forward, flops);
+    if (const AttentionEfficiency* a = attention_curves(work))
+      return efficiency_at(is_backward_attention(work.kernel) ? a->backward : a->forward, flops);
   }
   if (work.kind == KernelClass::kMatmul && precision == Precision::kFp8) {
     // Forward: fast accumulation; the data and weight gradients: split accumulation.

@@ -48,6 +48,8 @@ struct KernelWork {
   // pass of its step: the GPU cannot start it before the host has issued it
   // (ComputeModel::host_seconds). kNone: not host-dispatched (fused kernels).
   HostPass host_pass = HostPass::kNone;
+  // Flash attention: which kernel (the GPU's own or FlashAttention-2's).
+  AttentionKernel attention_kernel = AttentionKernel::kDefault;
 };
 
 // The precision a kernel runs in under a recipe of `recipe` precision
@@ -85,6 +87,11 @@ class RooflineComputeModel final : public ComputeModel {
   [[nodiscard]] double efficiency(const KernelWork& work, Precision precision) const;
 
  private:
+  // The curves of the kernel's head dimension and attention kernel; a
+  // FlashAttention-2 kernel the GPU has none for takes its default kernel's.
+  // None: the matmul curve prices it.
+  [[nodiscard]] const AttentionEfficiency* attention_curves(const KernelWork& work) const;
+
   GpuSpec gpu_;
 };
 

@@ -2,6 +2,7 @@
 // One GPU model as the simulator sees it: datasheet peaks plus the measured
 // efficiencies that turn peaks into achievable rates (sources in the preset
 // files, scenarios/hardware/*.json, and in docs/model.md section "Compute cost").
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,13 +23,21 @@ struct EfficiencyPoint {
 // (docs/model.md, "Matmul efficiency").
 [[nodiscard]] double efficiency_at(const std::vector<EfficiencyPoint>& points, double flops);
 
+// Which fused attention kernel runs (training.attention_backend; docs/model.md,
+// "Attention efficiency"): the GPU's own, the curves a preset lists without a
+// "kernel" (cuDNN's on H100, as Transformer Engine and PyTorch 2.11 pick it), or
+// FlashAttention-2's ("flash2": the flash-attn 2 package, and PyTorch SDPA's
+// flash backend, its default on Hopper before cuDNN's).
+enum class AttentionKernel : std::uint8_t { kDefault, kFlash2 };
+
 // Flash attention's share of the dense peak, measured for one head dimension
-// (docs/model.md, "Attention efficiency"): by the kernel's FLOPs as trainsim
-// counts them (forward 2 b h s^2 d, the causal half; backward 2.5x that).
+// and kernel (docs/model.md, "Attention efficiency"): by the kernel's FLOPs as
+// trainsim counts them (forward 2 b h s^2 d, the causal half; backward 2.5x that).
 struct AttentionEfficiency {
   int head_dim = 0;
   std::vector<EfficiencyPoint> forward;   // sorted by flops, at least one point
   std::vector<EfficiencyPoint> backward;  // sorted by flops, at least one point
+  AttentionKernel kernel = AttentionKernel::kDefault;
 };
 
 struct GpuSpec {
@@ -49,7 +58,8 @@ struct GpuSpec {
   // without. Empty: fp8 GEMMs take matmul_efficiency at the fp8 peak.
   std::vector<EfficiencyPoint> matmul_efficiency_fp8;       // default (split) accumulation
   std::vector<EfficiencyPoint> matmul_efficiency_fp8_fast;  // fast accumulation
-  // Flash attention kernels of a head dimension listed here take its curves;
+  // Flash attention kernels of a head dimension listed here take its curves (a
+  // FlashAttention-2 kernel without curves of its own takes the default kernel's);
   // any other attention takes the matmul curve.
   std::vector<AttentionEfficiency> attention_efficiency;
   // Relative standard deviation of one kernel's time from run to run on one GPU

@@ -155,10 +155,10 @@ void LayoutChecks::sizes(const ParallelConfig& p) const {
            fmt::format("context_parallel_size ({}) needs seq_length ({}) divisible by 2 x {} (the "
                        "load-balanced ring splits each sequence into 2 cp chunks)",
                        p.context, model.seq_length, p.context));
-    if (training.attention_backend != workload::AttentionBackend::kFlash)
+    if (!workload::is_flash(training.attention_backend))
       fail("context_parallel_size",
            "context parallelism runs ring attention on fused (flash) attention; set "
-           "training.attention_backend to \"flash\"");
+           "training.attention_backend to \"flash\" or \"flash2\"");
   }
 }
 

@@ -97,9 +97,10 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   if (t.has_non_null("train_tokens")) c.train_tokens = t.quantity("train_tokens", Dimension::kCount, 1.0, 1e18);
   const std::string opt = t.choice("optimizer", {"adam", "adamw", "sgd"}, "adam");
   c.optimizer = opt == "sgd" ? workload::Optimizer::kSgd : workload::Optimizer::kAdam;
-  c.attention_backend = t.choice("attention_backend", {"flash", "unfused"}, "flash") == "unfused"
-                            ? workload::AttentionBackend::kUnfused
-                            : workload::AttentionBackend::kFlash;
+  const std::string attention = t.choice("attention_backend", {"flash", "flash2", "unfused"}, "flash");
+  c.attention_backend = attention == "unfused"  ? workload::AttentionBackend::kUnfused
+                        : attention == "flash2" ? workload::AttentionBackend::kFlash2
+                                                : workload::AttentionBackend::kFlash;
   c.cross_entropy = t.choice("cross_entropy", {"fused", "unfused"}, "fused") == "unfused"
                         ? workload::CrossEntropy::kUnfused
                         : workload::CrossEntropy::kFused;

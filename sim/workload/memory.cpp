@@ -136,7 +136,7 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
     attention = e * sb * h / whole + e * sb * latents * (m.qk_layernorm ? 2.0 : 1.0) + e * sb * 2.0 * qk +
                 e * sb * v + e * sb * v + hidden_mask;
   }
-  const bool flash = t.attention_backend == AttentionBackend::kFlash;
+  const bool flash = is_flash(t.attention_backend);
   if (flash) {
     attention += 4.0 * a * sb;  // fp32 log-sum-exp per row
   } else if (r != Recompute::kSelective) {

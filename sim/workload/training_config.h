@@ -7,9 +7,14 @@
 namespace trainsim::workload {
 
 enum class Optimizer { kAdam, kSgd };
-// "flash": fused attention that never stores the s x s scores (Dao et al. 2022);
-// "unfused": QK^T, softmax, dropout and AV as separate kernels (Megatron-LM in SC'21).
-enum class AttentionBackend { kFlash, kUnfused };
+// "flash": fused attention that never stores the s x s scores (Dao et al. 2022),
+// the GPU's own kernel (cuDNN's on H100); "flash2": the same computation by
+// FlashAttention-2's kernels (Dao 2023), slower on Hopper (docs/model.md,
+// "Attention efficiency"); "unfused": QK^T, softmax, dropout and AV as separate
+// kernels (Megatron-LM in SC'21).
+enum class AttentionBackend { kFlash, kFlash2, kUnfused };
+// Flash attention of either kernel: one fused kernel, causal half, scores never stored.
+[[nodiscard]] constexpr bool is_flash(AttentionBackend b) { return b != AttentionBackend::kUnfused; }
 // "fused": one kernel reads the logits and writes the loss and their gradient (ours,
 // Megatron-LM's --cross-entropy-loss-fusion); "unfused": Megatron-LM's default
 // vocab-parallel cross-entropy, separate fp32 PyTorch kernels (max, subtract, exp,

@@ -60,7 +60,7 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
   if (tensor < 1 || context < 1 || expert < 1) throw std::invalid_argument("parallel sizes must be positive");
   if (model.seq_length % context != 0)
     throw std::invalid_argument("context-parallel size must divide the sequence length");
-  if (context > 1 && training.attention_backend != AttentionBackend::kFlash)
+  if (context > 1 && !is_flash(training.attention_backend))
     throw std::invalid_argument("context parallelism runs ring attention on the flash backend only");
   if (expert > 1 && (!model.is_moe() || model.num_experts % expert != 0))
     throw std::invalid_argument("expert-parallel size must divide the number of experts");
@@ -280,7 +280,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
   const double a = static_cast<double>(model_.num_attention_heads) / tp_;
   // The s/c local queries attend to all s keys (context parallelism; c = 1: s^2).
   const double full_flops = 2.0 * b_ * s_ * (s_ * cp_) * (q + out);  // QK^T and AV: 2 b s^2 q and 2 b s^2 out
-  if (training_.attention_backend == AttentionBackend::kFlash) {
+  if (is_flash(training_.attention_backend)) {
     // Causal: half of the s^2 pairs run, the model FLOPs count all of them. A
     // sliding window runs its pairs (ModelConfig::window_pairs), and the model FLOPs
     // count twice as many, as for causal attention.
@@ -290,6 +290,8 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
     op.layer = layer;
     op.work.kind = hw::KernelClass::kAttention;
     op.work.kernel = hw::KernelId::kAttentionForward;
+    if (training_.attention_backend == AttentionBackend::kFlash2)
+      op.work.attention_kernel = hw::AttentionKernel::kFlash2;
     op.work.head_dim = static_cast<int>(mla ? model_.qk_head_dim + model_.qk_pos_emb_head_dim : model_.kv_channels);
     op.work.flops = full_flops * fraction;
     // Reads Q, K, V and writes O and the fp32 log-sum-exp per row.
@@ -517,7 +519,7 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
       ring_done = true;
       continue;
     }
-    const bool flash = attention && training_.attention_backend == AttentionBackend::kFlash;
+    const bool flash = attention && is_flash(training_.attention_backend);
     if (it->has_backward) ops.push_back(backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0));
   }
   return ops;

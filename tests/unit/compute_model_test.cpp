@@ -96,6 +96,34 @@ TEST(Roofline, FlashAttentionTakesTheCurvesOfItsHeadDimension) {
   EXPECT_DOUBLE_EQ(model.efficiency(unfused, hw::Precision::kBf16), 0.7);
 }
 
+TEST(Roofline, FlashAttention2TakesItsOwnCurvesElseTheDefaultKernels) {
+  // docs/model.md, "Attention efficiency": training.attention_backend "flash2" runs
+  // FlashAttention-2's kernels, priced by the GPU's "flash2" curves of the head
+  // dimension; without them, by the GPU's own kernel's curves.
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency = {{1e9, 0.7}};
+  gpu.attention_efficiency = {{128, {{1e10, 0.2}, {1e12, 0.6}}, {{1e10, 0.1}, {1e12, 0.5}}},
+                              {128, {{1e10, 0.1}, {1e12, 0.3}}, {{1e10, 0.05}, {1e12, 0.25}},
+                               hw::AttentionKernel::kFlash2},
+                              {64, {{1e10, 0.4}}, {{1e10, 0.3}}}};
+  const hw::RooflineComputeModel model(gpu);
+  hw::KernelWork forward{hw::KernelClass::kAttention, 1e11, 0.0};
+  forward.kernel = hw::KernelId::kAttentionForward;
+  forward.head_dim = 128;
+  EXPECT_DOUBLE_EQ(model.efficiency(forward, hw::Precision::kBf16), 0.4);  // the default kernel
+  forward.attention_kernel = hw::AttentionKernel::kFlash2;
+  EXPECT_DOUBLE_EQ(model.efficiency(forward, hw::Precision::kBf16), 0.2);  // halfway: 0.1 .. 0.3
+  EXPECT_DOUBLE_EQ(model.seconds(forward, hw::Precision::kBf16), 1e11 / (989e12 * 0.2));
+  hw::KernelWork backward = forward;
+  backward.kernel = hw::KernelId::kAttentionBackward;
+  EXPECT_DOUBLE_EQ(model.efficiency(backward, hw::Precision::kBf16), 0.15);
+  hw::KernelWork head64 = forward;  // no flash2 curves for head dim 64: the default kernel's
+  head64.head_dim = 64;
+  EXPECT_DOUBLE_EQ(model.efficiency(head64, hw::Precision::kBf16), 0.4);
+  head64.head_dim = 32;  // no curves at all: the matmul curve
+  EXPECT_DOUBLE_EQ(model.efficiency(head64, hw::Precision::kBf16), 0.7);
+}
+
 TEST(Roofline, Fp8GemmsTakeTheFp8CurvesForwardFastBackwardSplit) {
   // docs/model.md, "FP8 recipes": Transformer Engine's forward GEMM uses fast
   // accumulation, the two gradient GEMMs split accumulation; bf16 GEMMs and GPUs

@@ -357,13 +357,21 @@ std::vector<BadCase> inline_gpu_specs_cases() {
               "/cluster/gpu/matmul_efficiency/0", {"[flops, efficiency] pairs", "found [10000000000.0,0.5,3]"}),
       invalid("AttentionEfficiencyNotAList", kInlineGpuHead + R"(, "attention_efficiency": {"head_dim": 128})" +
                                                  kInlineGpuTail,
-              "/cluster/gpu/attention_efficiency", {"a non-empty array of {head_dim, forward, backward} objects"}),
+              "/cluster/gpu/attention_efficiency",
+              {"a non-empty array of {head_dim, kernel, forward, backward} objects"}),
       invalid("AttentionEfficiencyTwiceOneHeadDim",
               kInlineGpuHead +
                   R"(, "attention_efficiency": [{"head_dim": 128, "forward": [[1e10, 0.5]], "backward": [[1e10, 0.4]]},
                   {"head_dim": 128, "forward": [[1e10, 0.5]], "backward": [[1e10, 0.4]]}])" +
                   kInlineGpuTail,
-              "/cluster/gpu/attention_efficiency/1/head_dim", {"one entry per head dimension", "found 128 again"}),
+              "/cluster/gpu/attention_efficiency/1/head_dim",
+              {"one entry per head dimension and kernel", "found 128 again"}),
+      invalid("AttentionEfficiencyUnknownKernel",
+              kInlineGpuHead +
+                  R"(, "attention_efficiency": [{"head_dim": 128, "kernel": "flash3", "forward": [[1e10, 0.5]],
+                  "backward": [[1e10, 0.4]]}])" +
+                  kInlineGpuTail,
+              "/cluster/gpu/attention_efficiency/0/kernel", {"flash2", "flash3"}),
       invalid("AttentionEfficiencyBadPoint",
               kInlineGpuHead +
                   R"(, "attention_efficiency": [{"head_dim": 64, "forward": [[1e10, 0.5]], "backward": [[0, 0.4]]}])" +

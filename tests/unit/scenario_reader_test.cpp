@@ -428,6 +428,27 @@ TEST(ScenarioReader, TrainingChoices) {
   EXPECT_EQ(s.training.attention_backend, workload::AttentionBackend::kUnfused);
   EXPECT_EQ(parse_ok(patched(R"({"training": {"optimizer": "adamw"}})")).training.optimizer,
             workload::Optimizer::kAdam);
+  EXPECT_EQ(parse_ok(patched(R"({"training": {"attention_backend": "flash2"}})")).training.attention_backend,
+            workload::AttentionBackend::kFlash2);
+}
+
+TEST(ScenarioReader, H100PresetHasFlashAttention2Curves) {
+  // scenarios/hardware/H100-SXM5-80GB.json, docs/model.md "Attention efficiency": the
+  // "flash2" entry of head dim 128 from FlashAttention-3's Figure 5 (forward, causal:
+  // 191 TFLOP/s at sequence 512, 335 at 16k, over 989) at 2 b h s^2 d FLOPs with
+  // b = 16384 / s tokens, 16 heads of 128.
+  const config::Scenario s = parse_ok(patched(R"({"training": {"global_batch_size": 8}})"));
+  const hw::AttentionEfficiency* flash2 = nullptr;
+  for (const hw::AttentionEfficiency& a : s.cluster.gpu.attention_efficiency)
+    if (a.head_dim == 128 && a.kernel == hw::AttentionKernel::kFlash2) flash2 = &a;
+  ASSERT_NE(flash2, nullptr);
+  ASSERT_EQ(flash2->forward.size(), 6U);
+  EXPECT_NEAR(flash2->forward.front().flops, 2.0 * 32 * 16 * 512.0 * 512.0 * 128, 1e7);
+  EXPECT_NEAR(flash2->forward.front().efficiency, 191.0 / 989.0, 5e-4);
+  EXPECT_NEAR(flash2->forward.back().efficiency, 335.0 / 989.0, 5e-4);
+  // Backward: non-causal 322 TFLOP/s at 16k times the forward's 335/370, at 2.5x the FLOPs.
+  EXPECT_NEAR(flash2->backward.back().flops, 2.5 * 2.0 * 16 * 16384.0 * 16384.0 * 128, 1e9);
+  EXPECT_NEAR(flash2->backward.back().efficiency, 322.0 * 335.0 / 370.0 / 989.0, 5e-4);
 }
 
 TEST(ScenarioReader, OptionalSectionsMayBeNull) {
