@@ -30,7 +30,7 @@ struct IntAxis {
 };
 
 // Choices of the space's non-size keys; -1 in a point: key not given.
-inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
+inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full", "selective_op"};
 inline constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved_1f1b"};
 
 struct Space {

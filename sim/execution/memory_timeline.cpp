@@ -64,9 +64,7 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
     return workload::layer_activation_bytes(s.model, s.training, s.parallel.recompute, b, split, l);
   };
   const auto recomputed = [&](long long l) {
-    return s.parallel.recompute == workload::Recompute::kFull
-               ? workload::layer_activation_bytes(s.model, s.training, workload::Recompute::kNone, b, split, l)
-               : 0.0;
+    return workload::recomputed_activation_bytes(s.model, s.training, s.parallel.recompute, b, split, l);
   };
   const double embedding = workload::embedding_activation_bytes(s.model, s.training, b, split);
   const double head = workload::head_activation_bytes(s.model, s.training, b, split);

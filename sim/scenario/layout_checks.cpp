@@ -195,6 +195,21 @@ void LayoutChecks::schedule(const ParallelConfig& p) const {
                                     microbatches, p.pipeline));
 }
 
+void LayoutChecks::recompute(const ParallelConfig& p) const {
+  if (p.recompute != workload::Recompute::kSelectiveOp) return;
+  // workload/op_sac.h lists a block's aten.mm calls for dense, fused-attention
+  // blocks with separate Q, K, V projections (torchtitan's Llama).
+  const char* what = model_.is_moe()                        ? "a MoE model"
+                     : model_.multi_latent_attention        ? "multi-head latent attention"
+                     : !workload::is_flash(training_.attention_backend) ? "unfused attention"
+                                                            : nullptr;
+  if (what != nullptr)
+    fail("recompute_granularity",
+         fmt::format("\"selective_op\" (torchtitan's op-level policy) is modeled for dense blocks with fused "
+                     "attention, not {}",
+                     what));
+}
+
 void LayoutChecks::zero(const ParallelConfig& p) const {
   // ZeRO (docs/strategies.md, "ZeRO and the distributed optimizer"). With
   // data_parallel_size 1 there is nothing to shard: any stage runs as stage 0.

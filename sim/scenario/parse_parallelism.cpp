@@ -130,10 +130,12 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
   p.zero_stage = static_cast<int>(o.integer("zero_stage", 0, 3, 0));
   const std::string recompute = o.has("recompute_granularity") && o.raw("recompute_granularity").is_null()
                                     ? "none"
-                                    : o.choice("recompute_granularity", {"none", "selective", "full"}, "none");
-  p.recompute = recompute == "full"        ? workload::Recompute::kFull
-                : recompute == "selective" ? workload::Recompute::kSelective
-                                           : workload::Recompute::kNone;
+                                    : o.choice("recompute_granularity", {"none", "selective", "full", "selective_op"}, "none");
+  p.recompute = recompute == "full"           ? workload::Recompute::kFull
+                : recompute == "selective"    ? workload::Recompute::kSelective
+                : recompute == "selective_op" ? workload::Recompute::kSelectiveOp
+                                              : workload::Recompute::kNone;
+  check.recompute(p);
   p.overlap_grad_reduce = o.boolean("overlap_grad_reduce", false);
   p.overlap_param_gather = o.boolean("overlap_param_gather", false);
   const std::string schedule = o.choice("pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"}, "1f1b");

@@ -158,6 +158,7 @@ Enumeration enumerate(const config::SweepSpec& spec, std::uint64_t max_combinati
 }
 
 static_assert(static_cast<int>(workload::Recompute::kFull) == 2 &&
+              static_cast<int>(workload::Recompute::kSelectiveOp) == 3 &&
               static_cast<int>(workload::PipelineSchedule::kInterleaved1F1B) == 2,
               "kRecomputeNames and kScheduleNames index the enums");
 

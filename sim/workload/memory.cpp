@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "workload/op_sac.h"
 #include "workload/parameters.h"
 #include "workload/pipeline_schedule.h"
 
@@ -114,6 +115,19 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
   // masks) are whole on every rank unless sequence parallelism splits them.
   const double whole = split.sequence_parallel ? tp : 1.0;
   if (r == Recompute::kFull) return e * sb * h / whole;  // only the layer's input (Korthikanti: 2sbh)
+  if (r == Recompute::kSelectiveOp) {
+    // torchtitan's selective op AC (workload/op_sac.h): the block's input, the
+    // outputs of the saved aten.mm calls (t·b x out on a rank; the row-parallel ones
+    // whole before their reduction), the attention output with its fp32 log-sum-exp,
+    // and with SP the two reduce-scatters' outputs.
+    double saved = e * sb * h / whole;
+    for (const auto& group : op_sac_block_linears(m, tp))
+      for (const BlockLinear& linear : group)
+        if (linear.saved) saved += e * sb * linear.out;
+    saved += e * sb * static_cast<double>(m.query_width()) / tp + 4.0 * static_cast<double>(m.num_attention_heads) / tp * sb;
+    if (split.sequence_parallel && split.tensor > 1) saved += 2.0 * e * sb * h / tp;
+    return saved;
+  }
 
   const double q = static_cast<double>(m.query_width()) / tp;
   const double kv = static_cast<double>(m.kv_width()) / tp;
@@ -170,6 +184,15 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
   }
   const double norms = 2.0 * e * sb * h / whole;  // the inputs of both norms (4 sbh)
   return attention + mlp + norms;
+}
+
+double recomputed_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long b,
+                                   ActivationSplit split, long long layer) {
+  if (r == Recompute::kFull) return layer_activation_bytes(m, t, Recompute::kNone, b, split, layer);
+  if (r == Recompute::kSelectiveOp)
+    return std::max(0.0, layer_activation_bytes(m, t, Recompute::kNone, b, split, layer) -
+                             layer_activation_bytes(m, t, r, b, split, layer));
+  return 0.0;
 }
 
 double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig&, long long micro_batch,
@@ -359,8 +382,7 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
   std::vector<double> recomputed(layer.size(), 0.0);
   for (long long l = 0; l < m.num_layers; ++l) {
     layer[static_cast<std::size_t>(l)] = layer_activation_bytes(m, t, p.recompute, b, split, l);
-    if (p.recompute == Recompute::kFull)
-      recomputed[static_cast<std::size_t>(l)] = layer_activation_bytes(m, t, Recompute::kNone, b, split, l);
+    recomputed[static_cast<std::size_t>(l)] = recomputed_activation_bytes(m, t, p.recompute, b, split, l);
   }
   // Where each virtual stage's layers start in the model (chunk-major: v = c pp + s).
   std::vector<long long> first_layer(layers.size() + 1, 0);

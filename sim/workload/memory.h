@@ -57,6 +57,11 @@ struct ActivationSplit {
 // model whose layers are all alike (std::logic_error if they are not).
 double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long b,
                               ActivationSplit split = {}, long long layer = -1);
+// What recomputation brings back to life during that layer's backward: the whole
+// layer's activations (full), the ones torchtitan's op policy did not save
+// (selective_op: none minus saved), else nothing.
+double recomputed_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long b,
+                                   ActivationSplit split, long long layer = -1);
 // Embedding dropout mask (first stage).
 double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long b,
                                   ActivationSplit split = {});

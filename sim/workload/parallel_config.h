@@ -8,7 +8,8 @@
 
 namespace trainsim::workload {
 
-enum class Recompute { kNone, kSelective, kFull };
+// kSelectiveOp: torchtitan's selective op activation checkpointing (workload/op_sac.h).
+enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
 enum class TrainingMode { kSync, kAsyncPs, kLocalSgd };
 // Where async_ps parameter servers run: on the workers' nodes (server j beside

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "workload/op_sac.h"
 #include "workload/parameters.h"
 
 namespace trainsim::workload {
@@ -678,6 +679,44 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   return ops;
 }
 
+// torchtitan's selective op AC (workload/op_sac.h; docs/model.md, "Recomputation"):
+// the block's forward without what its policy saves. Kept in forward order: every
+// memory-bound kernel (norms, activation, residual adds, fp8 casts), the sequence-
+// parallel all-gathers (not in the save list; the reduce-scatters are), ring
+// transfers aside (the attention they feed is saved); each trainsim GEMM is replaced
+// by the block's aten.mm calls it stands for that were not saved; attention is saved.
+std::vector<Op> TransformerOps::op_sac_recompute(long long layer) const {
+  const std::vector<std::vector<BlockLinear>> linears = op_sac_block_linears(model_, tp_);
+  std::vector<Op> ops;
+  std::size_t gemm = 0;
+  for (Op& op : layer_forward(layer)) {
+    if (op.comm_marker) {
+      if (op.scope == CommScope::kTensor && op.comm_forward == net::CollectiveKind::kAllGather) {
+        op.comm_backward.reset();
+        ops.push_back(std::move(op));
+      }
+      continue;
+    }
+    if (op.work.kind == hw::KernelClass::kMemoryBound) {
+      ops.push_back(std::move(op));
+      continue;
+    }
+    if (op.work.kind != hw::KernelClass::kMatmul) continue;  // attention: saved
+    if (gemm >= linears.size()) throw std::logic_error("op_sac_recompute: more GEMMs than the block's linears");
+    int part = 0;
+    for (const BlockLinear& linear : linears[gemm]) {
+      ++part;
+      if (linear.saved) continue;
+      Op mm = matmul(op.name + ".mm" + std::to_string(part), tokens_, linear.out, linear.in, 0.0, layer);
+      if (!op.work.fp8) keep_16_bit(mm);  // as the GEMM it is part of
+      ops.push_back(std::move(mm));
+    }
+    ++gemm;
+  }
+  if (gemm != linears.size()) throw std::logic_error("op_sac_recompute: fewer GEMMs than the block's linears");
+  return ops;
+}
+
 std::vector<Op> TransformerOps::layer_recompute(long long layer, Recompute granularity) const {
   std::vector<Op> ops;
   if (granularity == Recompute::kFull) {
@@ -685,6 +724,8 @@ std::vector<Op> TransformerOps::layer_recompute(long long layer, Recompute granu
   } else if (granularity == Recompute::kSelective && training_.attention_backend == AttentionBackend::kUnfused) {
     ops = attention_core_forward(layer);
     for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
+  } else if (granularity == Recompute::kSelectiveOp) {
+    ops = op_sac_recompute(layer);
   }
   for (Op& op : ops) {
     op.name += ".recompute";

@@ -121,6 +121,8 @@ class TransformerOps {
   // Ring attention's backward: c blocks, each passing K, V and their gradients on.
   [[nodiscard]] std::vector<Op> ring_attention_backward(long long layer) const;
   [[nodiscard]] std::vector<Op> moe_forward(long long layer) const;
+  // recompute_granularity "selective_op": what torchtitan's policy recomputes.
+  [[nodiscard]] std::vector<Op> op_sac_recompute(long long layer) const;
   [[nodiscard]] double ring_kv_bytes() const;  // one ring step's K and V
   // The f (before a column-parallel linear) and g (after a row-parallel one) markers.
   [[nodiscard]] Op tp_enter(std::string name, long long layer) const;
