@@ -2,6 +2,8 @@
 # text of each preset JSON file keyed by "hardware/NAME.json" or "models/NAME.json".
 file(GLOB FILES ${SCENARIOS}/hardware/*.json ${SCENARIOS}/models/*.json)
 list(SORT FILES)
+# The simulator's recorded error on the validation corpus (key "accuracy/model_error.json").
+list(APPEND FILES ${SCENARIOS}/accuracy/model_error.json)
 set(body "")
 foreach(f IN LISTS FILES)
   get_filename_component(dir ${f} DIRECTORY)

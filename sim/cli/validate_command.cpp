@@ -13,6 +13,7 @@
 #include "report/timeline_writer.h"
 #include "report/validation_report.h"
 #include "report/corpus_report.h"
+#include "report/prediction_interval.h"
 #include "scenario/corpus_reader.h"
 #include "scenario/measured_run.h"
 
@@ -59,6 +60,10 @@ ValidateCommand::ValidateCommand(CLI::App& app) {
   command_->add_option("--record", options_.record,
                        "With --corpus: write the figures by group here (what the corpus regression test compares "
                        "against: tests/validation/corpus/figures.json)")
+      ->needs(corpus);
+  command_->add_option("--record-model-error", options_.record_model_error,
+                       "With --corpus: write the ratios measured / predicted of the cases not held out here, as "
+                       "quantiles (the prediction interval's record: scenarios/accuracy/model_error.json)")
       ->needs(corpus);
   command_->callback([measured, corpus] {
     if (measured->count() == 0 && corpus->count() == 0)
@@ -127,6 +132,11 @@ int ValidateCommand::run_corpus() const {
     const nlohmann::ordered_json j = report::corpus_figures_json(r);
     io::write_atomically(options_.record, [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
     if (!options_.quiet) std::cout << fmt::format("wrote {}\n", options_.record);
+  }
+  if (!options_.record_model_error.empty()) {
+    const nlohmann::ordered_json j = report::model_error_json(report::model_error_record(r));
+    io::write_atomically(options_.record_model_error, [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
+    if (!options_.quiet) std::cout << fmt::format("wrote {}\n", options_.record_model_error);
   }
   return 0;
 }

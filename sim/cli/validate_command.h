@@ -23,6 +23,7 @@ class ValidateCommand {
     std::string corpus;
     std::string only;
     std::string record;
+    std::string record_model_error;
     int jobs = 0;  // 0: every core
     std::string calibration;
     std::string gpu;

@@ -35,9 +35,9 @@ CorpusRow evaluate_case(const scenario::CorpusCase& c, bool held_out) {
     const Metrics m = compute_metrics(s, out);
     row.tokens = m.tokens_per_iteration;
     row.predicted_s = m.iteration_time_s;
-    if (m.iteration_time_interval) {
-      row.predicted_p10_s = m.iteration_time_interval->p10;
-      row.predicted_p90_s = m.iteration_time_interval->p90;
+    if (m.prediction_interval) {
+      row.predicted_p10_s = m.prediction_interval->p10;
+      row.predicted_p90_s = m.prediction_interval->p90;
     }
     row.predicted_peak_bytes = m.memory.peak_bytes_per_gpu;
     row.fits = m.memory.fits;
@@ -210,8 +210,8 @@ std::string corpus_text(const CorpusReport& r) {
                        *row.predicted_s, percent(*row.error()), me ? percent(*me) : "-",
                        row.fits ? "" : "  (does not fit)");
   }
-  out += fmt::format("\nerrors: predicted / measured - 1 (negative: too fast); in band: measured inside the predicted "
-                     "P10-P90\n{:<28} {:>4} {:>9} {:>9} {:>9} {:>7} {:>9} {:>8}\n",
+  out += fmt::format("\nerrors: predicted / measured - 1 (negative: too fast); in band: measured inside the "
+                     "prediction interval's P10-P90\n{:<28} {:>4} {:>9} {:>9} {:>9} {:>7} {:>9} {:>8}\n",
                      "group", "n", "mean |e|", "mean e", "max |e|", "memory", "mean |e|", "in band");
   out += stats_line(r.fitting);
   for (const GroupStats& g : r.by_tag) out += stats_line(g);

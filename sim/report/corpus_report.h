@@ -25,7 +25,8 @@ struct CorpusRow {
   double tokens = 0.0;  // per iteration
   double measured_s = 0.0;
   std::optional<double> predicted_s;  // none: refused (then `refused` says why)
-  // The predicted P10 and P90 (report/step_interval.h); none without an interval.
+  // The prediction interval's P10 and P90 (report/prediction_interval.h); none
+  // without one.
   std::optional<double> predicted_p10_s;
   std::optional<double> predicted_p90_s;
   std::string refused;

@@ -10,7 +10,9 @@
 #include "execution/utilization.h"
 #include "hardware/calibration_profile.h"
 #include "hardware/power.h"
+#include "report/prediction_interval.h"
 #include "report/step_interval.h"
+#include "scenario/model_error_reader.h"
 #include "workload/parameters.h"
 
 namespace trainsim::report {
@@ -215,6 +217,8 @@ Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput&
     m.iteration_time_interval =
         step_interval(m.iteration_time_s, m.breakdown_s, kernels_per_step(out), m.num_gpus,
                       s.cluster.gpu_speed_spread, s.cluster.gpu.kernel_time_cv);
+  if (!out.async.async_ps && !out.async.local_sgd)
+    m.prediction_interval = prediction_interval(m.iteration_time_s, scenario::shipped_model_error());
   return m;
 }
 

@@ -118,6 +118,16 @@ struct StepInterval {
   double scaled_s = 0.0;          // V: compute, optimizer and pipeline bubble of the step
 };
 
+// Where the measured step time is likely to fall, from the simulator's recorded
+// error on the validation corpus (report/prediction_interval.h): the iteration
+// time times the record's quantiles of measured / predicted.
+struct PredictionInterval {
+  double p10 = 0.0;
+  double p50 = 0.0;
+  double p90 = 0.0;
+  int cases = 0;  // corpus cases the quantiles come from
+};
+
 struct Metrics {
   std::string scenario;
   long long num_gpus = 0;
@@ -161,6 +171,9 @@ struct Metrics {
   // The iteration time's P10, P50 and P90 (report/step_interval.h); none in the
   // asynchronous modes.
   std::optional<StepInterval> iteration_time_interval;
+  // The same for the model's own error (none in the asynchronous modes, which the
+  // corpus does not cover).
+  std::optional<PredictionInterval> prediction_interval;
 };
 
 Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out);

@@ -78,6 +78,10 @@ nlohmann::ordered_json result_json(const config::Scenario& s, const Metrics& m, 
                                  {"gpus", i->gpus}};
   else
     j[kIterationTimeInterval] = nullptr;
+  if (const auto& p = m.prediction_interval)
+    j[kPredictionInterval] = {{"p10", p->p10}, {"p50", p->p50}, {"p90", p->p90}, {"corpus_cases", p->cases}};
+  else
+    j[kPredictionInterval] = nullptr;
   nlohmann::ordered_json mem;
   mem[kPeakBytes] = std::llround(m.memory.peak_bytes_per_gpu);
   mem[kCapacityBytes] = std::llround(m.memory.capacity_bytes_per_gpu);

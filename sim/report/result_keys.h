@@ -16,6 +16,7 @@ inline constexpr const char* kScenario = "scenario";
 inline constexpr const char* kNumGpus = "num_gpus";
 inline constexpr const char* kIterationTime = "iteration_time_s";
 inline constexpr const char* kIterationTimeInterval = "iteration_time_interval_s";
+inline constexpr const char* kPredictionInterval = "prediction_interval_s";
 inline constexpr const char* kTokensPerS = "tokens_per_s";
 inline constexpr const char* kModelFlops = "model_flops_per_iteration";
 inline constexpr const char* kTflopsPerGpu = "tflops_per_gpu";

@@ -141,6 +141,10 @@ void add_performance(Lines& line, const config::Scenario& s, const Metrics& m) {
                          "{:.1f}% over {} kernels a step)",
                          duration(i->p10), duration(i->p50), duration(i->p90), i->gpus, 100.0 * i->gpu_speed_spread,
                          100.0 * i->kernel_time_cv, count(i->kernels_per_step)));
+  if (const auto& p = m.prediction_interval)
+    line("", fmt::format("measured runs: P10 {} / P50 {} / P90 {} (trainsim's error on {} published runs, "
+                         "docs/model.md \"Prediction interval\")",
+                         duration(p->p10), duration(p->p50), duration(p->p90), p->cases));
   line("throughput", fmt::format("{} tokens/s ({} tokens/s per GPU)", count(m.tokens_per_s),
                                  count(m.tokens_per_s / static_cast<double>(m.num_gpus))));
   line("model FLOPs", fmt::format("{} per iteration, {:.1f} TFLOP/s per GPU, MFU {:.1f}% of {} {}",

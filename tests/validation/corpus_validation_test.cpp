@@ -14,7 +14,9 @@
 #include <sstream>
 
 #include "report/corpus_report.h"
+#include "report/prediction_interval.h"
 #include "scenario/corpus_reader.h"
+#include "scenario/model_error_reader.h"
 
 namespace trainsim {
 namespace {
@@ -35,6 +37,14 @@ TEST(PublicCorpus, NoGroupRegressesFromTheRecordedFigures) {
   ASSERT_EQ(corpus.cases.size(), 136u);
   ASSERT_EQ(corpus.held_out.size(), 45u);
   const report::CorpusReport r = report::corpus_report(report::evaluate_corpus(corpus, 0), corpus.held_out_rule);
+  // The prediction interval's record (scenarios/accuracy/model_error.json) is this corpus's
+  // record under the current model: a modeling change records it again.
+  const config::ModelErrorRecord shipped = scenario::shipped_model_error();
+  const config::ModelErrorRecord now_error = report::model_error_record(r);
+  EXPECT_EQ(shipped.cases, now_error.cases) << "record again: " << shipped.recorded_with;
+  EXPECT_DOUBLE_EQ(shipped.ratio_p10, now_error.ratio_p10) << "record again: " << shipped.recorded_with;
+  EXPECT_DOUBLE_EQ(shipped.ratio_p50, now_error.ratio_p50) << "record again: " << shipped.recorded_with;
+  EXPECT_DOUBLE_EQ(shipped.ratio_p90, now_error.ratio_p90) << "record again: " << shipped.recorded_with;
   const nlohmann::json now = report::corpus_figures_json(r);
   std::map<std::string, nlohmann::json> current;
   for (const nlohmann::json& g : now["groups"]) current[g["name"].get<std::string>()] = g;
