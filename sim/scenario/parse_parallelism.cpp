@@ -10,6 +10,7 @@
 #include "scenario/errors.h"
 #include "scenario/layout_checks.h"
 #include "scenario/parse_sections.h"
+#include "workload/deepspeed_partition.h"
 
 namespace trainsim::scenario {
 
@@ -110,6 +111,22 @@ std::vector<long long> parse_pipeline_layout(const ObjectReader& o) {
   return stages;
 }
 
+// DeepSpeed's partition_method (workload/deepspeed_partition.h): the decoder layers
+// per stage, as pipeline_model_parallel_layout would give them.
+void parse_partition_method(const ObjectReader& o, const workload::ModelConfig& model, workload::ParallelConfig& p) {
+  const std::string key = "partition_method";
+  if (!p.layout_stage_layers.empty() || p.first_stage_layers || p.last_stage_layers || p.embedding_in_split ||
+      p.loss_in_split || p.layers_per_virtual_stage || p.virtual_stages_per_rank)
+    o.fail_message(key, "DeepSpeed's partition_method places every layer itself: give it without "
+                        "pipeline_model_parallel_layout, decoder_first/last_pipeline_num_layers, "
+                        "account_for_embedding/loss_in_pipeline_split and the virtual-stage keys");
+  try {
+    p.layout_stage_layers = workload::deepspeed_stage_layers(model, p.tensor, p.pipeline, o.text(key));
+  } catch (const std::invalid_argument& e) {
+    o.fail_message(key, key + " " + e.what());
+  }
+}
+
 // Virtual stages, ZeRO, recomputation, overlaps and the pipeline schedule.
 void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check, const workload::ModelConfig& model,
                                 workload::ParallelConfig& p) {
@@ -127,10 +144,12 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
   p.embedding_in_split = o.boolean("account_for_embedding_in_pipeline_split", false);
   p.loss_in_split = o.boolean("account_for_loss_in_pipeline_split", false);
   if (o.has_non_null("pipeline_model_parallel_layout")) p.layout_stage_layers = parse_pipeline_layout(o);
+  if (o.has_non_null("partition_method")) parse_partition_method(o, model, p);
   p.zero_stage = static_cast<int>(o.integer("zero_stage", 0, 3, 0));
-  const std::string recompute = o.has("recompute_granularity") && o.raw("recompute_granularity").is_null()
-                                    ? "none"
-                                    : o.choice("recompute_granularity", {"none", "selective", "full", "selective_op"}, "none");
+  const std::string recompute =
+      o.has("recompute_granularity") && o.raw("recompute_granularity").is_null()
+          ? "none"
+          : o.choice("recompute_granularity", {"none", "selective", "full", "selective_op"}, "none");
   p.recompute = recompute == "full"           ? workload::Recompute::kFull
                 : recompute == "selective"    ? workload::Recompute::kSelective
                 : recompute == "selective_op" ? workload::Recompute::kSelectiveOp
@@ -197,7 +216,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          "num_layers_per_virtual_pipeline_stage", "virtual_pipeline_model_parallel_size",
                          "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                          "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-                         "pipeline_model_parallel_layout", "cp_comm_type",
+                         "pipeline_model_parallel_layout", "partition_method", "cp_comm_type",
                          "sequence_parallel", "zero_stage",
                          "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
                          "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",
@@ -211,7 +230,8 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          {"vpp", "num_layers_per_virtual_pipeline_stage"},
                          {"num_virtual_stages_per_pipeline_rank", "virtual_pipeline_model_parallel_size"},
                          {"num_layers_in_first_pipeline_stage", "decoder_first_pipeline_num_layers"},
-                         {"num_layers_in_last_pipeline_stage", "decoder_last_pipeline_num_layers"}})
+                         {"num_layers_in_last_pipeline_stage", "decoder_last_pipeline_num_layers"},
+                         {"pp_partition_method", "partition_method"}})
           : ObjectReader(empty, root.file(), "/parallelism", {});
   const LayoutChecks check(root.file(), cluster, model, training,
                            [&o](std::string_view key, std::string message) { o.fail_message(key, std::move(message)); });

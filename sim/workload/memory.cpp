@@ -124,7 +124,8 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
     for (const auto& group : op_sac_block_linears(m, tp))
       for (const BlockLinear& linear : group)
         if (linear.saved) saved += e * sb * linear.out;
-    saved += e * sb * static_cast<double>(m.query_width()) / tp + 4.0 * static_cast<double>(m.num_attention_heads) / tp * sb;
+    const double heads = static_cast<double>(m.num_attention_heads) / tp;
+    saved += e * sb * static_cast<double>(m.query_width()) / tp + 4.0 * heads * sb;
     if (split.sequence_parallel && split.tensor > 1) saved += 2.0 * e * sb * h / tp;
     return saved;
   }
