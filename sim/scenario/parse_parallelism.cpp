@@ -115,8 +115,7 @@ std::vector<long long> parse_pipeline_layout(const ObjectReader& o) {
 // per stage, as pipeline_model_parallel_layout would give them.
 void parse_partition_method(const ObjectReader& o, const workload::ModelConfig& model, workload::ParallelConfig& p) {
   const std::string key = "partition_method";
-  if (!p.layout_stage_layers.empty() || p.first_stage_layers || p.last_stage_layers || p.embedding_in_split ||
-      p.loss_in_split || p.layers_per_virtual_stage || p.virtual_stages_per_rank)
+  if (p.custom_split() || p.has_virtual_stages())
     o.fail_message(key, "DeepSpeed's partition_method places every layer itself: give it without "
                         "pipeline_model_parallel_layout, decoder_first/last_pipeline_num_layers, "
                         "account_for_embedding/loss_in_pipeline_split and the virtual-stage keys");

@@ -691,10 +691,8 @@ std::vector<Op> TransformerOps::op_sac_recompute(long long layer) const {
   std::size_t gemm = 0;
   for (Op& op : layer_forward(layer)) {
     if (op.comm_marker) {
-      if (op.scope == CommScope::kTensor && op.comm_forward == net::CollectiveKind::kAllGather) {
-        op.comm_backward.reset();
+      if (op.scope == CommScope::kTensor && op.comm_forward == net::CollectiveKind::kAllGather)
         ops.push_back(std::move(op));
-      }
       continue;
     }
     if (op.work.kind == hw::KernelClass::kMemoryBound) {
