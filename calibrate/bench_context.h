@@ -36,7 +36,12 @@ struct BenchContext {
     return runner->run_value(name, key, measure_value, device_broken);
   }
   // A sticky error (an illegal access, a launch failure) fails every later call.
-  static bool device_broken() { return cudaDeviceSynchronize() != cudaSuccess; }
+  // A non-sticky one (out of memory) is cleared first, so that the next
+  // measurement's launch checks do not report it again.
+  static bool device_broken() {
+    (void)cudaGetLastError();
+    return cudaDeviceSynchronize() != cudaSuccess;
+  }
 };
 
 }  // namespace trainsim::calibrate

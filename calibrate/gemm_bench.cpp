@@ -1,9 +1,11 @@
 #include "gemm_bench.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "device_fill.h"
+#include "trainsim/kernels/cuda_check.h"
 #include "trainsim/kernels/device_buffer.h"
 
 namespace trainsim::calibrate {
@@ -14,6 +16,48 @@ std::vector<long long> powers(long long lo, long long hi) {
   for (long long x = lo; x <= hi; x *= 2) v.push_back(x);
   return v;
 }
+
+// One GEMM operand (A, W or C), grown inside the measurement of the shape that
+// needs it, so that a shape too large for the device fails alone (an out-of-memory
+// error row) instead of every shape of its dtype. The first growth asks for what
+// the largest shape needs (`target`), so a grid that fits is allocated once, as
+// before; when that does not fit, each shape gets what it needs.
+class GemmOperand {
+ public:
+  GemmOperand(kernels::GemmDtype dtype, std::size_t element_bytes, std::uint32_t seed, std::size_t target_elements,
+              cudaStream_t stream)
+      : dtype_(dtype), element_bytes_(element_bytes), seed_(seed), target_(target_elements), stream_(stream) {}
+
+  // Makes room for `elements` (random values for an input, seed > 0); throws the
+  // CUDA error when the device cannot hold them.
+  unsigned char* fit(std::size_t elements) {
+    if (buffer_.size() >= elements * element_bytes_) return buffer_.get();
+    buffer_ = {};  // the old one's memory counts toward the new one
+    if (target_ > elements) {
+      try {
+        allocate(target_);
+        return buffer_.get();
+      } catch (const kernels::CudaError&) {
+        (void)cudaGetLastError();  // out of memory is not sticky: clear it, ask for less
+      }
+    }
+    allocate(elements);
+    return buffer_.get();
+  }
+
+ private:
+  void allocate(std::size_t elements) {
+    buffer_ = kernels::DeviceBuffer<unsigned char>(elements * element_bytes_);
+    if (seed_ > 0) fill_random(buffer_.get(), elements, dtype_, seed_, stream_);
+  }
+
+  kernels::GemmDtype dtype_;
+  std::size_t element_bytes_;
+  std::uint32_t seed_;  // 0: an output, left as it is
+  std::size_t target_;
+  cudaStream_t stream_;
+  kernels::DeviceBuffer<unsigned char> buffer_;
+};
 }  // namespace
 
 std::vector<GemmShape> gemm_grid(kernels::GemmDtype dtype, kernels::GemmLayout layout) {
@@ -44,11 +88,10 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
     max_mn = std::max(max_mn, s.m * s.n);
   }
   const std::size_t in = kernels::input_element_bytes(dtype), out = kernels::output_element_bytes(dtype);
-  kernels::DeviceBuffer<unsigned char> a(static_cast<std::size_t>(max_mk) * in);
-  kernels::DeviceBuffer<unsigned char> w(static_cast<std::size_t>(max_nk) * in);
-  kernels::DeviceBuffer<unsigned char> c(static_cast<std::size_t>(max_mn) * out);
-  fill_random(a.get(), static_cast<std::size_t>(max_mk), dtype, 1u, ctx.stream);
-  fill_random(w.get(), static_cast<std::size_t>(max_nk), dtype, 2u, ctx.stream);
+  auto elements = [](long long v) { return static_cast<std::size_t>(v); };
+  GemmOperand a(dtype, in, 1u, elements(max_mk), ctx.stream);
+  GemmOperand w(dtype, in, 2u, elements(max_nk), ctx.stream);
+  GemmOperand c(dtype, out, 0u, elements(max_mn), ctx.stream);
   kernels::GemmRunner runner(std::size_t{64} << 20, fp8_scaling);
 
   std::fprintf(ctx.log,
@@ -71,8 +114,11 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
       nlohmann::json row{{"dtype", fast ? "fp8" : kernels::to_string(dtype)}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
       if (fast) row["accumulation"] = "fast";
       if (s.layout != kernels::GemmLayout::kForward) row["layout"] = layout;
+      const void* a_data = a.fit(elements(s.m * s.k));
+      const void* w_data = w.fit(elements(s.n * s.k));
+      void* c_data = c.fit(elements(s.m * s.n));
       const Timing t = ctx.timer->time(
-          [&](int) { runner.run(dtype, m, n, k, a.get(), w.get(), c.get(), nullptr, kernels::GemmEpilogue::kNone,
+          [&](int) { runner.run(dtype, m, n, k, a_data, w_data, c_data, nullptr, kernels::GemmEpilogue::kNone,
                                 ctx.stream, s.layout); },
           opts);
       const double tflops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) /
@@ -85,7 +131,8 @@ void bench_gemms(BenchContext& ctx, kernels::GemmDtype dtype, const std::vector<
                    s.k, t.median_s * 1e6, tflops, t.repeats, layout);
       return row;
     });
-    // No algorithm for this case (fp8 alignment, say): recorded in "errors", and on to the next.
+    // No algorithm for this case (fp8 alignment, say) or no room for its operands:
+    // recorded in "errors", and on to the next.
     if (outcome == MeasurementRunner::Outcome::kFailed)
       std::fprintf(ctx.log, "%8s %8lld %8lld %8lld   failed (%s): see \"errors\"\n", kernels::to_string(dtype), s.m,
                    s.n, s.k, layout);

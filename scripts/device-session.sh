@@ -6,7 +6,7 @@
 #
 # Usage: scripts/device-session.sh OUT_DIR [budget seconds, default 480] [steps]
 #   steps: comma-separated, default all, run in this order:
-#     env,build,calibrate,torchref,gemm,pytorch,tests,check,sizes,loss
+#     env,build,calibrate,calkill,torchref,gemm,pytorch,tests,check,sizes,loss
 #
 # Why one script with a budget: a session is lent 15 minutes of device time in all,
 # the machine's start included (/work/.library/device/README.md), so the checks must
@@ -30,7 +30,7 @@
 set -uo pipefail
 out=${1:?output directory}
 budget=${2:-480}
-steps=${3:-env,build,calibrate,torchref,gemm,pytorch,tests,check,sizes,loss}
+steps=${3:-env,build,calibrate,calkill,torchref,gemm,pytorch,tests,check,sizes,loss}
 start=$(date +%s)
 deadline=$((start + budget))
 mkdir -p "$out" && out=$(cd "$out" && pwd)
@@ -160,6 +160,32 @@ if has calibrate; then
   run calibrate 150 60 "$bindir/trainsim-calibrate" --out "$res/profile.json" \
     --shapes scenarios/validation/gpt2-1xh100.shapes.json
   grep -E "^# |launch overhead|wrote|interrupted" "$res/calibrate.log" 2> /dev/null | head -20 | tee -a "$res/summary.txt"
+  pack
+fi
+
+if has calkill && [ ! -f "$res/profile.json" ]; then
+  skipped=$((skipped + 1))
+  say "SKIPPED: calkill (no profile.json to compare with: the calibrate step did not write one)"
+elif has calkill; then
+  # Issue 29 item 2: the calibrate step's command again, killed (SIGKILL: nothing
+  # written on the way out) halfway through the time the whole run took, then the
+  # same command with --resume; the two profiles must hold the same measurements.
+  whole_s=$(awk '/^calibrate: exit 0 in/ {print $5}' "$res/times.txt")
+  kill_at=$(( ${whole_s:-60} / 2 > 5 ? ${whole_s:-60} / 2 : 5 ))
+  cal=("$bindir/trainsim-calibrate" --out "$res/profile-killed.json" --shapes scenarios/validation/gpt2-1xh100.shapes.json)
+  if [ $(($(left) - 5)) -gt $((kill_at + 90)) ]; then
+    timeout -s KILL "$kill_at" "${cal[@]}" > "$res/calkill-part.log" 2>&1
+    say "calkill: killed after ${kill_at} s of the whole run's ${whole_s:-?} s (exit $?), journal" \
+      "$(wc -l < "$res/profile-killed.json.journal" 2> /dev/null || echo 0) lines"
+    if run calkill-resume 150 60 "${cal[@]}" --resume; then
+      python3 scripts/device-calibrate-resume-check.py "$res/profile.json" "$res/profile-killed.json" \
+        "$res/calkill-resume.log" 2>&1 | tee -a "$res/summary.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || failures=$((failures + 1))
+    fi
+  else
+    skipped=$((skipped + 1))
+    say "SKIPPED: calkill ($(($(left) - 5)) s of the budget left, needs $((kill_at + 90)) s)"
+  fi
   pack
 fi
 
