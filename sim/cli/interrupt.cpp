@@ -12,6 +12,7 @@ static_assert(std::atomic<int>::is_always_lock_free, "the handler may only touch
 
 struct sigaction g_previous_int {};
 struct sigaction g_previous_term {};
+struct sigaction g_previous_usr1 {};
 
 extern "C" void on_signal(int signal) {
   int expected = 0;
@@ -31,11 +32,13 @@ InterruptGuard::InterruptGuard() {
   action.sa_flags = SA_RESTART;
   sigaction(SIGINT, &action, &g_previous_int);
   sigaction(SIGTERM, &action, &g_previous_term);
+  sigaction(SIGUSR1, &action, &g_previous_usr1);
 }
 
 InterruptGuard::~InterruptGuard() {
   sigaction(SIGINT, &g_previous_int, nullptr);
   sigaction(SIGTERM, &g_previous_term, nullptr);
+  sigaction(SIGUSR1, &g_previous_usr1, nullptr);
 }
 
 int InterruptGuard::signal() { return g_signal.load(); }
@@ -44,6 +47,7 @@ std::string InterruptGuard::name(int signal) {
   switch (signal) {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
     default: return "signal " + std::to_string(signal);
   }
 }

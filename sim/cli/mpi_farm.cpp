@@ -3,17 +3,19 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
-#include <cstdint>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <mutex>
-#include <numeric>
+#include <optional>
+#include <string>
 #include <thread>
 
+#include "sweep/chunk_board.h"
 #include "sweep/reliability.h"
 #include "sweep/result_codec.h"
 
@@ -22,26 +24,7 @@ namespace trainsim::sweep::mpi {
 namespace {
 
 constexpr int kTagRequest = 1;  // worker -> root: the results of its last chunk (empty at first)
-constexpr int kTagWork = 2;     // root -> worker: [begin, end) of its next chunk; begin == end: stop
-constexpr int kTagReplay = 3;   // worker -> root: its replayed points, in selection order
-
-// Hands out [begin, end) ranges of point indices, to rank 0's own thread and to the workers.
-class Dispenser {
- public:
-  Dispenser(std::size_t total, std::size_t chunk) : total_(total), chunk_(chunk) {}
-  std::array<std::uint64_t, 2> next() {
-    const std::lock_guard lock(mutex_);
-    const std::size_t begin = next_;
-    next_ = std::min(total_, next_ + chunk_);
-    return {begin, next_};
-  }
-
- private:
-  std::mutex mutex_;
-  std::size_t total_;
-  std::size_t chunk_;
-  std::size_t next_ = 0;
-};
+constexpr int kTagWork = 2;     // root -> worker: [phase, point index...]; [] : stop
 
 [[noreturn]] void abort_all(const std::string& what) {
   std::cerr << "error: " << what << '\n';
@@ -49,149 +32,258 @@ class Dispenser {
   std::abort();
 }
 
-std::vector<PointResult> root(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
-                              int threads, const std::function<void(std::size_t)>& progress, const Arrived& arrived) {
-  const std::size_t workers = static_cast<std::size_t>(session.size() - 1);
-  // Small chunks balance the load; large ones save messages. Each rank gets about
-  // eight chunks per thread, at most 64 points each.
-  const std::size_t chunk = std::clamp<std::size_t>(
-      points.size() / (8 * static_cast<std::size_t>(session.size()) * static_cast<std::size_t>(threads)), 1, 64);
-  Dispenser dispenser(points.size(), chunk);
-  std::vector<PointResult> results(points.size());
-  std::atomic<std::size_t> done{0};
-  std::exception_ptr local_failure;
-  std::jthread local([&] {
-    try {
-      for (;;) {
-        const auto [b, e] = dispenser.next();
-        if (b >= e) break;
-        std::vector<PointResult> part = evaluate_points(spec, points.subspan(b, e - b), threads);
-        std::move(part.begin(), part.end(), results.begin() + static_cast<std::ptrdiff_t>(b));
-        if (arrived)
-          for (std::size_t i = b; i < e; ++i) arrived(i, results[i]);
-        done += e - b;
-      }
-    } catch (...) {
-      local_failure = std::current_exception();
-    }
-  });
-  std::vector<std::array<std::uint64_t, 2>> outstanding(workers + 1, {0, 0});
-  std::size_t active = workers;
-  auto last_progress = std::chrono::steady_clock::now();
-  while (active > 0) {
-    int flag = 0;
-    MPI_Status status;
-    MPI_Iprobe(MPI_ANY_SOURCE, kTagRequest, MPI_COMM_WORLD, &flag, &status);
-    if (flag == 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    } else {
-      int count = 0;
-      MPI_Get_count(&status, MPI_BYTE, &count);
-      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(count));
-      MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      const auto worker = static_cast<std::size_t>(status.MPI_SOURCE);
-      const auto [b, e] = outstanding[worker];
-      if (e > b) {
-        std::vector<PointResult> part = decode_results(bytes);
-        if (part.size() != e - b) abort_all("sweep: a worker returned the wrong number of results");
-        std::move(part.begin(), part.end(), results.begin() + static_cast<std::ptrdiff_t>(b));
-        if (arrived)
-          for (std::size_t i = b; i < e; ++i) arrived(i, results[i]);
-        done += e - b;
-      }
-      const std::array<std::uint64_t, 2> work = dispenser.next();
-      outstanding[worker] = work;
-      if (work[0] == work[1]) --active;
-      MPI_Send(work.data(), 2, MPI_UINT64_T, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (progress && now - last_progress > std::chrono::milliseconds(100)) {
-      progress(done.load());
-      last_progress = now;
-    }
-  }
-  local.join();
-  if (local_failure) std::rethrow_exception(local_failure);
-  if (progress) progress(done.load());
-  return results;
+double now_s() {
+  using clock = std::chrono::steady_clock;
+  static const clock::time_point start = clock::now();
+  return std::chrono::duration<double>(clock::now() - start).count();
 }
 
-void worker(const config::SweepSpec& spec, std::span<const Point> points, int threads) {
-  std::vector<std::uint8_t> bytes;
-  for (;;) {
-    MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kTagRequest, MPI_COMM_WORLD);
-    std::array<std::uint64_t, 2> work{};
-    MPI_Recv(work.data(), 2, MPI_UINT64_T, 0, kTagWork, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (work[0] >= work[1] || work[1] > points.size()) return;
-    bytes = encode_results(evaluate_points(spec, points.subspan(work[0], work[1] - work[0]), threads));
+// The results of `indices` in `phase`, computed here.
+std::vector<PointResult> compute(const config::SweepSpec& spec, std::span<const Point> points, Phase phase,
+                                 std::span<const std::size_t> indices, Threads threads) {
+  if (phase == Phase::kEvaluate) {
+    std::vector<Point> chunk;
+    for (std::size_t i : indices) chunk.push_back(points[i]);
+    return evaluate_points(spec, chunk, threads.evaluate);
   }
+  std::vector<PointResult> out(indices.size());
+  const std::size_t first[] = {0};
+  for (std::size_t k = 0; k < indices.size(); ++k)
+    replay_points(spec, points.subspan(indices[k], 1), std::span(&out[k], 1), first, threads.replay);
+  return out;
+}
+
+// The fault-injection seam of the dead-rank test (tests/integration/sweep_mpi_dead_rank.cmake):
+// TRAINSIM_SWEEP_FAULT="kill@R:N" makes rank R end itself with SIGKILL when its Nth
+// chunk arrives, holding it.
+void maybe_die(int chunks_received) {
+  const char* text = std::getenv("TRAINSIM_SWEEP_FAULT");
+  if (text == nullptr) return;
+  int rank = -1, n = 0;
+  if (std::sscanf(text, "kill@%d:%d", &rank, &n) != 2)
+    abort_all(std::string("TRAINSIM_SWEEP_FAULT=") + text + ": expected kill@RANK:CHUNK");
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  if (me == rank && chunks_received == n) std::raise(SIGKILL);
 }
 
 }  // namespace
 
-void broadcast_indices(std::vector<std::size_t>& indices) {
-  std::vector<std::uint64_t> wire(indices.begin(), indices.end());
-  std::uint64_t count = wire.size();
-  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  wire.resize(count);
-  if (count > 0) MPI_Bcast(wire.data(), static_cast<int>(count), MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  indices.assign(wire.begin(), wire.end());
+void serve(const config::SweepSpec& spec, std::span<const Point> points, Threads threads) {
+  std::vector<std::uint8_t> bytes;
+  for (int received = 1;; ++received) {
+    MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kTagRequest, MPI_COMM_WORLD);
+    MPI_Status status;
+    if (MPI_Probe(0, kTagWork, MPI_COMM_WORLD, &status) != MPI_SUCCESS) return;  // rank 0 is gone
+    int count = 0;
+    MPI_Get_count(&status, MPI_UINT64_T, &count);
+    std::vector<std::uint64_t> work(static_cast<std::size_t>(count));
+    MPI_Recv(work.data(), count, MPI_UINT64_T, 0, kTagWork, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (work.empty()) return;
+    maybe_die(received);
+    const auto phase = static_cast<Phase>(work[0]);
+    if (phase != Phase::kEvaluate && phase != Phase::kReplay) abort_all("sweep: work of an unknown kind");
+    std::vector<std::size_t> indices(work.begin() + 1, work.end());
+    for (std::size_t i : indices)
+      if (i >= points.size()) abort_all("sweep: work for a point that does not exist");
+    try {
+      bytes = encode_results(compute(spec, points, phase, indices, threads));
+    } catch (const std::exception& e) {
+      abort_all(e.what());
+    }
+  }
 }
 
-void replay(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
-            std::vector<PointResult>& results, std::span<const std::size_t> rank0_selection, int threads,
-            const Arrived& arrived) {
-  std::vector<std::uint64_t> selection;
-  if (session.rank() == 0) selection.assign(rank0_selection.begin(), rank0_selection.end());
-  std::uint64_t count = selection.size();
-  MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  if (count == 0) return;
-  selection.resize(count);
-  MPI_Bcast(selection.data(), static_cast<int>(count), MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  const auto size = static_cast<std::size_t>(session.size());
-  const auto rank = static_cast<std::size_t>(session.rank());
-  // This rank's share: selection[k] for k = rank, rank + size, ...
-  std::vector<std::size_t> mine;
-  for (std::size_t k = rank; k < selection.size(); k += size) {
-    if (selection[k] >= points.size()) abort_all("sweep: a replay of a point that does not exist");
-    mine.push_back(static_cast<std::size_t>(selection[k]));
+struct Dispatcher::Impl {
+  // What rank 0 knows of one worker.
+  struct Worker {
+    bool alive = true;
+    bool parked = false;     // its request received and not yet answered
+    bool stopped = false;    // told to stop
+    std::uint64_t run = 0;   // the run() its chunk belongs to; 0: it holds none
+    std::size_t chunk = 0;
+    double started_s = 0.0;  // when that chunk was handed out
+  };
+
+  const config::SweepSpec& spec;
+  std::span<const Point> points;
+  Threads threads;
+  int size;
+  std::vector<Worker> workers;  // by rank; [0] unused
+  std::uint64_t run_id = 0;
+  double late_after_s = ChunkBoard::kMinLateS;
+  bool finished = false;
+
+  // Receives one request, if one is waiting: its rank and the results it carries.
+  std::optional<std::pair<int, std::vector<std::uint8_t>>> receive() {
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagRequest, MPI_COMM_WORLD, &flag, &status);
+    if (flag == 0) return std::nullopt;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(count));
+    const int source = status.MPI_SOURCE;
+    if (MPI_Recv(bytes.data(), count, MPI_BYTE, source, kTagRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS) {
+      workers[static_cast<std::size_t>(source)].alive = false;
+      return std::nullopt;
+    }
+    Worker& w = workers[static_cast<std::size_t>(source)];
+    w.parked = true;
+    return std::pair{source, std::move(bytes)};
   }
-  if (rank == 0) {
-    replay_points(spec, points, results, mine, threads, {}, [&](std::size_t i) {
-      if (arrived) arrived(i, results[i]);
-    });
-    for (std::size_t worker = 1; worker < size && worker < selection.size(); ++worker) {
-      MPI_Status status;
-      MPI_Probe(static_cast<int>(worker), kTagReplay, MPI_COMM_WORLD, &status);
-      int bytes_count = 0;
-      MPI_Get_count(&status, MPI_BYTE, &bytes_count);
-      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(bytes_count));
-      MPI_Recv(bytes.data(), bytes_count, MPI_BYTE, static_cast<int>(worker), kTagReplay, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-      const std::vector<PointResult> part = decode_results(bytes);
-      std::size_t j = 0;
-      for (std::size_t k = worker; k < selection.size(); k += size, ++j) {
-        if (j >= part.size()) abort_all("sweep: a worker returned too few replays");
-        PointResult& r = results[static_cast<std::size_t>(selection[k])];
-        r.reliability = part[j].reliability;
-        r.replay_error = part[j].replay_error;
-        if (arrived) arrived(static_cast<std::size_t>(selection[k]), r);
+
+  // Sends `message` to parked worker `rank`; false (and the worker counted dead) if it cannot be sent.
+  bool send(int rank, const std::vector<std::uint64_t>& message) {
+    Worker& w = workers[static_cast<std::size_t>(rank)];
+    w.parked = false;
+    if (MPI_Send(message.data(), static_cast<int>(message.size()), MPI_UINT64_T, rank, kTagWork, MPI_COMM_WORLD) ==
+        MPI_SUCCESS)
+      return true;
+    w.alive = false;
+    return false;
+  }
+};
+
+Dispatcher::Dispatcher(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
+                       Threads threads)
+    : impl_(std::make_unique<Impl>(Impl{spec, points, threads, session.size(), {}, 0, ChunkBoard::kMinLateS, false})) {
+  impl_->workers.resize(static_cast<std::size_t>(session.size()));
+}
+
+Dispatcher::~Dispatcher() { finish(); }
+
+void Dispatcher::run(Phase phase, std::span<const std::size_t> indices, const Arrived& arrived,
+                     const std::function<bool()>& stop, const std::function<void(std::size_t)>& progress) {
+  Impl& d = *impl_;
+  const std::uint64_t id = ++d.run_id;
+  // Evaluations: about eight chunks per rank and thread, at most 64 points each
+  // (small chunks balance the load, large ones save messages). Replays: one each.
+  const std::size_t chunk =
+      phase == Phase::kReplay
+          ? 1
+          : std::clamp<std::size_t>(indices.size() / (8 * static_cast<std::size_t>(d.size) *
+                                                      static_cast<std::size_t>(std::max(1, d.threads.evaluate))),
+                                    1, 64);
+  ChunkBoard board(indices.size(), chunk);
+  std::mutex mutex;  // the board, `arrived` and `done`
+  std::size_t done = 0;
+  const auto deliver = [&](std::size_t c, double started_s, std::vector<PointResult>&& part) {
+    if (!board.finish(c, started_s, now_s())) return;  // a copy that came second
+    const ChunkBoard::Chunk& range = board.chunk(c);
+    if (part.size() != range.end - range.begin) abort_all("sweep: a rank returned the wrong number of results");
+    for (std::size_t k = range.begin; k < range.end; ++k) arrived(indices[k], std::move(part[k - range.begin]));
+    done += range.end - range.begin;
+  };
+  std::atomic<bool> stopping{false};
+  std::exception_ptr local_failure;  // read after `failed` is set, or after the join
+  std::atomic<bool> failed{false};
+  std::jthread local([&] {
+    try {
+      for (;;) {
+        std::optional<std::size_t> c;
+        double started_s = 0.0;
+        {
+          const std::lock_guard lock(mutex);
+          if (stopping || board.all_finished()) return;
+          started_s = now_s();
+          c = board.take(started_s);
+        }
+        if (!c) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          continue;
+        }
+        const ChunkBoard::Chunk range = board.chunk(*c);
+        std::vector<PointResult> part =
+            compute(d.spec, d.points, phase, indices.subspan(range.begin, range.end - range.begin), d.threads);
+        const std::lock_guard lock(mutex);
+        deliver(*c, started_s, std::move(part));
+      }
+    } catch (...) {
+      local_failure = std::current_exception();
+      failed = true;
+    }
+  });
+  auto last_progress = now_s();
+  for (;;) {
+    if (!stopping && stop && stop()) stopping = true;
+    if (failed) break;
+    {
+      const std::lock_guard lock(mutex);
+      if (board.all_finished() || (stopping && board.only_late_left(now_s()))) break;
+    }
+    // Work for every parked worker, while there is some.
+    for (int r = 1; r < d.size && !stopping; ++r) {
+      Impl::Worker& w = d.workers[static_cast<std::size_t>(r)];
+      if (!w.alive || !w.parked) continue;
+      std::optional<std::size_t> c;
+      {
+        const std::lock_guard lock(mutex);
+        c = board.take(now_s());
+      }
+      if (!c) break;
+      const ChunkBoard::Chunk& range = board.chunk(*c);
+      std::vector<std::uint64_t> message{static_cast<std::uint64_t>(phase)};
+      for (std::size_t k = range.begin; k < range.end; ++k) message.push_back(indices[k]);
+      w.run = id;
+      w.chunk = *c;
+      w.started_s = now_s();
+      if (!d.send(r, message)) {
+        w.run = 0;
+        const std::lock_guard lock(mutex);
+        board.abandon(*c);
       }
     }
-    return;
+    if (auto request = d.receive()) {
+      Impl::Worker& w = d.workers[static_cast<std::size_t>(request->first)];
+      // Results of this run's chunk count; an earlier run's (a stopped one) are dropped.
+      if (w.run == id) {
+        std::vector<PointResult> part = decode_results(request->second);
+        const std::lock_guard lock(mutex);
+        deliver(w.chunk, w.started_s, std::move(part));
+      }
+      w.run = 0;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (progress && now_s() - last_progress > 0.1) {
+      const std::lock_guard lock(mutex);
+      progress(done);
+      last_progress = now_s();
+    }
   }
-  if (mine.empty()) return;
-  // A worker replays into results of its own; only the replay fields travel back.
-  std::vector<PointResult> local(points.size());
-  try {
-    replay_points(spec, points, local, mine, threads);
-  } catch (const std::exception& e) {
-    abort_all(e.what());
+  stopping = true;
+  local.join();
+  if (local_failure) std::rethrow_exception(local_failure);
+  d.late_after_s = std::max(d.late_after_s, board.late_after_s());
+  if (progress) progress(done);
+}
+
+void Dispatcher::finish() {
+  Impl& d = *impl_;
+  if (d.finished) return;
+  d.finished = true;
+  const double deadline = now_s() + d.late_after_s;
+  const auto waiting = [&] {
+    for (int r = 1; r < d.size; ++r)
+      if (d.workers[static_cast<std::size_t>(r)].alive && !d.workers[static_cast<std::size_t>(r)].stopped)
+        return true;
+    return false;
+  };
+  while (waiting() && now_s() < deadline) {
+    for (int r = 1; r < d.size; ++r) {
+      Impl::Worker& w = d.workers[static_cast<std::size_t>(r)];
+      if (w.alive && w.parked && !w.stopped) w.stopped = d.send(r, {});
+    }
+    if (!d.receive()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  std::vector<PointResult> part;
-  for (std::size_t i : mine) part.push_back(std::move(local[i]));
-  const std::vector<std::uint8_t> bytes = encode_results(part);
-  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kTagReplay, MPI_COMM_WORLD);
+  for (int r = 1; r < d.size; ++r) {
+    const Impl::Worker& w = d.workers[static_cast<std::size_t>(r)];
+    if (!w.stopped)
+      std::cerr << "note: rank " << r << " did not ask for work within " << d.late_after_s
+                << " s of the end: presumed dead; every point it held was computed by another rank\n";
+  }
 }
 
 bool launched_by_mpi() {
@@ -204,29 +296,24 @@ Session::Session(int* argc, char*** argv) {
   int provided = 0;
   // Only the main thread calls MPI; rank 0's evaluation thread does not.
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
-Session::~Session() { MPI_Finalize(); }
-
-std::vector<PointResult> farm(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
-                              int threads, const std::function<void(std::size_t)>& progress, const Arrived& arrived) {
-  if (session.size() == 1) {
-    std::vector<PointResult> results(points.size());
-    std::vector<std::size_t> all(points.size());
-    std::iota(all.begin(), all.end(), std::size_t{0});
-    evaluate_listed(
-        spec, points, all, threads, results, [&](std::size_t i) { if (arrived) arrived(i, results[i]); }, progress);
-    return results;
-  }
-  if (session.rank() == 0) return root(session, spec, points, threads, progress, arrived);
-  try {
-    worker(spec, points, threads);
-  } catch (const std::exception& e) {
-    abort_all(e.what());
-  }
-  return {};
+void Session::finalize(int status) {
+  if (finalized_) return;
+  finalized_ = true;
+  std::thread([status] {
+    std::this_thread::sleep_for(std::chrono::seconds(kFinalizeTimeoutS));
+    std::cerr << "note: MPI_Finalize did not return within " << kFinalizeTimeoutS
+              << " s (a rank is dead); ending without it, every output is written\n";
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }).detach();
+  MPI_Finalize();
 }
+
+Session::~Session() { finalize(1); }
 
 }  // namespace trainsim::sweep::mpi

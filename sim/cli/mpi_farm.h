@@ -1,11 +1,21 @@
 #pragma once
-// The MPI task farm of `trainsim sweep` (docs/sweep.md, "MPI"): part of the
-// command-line driver, built only with the MPI part (TRAINSIM_WITH_MPI); the
-// simulator library never includes MPI. Rank 0 hands out chunks of point
-// indices on request, evaluates chunks itself on its other thread, and collects
-// every result; all ranks enumerate the same points from the same spec.
+// The MPI task farm of `trainsim sweep` and `plan` (docs/sweep.md, "MPI"): part of
+// the command-line driver, built only with the MPI part (TRAINSIM_WITH_MPI); the
+// simulator library never includes MPI. Rank 0 hands out chunks of point indices
+// on request (sweep::ChunkBoard), computes chunks itself on a second thread and
+// collects every result; the other ranks compute what they are handed. All ranks
+// enumerate the same points from the same spec.
+//
+// Stopping: rank 0 alone decides (a signal, --stop-after): it hands out nothing
+// more, waits for the chunks in flight and tells the workers to stop.
+// A dead rank: under `mpirun --enable-recovery` (docs/sweep.md) the job outlives
+// it; its chunk turns late and is computed again by the next rank to ask, so the
+// run finishes with every result. Without it, MPI ends the job, and the journal
+// and --resume go on from what reached rank 0.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -16,11 +26,19 @@ namespace trainsim::sweep::mpi {
 // True when this process was started by an MPI launcher (mpirun, srun).
 bool launched_by_mpi();
 
-// MPI_Init_thread (funneled) and MPI_Finalize.
+// MPI_Init_thread (funneled) and MPI_Finalize. Errors on MPI_COMM_WORLD are
+// returned, not fatal, so that rank 0 outlives a dead worker.
 class Session {
  public:
+  static constexpr int kFinalizeTimeoutS = 10;
+
   Session(int* argc, char*** argv);
-  ~Session();
+  ~Session();  // finalize(1) unless finalize() ran
+  // MPI_Finalize; if it has not returned after kFinalizeTimeoutS, the process
+  // ends with `status` without it. With a rank dead, Open MPI 4.1's closing fence
+  // sometimes waits forever (about 1 run in 10 here); every output is written by
+  // then, so nothing is lost.
+  void finalize(int status);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   [[nodiscard]] int rank() const { return rank_; }
@@ -29,30 +47,47 @@ class Session {
  private:
   int rank_ = 0;
   int size_ = 1;
+  bool finalized_ = false;
 };
 
-// Called on rank 0 with the index (into `points` of farm(), `results` of replay())
-// of each point whose result has arrived there; from two threads at once in
-// farm() (rank 0's own evaluations and the workers'), so it locks what it shares.
-using Arrived = std::function<void(std::size_t index, const PointResult& result)>;
+enum class Phase : std::uint64_t {
+  kEvaluate = 1,  // the points' results
+  kReplay = 2,    // their full-run replays under failures (reliability, replay_error)
+};
 
-// Evaluates `points` over every rank, `threads` threads each. Returns all the
-// results in the order of `points` on rank 0 and nothing on the others.
-// `progress(done)` and `arrived` run on rank 0 only.
-std::vector<PointResult> farm(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
-                              int threads, const std::function<void(std::size_t)>& progress,
-                              const Arrived& arrived = {});
+// The ranks' thread counts: evaluations, and each replay's Monte Carlo.
+struct Threads {
+  int evaluate = 1;
+  int replay = 1;
+};
 
-// Rank 0's `indices`, given to every rank (the points a resumed sweep has left).
-void broadcast_indices(std::vector<std::size_t>& indices);
+// The other ranks: compute what rank 0 hands out until it says stop.
+void serve(const config::SweepSpec& spec, std::span<const Point> points, Threads threads);
 
-// Under failures: rank 0's `selection` (replay_selection() of its `results`;
-// ignored on the other ranks, whose `results` are empty) is broadcast and
-// replayed across the ranks, the k-th point on rank k mod size with `threads`
-// threads, and rank 0 collects each replay into `results`. Each replay is the
-// same Monte Carlo on whichever rank runs it, so the output equals one process's.
-void replay(const Session& session, const config::SweepSpec& spec, std::span<const Point> points,
-            std::vector<PointResult>& results, std::span<const std::size_t> selection, int threads,
-            const Arrived& arrived = {});
+// Called on rank 0 with the index (into `points`) and first result of each point
+// computed, one call at a time.
+using Arrived = std::function<void(std::size_t index, PointResult&& result)>;
+
+// Rank 0's side: hands out chunks and computes some itself.
+class Dispatcher {
+ public:
+  Dispatcher(const Session& session, const config::SweepSpec& spec, std::span<const Point> points, Threads threads);
+  ~Dispatcher();  // finish()
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  // Computes points[i] for every i of `indices` in `phase` over all ranks, until
+  // every one has arrived or `stop()` (then the chunks in flight are waited for,
+  // except those of ranks presumed dead). `progress(arrived so far)` on the way.
+  void run(Phase phase, std::span<const std::size_t> indices, const Arrived& arrived,
+           const std::function<bool()>& stop = {}, const std::function<void(std::size_t)>& progress = {});
+  // Tells every worker to stop, waiting for those still computing up to the
+  // lateness bound, and names on stderr the ranks presumed dead. Idempotent.
+  void finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace trainsim::sweep::mpi

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <span>
 #include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -110,6 +111,59 @@ fs::path journal_file(const Options& o, bool planning, const fs::path& dir) {
   return fs::path((o.out.empty() ? fs::path(o.spec).stem().string() + ".plan" : o.out) + ".journal");
 }
 
+// How the points are computed: by this process's threads, or by the MPI farm
+// (rank 0's side). `finished(i)` follows each point's result in `results`, from
+// any thread but one call at a time per point; `stop()` asks for no new work.
+struct PointRunner {
+  using Finished = std::function<void(std::size_t)>;
+  std::function<void(std::span<const std::size_t> todo, std::vector<sweep::PointResult>& results,
+                     const Finished& finished, const std::function<bool()>& stop)>
+      evaluate;
+  // The full-run replays of `selection` under failures, into their results.
+  std::function<void(std::span<const std::size_t> selection, std::vector<sweep::PointResult>& results,
+                     const Finished& finished, const std::function<bool()>& stop)>
+      replay;
+};
+
+PointRunner local_runner(const config::SweepSpec& spec, std::span<const sweep::Point> points, int jobs,
+                         int replay_threads, const std::function<void(std::size_t)>& progress) {
+  return {[=, &spec](std::span<const std::size_t> todo, std::vector<sweep::PointResult>& results,
+                     const PointRunner::Finished& finished, const std::function<bool()>& stop) {
+            sweep::evaluate_listed(spec, points, todo, jobs, results, finished, progress, stop);
+          },
+          [=, &spec](std::span<const std::size_t> selection, std::vector<sweep::PointResult>& results,
+                     const PointRunner::Finished& finished, const std::function<bool()>& stop) {
+            sweep::replay_points(spec, points, results, selection, replay_threads, {}, finished, stop);
+          }};
+}
+
+#ifdef TRAINSIM_WITH_MPI
+PointRunner farm_runner(sweep::mpi::Dispatcher& farm, const std::function<void(std::size_t)>& progress) {
+  return {[&farm, progress](std::span<const std::size_t> todo, std::vector<sweep::PointResult>& results,
+                            const PointRunner::Finished& finished, const std::function<bool()>& stop) {
+            farm.run(
+                sweep::mpi::Phase::kEvaluate, todo,
+                [&](std::size_t i, sweep::PointResult&& r) {
+                  results[i] = std::move(r);
+                  finished(i);
+                },
+                stop, progress);
+          },
+          [&farm](std::span<const std::size_t> selection, std::vector<sweep::PointResult>& results,
+                  const PointRunner::Finished& finished, const std::function<bool()>& stop) {
+            // Only the replay's fields travel back.
+            farm.run(
+                sweep::mpi::Phase::kReplay, selection,
+                [&](std::size_t i, sweep::PointResult&& r) {
+                  results[i].reliability = std::move(r.reliability);
+                  results[i].replay_error = std::move(r.replay_error);
+                  finished(i);
+                },
+                stop);
+          }};
+}
+#endif
+
 // The results of a run with a journal: the points an earlier run recorded are
 // taken from it, the others evaluated (and, under failures, the best replayed)
 // and recorded as they finish, until done or interrupted (InterruptGuard).
@@ -128,8 +182,8 @@ std::string stop_reason(long long stop_after) {
   return signal != 0 ? InterruptGuard::name(signal) : fmt::format("--stop-after {}", stop_after);
 }
 
-Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration& e, SweepJournal& journal, int jobs,
-                        int replay_threads, long long stop_after, const std::function<void(std::size_t)>& progress,
+Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration& e, SweepJournal& journal,
+                        const PointRunner& runner, long long stop_after,
                         const std::function<void(std::size_t)>& announce_replays) {
   const std::size_t n = e.candidates.size();
   Journaled out;
@@ -141,14 +195,14 @@ Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration&
   // Points finished by this run: --stop-after counts them.
   std::atomic<long long> finished{0};
   const auto stop = [&] { return InterruptGuard::signal() != 0 || (stop_after > 0 && finished.load() >= stop_after); };
-  sweep::evaluate_listed(
-      spec, e.candidates, todo, jobs, out.results,
+  runner.evaluate(
+      todo, out.results,
       [&](std::size_t i) {
         journal.record(sweep::JournalStage::kEvaluate, i, out.results[i]);
         done[i] = 1;
         ++finished;
       },
-      progress, stop);
+      stop);
   const auto points_done = static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
   if (points_done < n) {
     out.partial = sweep::Outcome::Partial{points_done, n, 0, 0, stop_reason(stop_after)};
@@ -164,9 +218,9 @@ Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration&
   const std::vector<std::size_t> replay = sweep::replay_selection(spec, e.candidates, out.results);
   const std::vector<std::size_t> to_replay = journal.restore_replayed(replay, out.results);
   announce_replays(to_replay.size());
-  std::size_t replayed = replay.size() - to_replay.size();
-  sweep::replay_points(
-      spec, e.candidates, out.results, to_replay, replay_threads, {},
+  std::atomic<std::size_t> replayed = replay.size() - to_replay.size();
+  runner.replay(
+      to_replay, out.results,
       [&](std::size_t i) {
         journal.record(sweep::JournalStage::kReplay, i, out.results[i]);
         ++replayed;
@@ -177,44 +231,6 @@ Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration&
     out.partial = sweep::Outcome::Partial{n, n, replayed, replay.size(), stop_reason(stop_after)};
   return out;
 }
-
-#ifdef TRAINSIM_WITH_MPI
-// The MPI farm with rank 0's journal (`journal`: rank 0's, null on the others):
-// every rank learns from rank 0 which points the journal lacks and the farm
-// evaluates only those; rank 0 records each result as it arrives, then the
-// replays under failures the same way. The results on rank 0, none elsewhere.
-std::vector<sweep::PointResult> farm_journaled(const sweep::mpi::Session& session, const config::SweepSpec& spec,
-                                               const sweep::Enumeration& e, SweepJournal* journal, int jobs,
-                                               int replay_threads, const std::function<void(std::size_t)>& progress,
-                                               const std::function<void(std::size_t)>& announce_replays,
-                                               std::size_t& resumed) {
-  const std::size_t n = e.candidates.size();
-  std::vector<sweep::PointResult> results(journal != nullptr ? n : 0);
-  std::vector<std::size_t> todo;
-  if (journal != nullptr) todo = journal->restore_evaluated(results);
-  resumed = journal != nullptr ? n - todo.size() : 0;
-  sweep::mpi::broadcast_indices(todo);
-  std::vector<sweep::Point> left;
-  for (std::size_t i : todo) left.push_back(e.candidates[i]);
-  std::vector<sweep::PointResult> part =
-      sweep::mpi::farm(session, spec, left, jobs, progress, [&](std::size_t k, const sweep::PointResult& r) {
-        journal->record(sweep::JournalStage::kEvaluate, todo[k], r);
-      });
-  if (journal == nullptr) {
-    sweep::mpi::replay(session, spec, e.candidates, results, {}, replay_threads);
-    return {};
-  }
-  for (std::size_t k = 0; k < todo.size(); ++k) results[todo[k]] = std::move(part[k]);
-  const std::vector<std::size_t> to_replay =
-      journal->restore_replayed(sweep::replay_selection(spec, e.candidates, results), results);
-  announce_replays(to_replay.size());
-  sweep::mpi::replay(session, spec, e.candidates, results, to_replay, replay_threads,
-                     [&](std::size_t i, const sweep::PointResult& r) {
-                       journal->record(sweep::JournalStage::kReplay, i, r);
-                     });
-  return results;
-}
-#endif
 
 }  // namespace
 
@@ -266,84 +282,95 @@ int SweepCommands::run(int* argc, char*** argv) {
   (void)argc;
   (void)argv;
 #endif
-  try {
-    // Read once: the spec's text is parsed and keys the journal.
-    const std::string spec_text = scenario::read_document_file(o.spec, "sweep spec");
-    config::SweepSpec spec = scenario::parse_sweep_spec(spec_text, o.spec);
-    if (o.rank_by == "cost") spec.objective = config::Objective::kCost;
-    if (o.rank_by == "time") spec.objective = config::Objective::kTimeToTrain;
-    sweep::Enumeration e = sweep::enumerate(spec);
-    const std::size_t n = e.candidates.size();
-    cli::ProgressBar bar(rank == 0 && !o.quiet);
-    std::size_t resumed = 0;  // points the journal had: the bar counts them as done
-    const auto progress = [&](std::size_t done) {
-      done += resumed;
-      const double fraction = n > 0 ? static_cast<double>(done) / static_cast<double>(n) : 1.0;
-      const double elapsed = bar.elapsed_s();
-      bar.update(fraction, fmt::format("{}/{} points {:3.0f}%  {:.0f} points/s", done, n, 100.0 * fraction,
-                                       elapsed > 0 ? static_cast<double>(done - resumed) / elapsed : 0.0));
-    };
-    // Under failures, the best points of each cluster option are then replayed,
-    // on every core (the Monte Carlo does not depend on the thread count).
-    const int replay_threads = core::threads_or_every_core(o.jobs);
-    const auto announce_replays = [&](std::size_t count) {
-      if (count > 0 && !o.quiet && isatty(fileno(stderr)) != 0)
-        std::cerr << fmt::format("replaying the best {} points under failures\n", count);
-    };
-    const fs::path dir = o.out.empty() ? fs::path(fs::path(o.spec).stem().string() + ".sweep") : fs::path(o.out);
-    std::vector<sweep::PointResult> results;
-    std::optional<sweep::Outcome::Partial> partial;
-    std::optional<SweepJournal> journal;
-#ifdef TRAINSIM_WITH_MPI
-    if (session) {
-      if (o.stop_after > 0) throw std::invalid_argument("--stop-after: not available under MPI");
+  const auto run_points = [&]() -> int {
+    try {
+      // Read once: the spec's text is parsed and keys the journal.
+      const std::string spec_text = scenario::read_document_file(o.spec, "sweep spec");
+      config::SweepSpec spec = scenario::parse_sweep_spec(spec_text, o.spec);
+      if (o.rank_by == "cost") spec.objective = config::Objective::kCost;
+      if (o.rank_by == "time") spec.objective = config::Objective::kTimeToTrain;
+      sweep::Enumeration e = sweep::enumerate(spec);
+      const std::size_t n = e.candidates.size();
+      cli::ProgressBar bar(rank == 0 && !o.quiet);
+      std::size_t resumed = 0;  // points the journal had: the bar counts them as done
+      const auto progress = [&](std::size_t done) {
+        done += resumed;
+        const double fraction = n > 0 ? static_cast<double>(done) / static_cast<double>(n) : 1.0;
+        const double elapsed = bar.elapsed_s();
+        bar.update(fraction, fmt::format("{}/{} points {:3.0f}%  {:.0f} points/s", done, n, 100.0 * fraction,
+                                         elapsed > 0 ? static_cast<double>(done - resumed) / elapsed : 0.0));
+      };
+      // Under failures, the best points of each cluster option are then replayed,
+      // on every core (the Monte Carlo does not depend on the thread count).
+      const int replay_threads = core::threads_or_every_core(o.jobs);
+      const auto announce_replays = [&](std::size_t count) {
+        if (count > 0 && !o.quiet && isatty(fileno(stderr)) != 0)
+          std::cerr << fmt::format("replaying the best {} points under failures\n", count);
+      };
+      const fs::path dir = o.out.empty() ? fs::path(fs::path(o.spec).stem().string() + ".sweep") : fs::path(o.out);
+      if (!planning && rank == 0) fs::create_directories(dir);
+      std::optional<SweepJournal> journal;
       if (rank == 0) {
-        if (!planning) fs::create_directories(dir);
-        journal.emplace(journal_file(o, planning, dir), sweep::journal_key(spec_text, spec.objective),
-                        o.resume, n);
+        journal.emplace(journal_file(o, planning, dir), sweep::journal_key(spec_text, spec.objective), o.resume, n);
+        if (journal->replaced_earlier() && !o.quiet)
+          std::cerr << fmt::format("note: starting over; {} held an earlier run (--resume continues one)\n",
+                                   journal->path().string());
       }
-      results = farm_journaled(*session, spec, e, journal ? &*journal : nullptr, jobs, replay_threads, progress,
-                               announce_replays, resumed);
-      if (rank != 0) return 0;
-    }
-    if (!session) {
-#else
-    {
-#endif
-      if (!planning) fs::create_directories(dir);
-      journal.emplace(journal_file(o, planning, dir), sweep::journal_key(spec_text, spec.objective),
-                      o.resume, n);
-      if (journal->replaced_earlier() && !o.quiet)
-        std::cerr << fmt::format("note: starting over; {} held an earlier run (--resume continues one)\n",
-                                 journal->path().string());
+      // Every rank keeps working through a first SIGINT/SIGTERM (a launcher signals
+      // them all); rank 0 stops handing out work, and the outputs cover what is done.
       const InterruptGuard guard;
-      Journaled run = run_journaled(spec, e, *journal, jobs, replay_threads, o.stop_after, progress, announce_replays);
+      Journaled run;
+  #ifdef TRAINSIM_WITH_MPI
+      if (session) {
+        const sweep::mpi::Threads threads{jobs, replay_threads};
+        if (rank != 0) {
+          sweep::mpi::serve(spec, e.candidates, threads);
+          return 0;
+        }
+        sweep::mpi::Dispatcher farm(*session, spec, e.candidates, threads);
+        run = run_journaled(spec, e, *journal, farm_runner(farm, progress), o.stop_after, announce_replays);
+        farm.finish();
+      } else {
+        run = run_journaled(spec, e, *journal, local_runner(spec, e.candidates, jobs, replay_threads, progress),
+                            o.stop_after, announce_replays);
+      }
+  #else
+      run = run_journaled(spec, e, *journal, local_runner(spec, e.candidates, jobs, replay_threads, progress),
+                          o.stop_after, announce_replays);
+  #endif
       resumed = run.resumed;
-      results = std::move(run.results);
-      partial = std::move(run.partial);
+      std::vector<sweep::PointResult> results = std::move(run.results);
+      const std::optional<sweep::Outcome::Partial> partial = std::move(run.partial);
       if (partial && partial->points_done < partial->points_total) e.candidates = std::move(run.candidates);
+      sweep::Outcome outcome = sweep::summarize(spec, std::move(e), std::move(results));
+      outcome.partial = partial;
+      if (planning) {
+        write_plan(spec, outcome, o);
+      } else {
+        write_sweep(spec, outcome, o, dir);
+      }
+      if (partial) {
+        std::cerr << fmt::format("stopped by {}: the outputs cover what was done; {} keeps it, and the same command "
+                                 "with --resume finishes the run\n",
+                                 partial->stopped_by, journal->path().string());
+        const int signal = InterruptGuard::signal();
+        return signal != 0 ? InterruptGuard::exit_status(signal) : kExitPartial;
+      }
+      if (journal) journal->remove();
+      return 0;
+    } catch (...) {
+      // Every rank reads the same spec and fails alike; rank 0 alone reports it.
+      if (rank != 0) return 1;
+      throw;
     }
-    sweep::Outcome outcome = sweep::summarize(spec, std::move(e), std::move(results));
-    outcome.partial = partial;
-    if (planning) {
-      write_plan(spec, outcome, o);
-    } else {
-      write_sweep(spec, outcome, o, dir);
-    }
-    if (partial) {
-      std::cerr << fmt::format("stopped by {}: the outputs cover what was done; {} keeps it, and the same command "
-                               "with --resume finishes the run\n",
-                               partial->stopped_by, journal->path().string());
-      const int signal = InterruptGuard::signal();
-      return signal != 0 ? InterruptGuard::exit_status(signal) : kExitPartial;
-    }
-    if (journal) journal->remove();
-    return 0;
-  } catch (...) {
-    // Every rank reads the same spec and fails alike; rank 0 alone reports it.
-    if (rank != 0) return 1;
-    throw;
-  }
+  };
+#ifdef TRAINSIM_WITH_MPI
+  const int status = run_points();
+  if (session) session->finalize(status);
+  return status;
+#else
+  return run_points();
+#endif
 }
 
 }  // namespace trainsim::cli
