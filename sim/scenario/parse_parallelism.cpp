@@ -18,6 +18,26 @@ namespace {
 
 constexpr long long kMaxParallel = 1'000'000;
 
+// Megatron-LM's rank order: "rank_order" (its `order` string) or its switch
+// --use-tp-pp-dp-mapping; tp-pp-dp refuses context and expert parallelism as
+// Megatron-LM does ("Make sure EP and CP aren't used with this option enabled").
+void parse_rank_order(const ObjectReader& o, workload::ParallelConfig& p) {
+  const bool mapping = o.boolean("use_tp_pp_dp_mapping", false);
+  const std::string order = o.choice("rank_order", {"tp-cp-ep-dp-pp", "tp-pp-dp"}, mapping ? "tp-pp-dp" : "tp-cp-ep-dp-pp");
+  if (mapping && order != "tp-pp-dp")
+    o.fail_message("rank_order", fmt::format("rank_order \"{}\" contradicts use_tp_pp_dp_mapping true (which means "
+                                             "\"tp-pp-dp\"); give one of the two",
+                                             order));
+  if (order != "tp-pp-dp") return;
+  p.rank_order = workload::RankOrder::kTpPpDp;
+  if (p.context > 1 || p.expert > 1)
+    o.fail_message(mapping ? "use_tp_pp_dp_mapping" : "rank_order",
+                   fmt::format("rank order tp-pp-dp (Megatron-LM's --use-tp-pp-dp-mapping) is defined without context "
+                               "and expert parallelism (context_parallel_size {}, expert_model_parallel_size {}); use "
+                               "\"tp-cp-ep-dp-pp\"",
+                               p.context, p.expert));
+}
+
 // The parallel sizes, data parallelism resolved from "auto".
 void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpus, workload::ParallelConfig& p) {
   p.tensor = static_cast<int>(o.integer("tensor_model_parallel_size", 1, kMaxParallel, 1));
@@ -43,6 +63,7 @@ void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpu
                                                cp_comm));
   p.context_all_to_all = cp_comm == "a2a";
   check.sizes(p);
+  parse_rank_order(o, p);
 }
 
 // Megatron-Core's pipeline_model_parallel_layout (PipelineParallelLayerLayout's
@@ -215,7 +236,8 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          "num_layers_per_virtual_pipeline_stage", "virtual_pipeline_model_parallel_size",
                          "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                          "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-                         "pipeline_model_parallel_layout", "partition_method", "cp_comm_type",
+                         "pipeline_model_parallel_layout", "partition_method", "cp_comm_type", "rank_order",
+                         "use_tp_pp_dp_mapping",
                          "sequence_parallel", "zero_stage",
                          "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
                          "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",

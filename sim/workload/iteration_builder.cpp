@@ -122,11 +122,11 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   out.iterations = iterations;
   out.num_microbatches = layout.microbatches;
   out.num_gpus = cluster.num_gpus();
-  // Stage s's rank s tp cp dp stands for every rank of the stage (DESIGN.md, "Scale").
+  // Stage s's first rank stands for every rank of the stage (DESIGN.md, "Scale").
   out.representative.resize(static_cast<std::size_t>(out.num_gpus));
   for (long long r = 0; r < out.num_gpus; ++r)
     out.representative[static_cast<std::size_t>(r)] =
-        static_cast<int>((r / layout.ranks_per_stage) * layout.ranks_per_stage);
+        static_cast<int>(layout.rank_of_stage(layout.stage_of_rank(r)));
   for (int s = 0; s < layout.pp; ++s) out.simulated_ranks.push_back(static_cast<int>(layout.rank_of_stage(s)));
   out.layers_per_virtual_stage = layout.layers_per_virtual_stage;
   const IterationWork work = iteration_work(model, training, parallel);

@@ -28,6 +28,14 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
   l.ranks_per_stage = static_cast<long long>(l.tp) * l.cp * l.dp;
   if (l.ranks_per_stage * l.pp != cluster.num_gpus())
     throw std::invalid_argument("tp x cp x dp x pp is not the number of GPUs");
+  if (parallel.rank_order == RankOrder::kTpPpDp) {
+    if (l.cp > 1 || l.ep > 1) throw std::invalid_argument("rank order tp-pp-dp with context or expert parallelism");
+    l.pp_stride = l.tp;
+    l.dp_stride = static_cast<long long>(l.tp) * l.pp;
+  } else {
+    l.pp_stride = l.ranks_per_stage;
+    l.dp_stride = static_cast<long long>(l.tp) * l.cp;
+  }
   l.gpus_per_node = cluster.gpus_per_node;
   l.microbatches = static_cast<int>(microbatches_per_replica(training, parallel));
 

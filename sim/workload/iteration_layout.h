@@ -28,8 +28,14 @@ struct IterationLayout {
   // ep x expert_dp, the expert-parallel peers adjacent; experts are not split.
   bool folded_experts = false;
   bool context_all_to_all = false;  // cp_comm_type "a2a": the context group is whole, not ring pairs
-  // Rank order tp-cp-ep-dp-pp: stage s holds ranks [s tp cp dp, (s+1) tp cp dp).
+  // A stage's ranks, tp x cp x dp, each known by its index k in the order
+  // tp-cp-dp (k = i + tp (c + cp x) for TP index i, context index c, data index x).
   long long ranks_per_stage = 1;
+  // Where they are (ParallelConfig::rank_order): rank = s pp_stride + (k mod tp cp)
+  // + (k div tp cp) dp_stride. tp-cp-ep-dp-pp: pp_stride tp cp dp, dp_stride tp cp
+  // (stage s holds [s tp cp dp, (s+1) tp cp dp)); tp-pp-dp: pp_stride tp, dp_stride tp pp.
+  long long pp_stride = 1;
+  long long dp_stride = 1;
   int gpus_per_node = 1;
   int microbatches = 1;  // per replica and iteration
   int chunks = 1;        // model chunks per stage (interleaved schedule)
@@ -63,7 +69,14 @@ struct IterationLayout {
     const long long first = first_layer[static_cast<std::size_t>(j)];
     return {j, first, first + layers_per_virtual_stage[static_cast<std::size_t>(j)]};
   }
-  [[nodiscard]] long long rank_of_stage(int s) const { return static_cast<long long>(s) * ranks_per_stage; }
+  // The rank of stage s with in-stage index k (above).
+  [[nodiscard]] long long rank(int s, long long k) const {
+    const long long block = static_cast<long long>(tp) * cp;
+    return static_cast<long long>(s) * pp_stride + k % block + k / block * dp_stride;
+  }
+  // Stage s's simulated rank, the one that stands for all of its ranks.
+  [[nodiscard]] long long rank_of_stage(int s) const { return rank(s, 0); }
+  [[nodiscard]] int stage_of_rank(long long r) const { return static_cast<int>(r / pp_stride % pp); }
   [[nodiscard]] int last_virtual() const { return virtual_stages - 1; }
   // Index of (micro-batch, virtual stage) in per-pass tables.
   [[nodiscard]] std::size_t slot(int microbatch, int virtual_stage) const {

@@ -12,6 +12,11 @@ namespace trainsim::workload {
 enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
 enum class TrainingMode { kSync, kAsyncPs, kLocalSgd };
+// How ranks are numbered (Megatron-LM's `order` of initialize_model_parallel):
+// tp-cp-ep-dp-pp, the default (a stage's ranks are contiguous), or tp-pp-dp
+// (--use-tp-pp-dp-mapping: the stages of one data-parallel replica are
+// contiguous; Megatron-LM allows it without context or expert parallelism).
+enum class RankOrder { kTpCpEpDpPp, kTpPpDp };
 // Where async_ps parameter servers run: on the workers' nodes (server j beside
 // GPU j x GPUs / S, using its NIC) or on S nodes of their own added to the cluster.
 enum class ServerPlacement { kColocated, kDedicated };
@@ -46,6 +51,7 @@ struct ParallelConfig {
   // "a2a" (true; DeepSpeed-Ulysses) exchanges Q, K, V and the output by all-to-all so
   // that each context rank attends over the whole sequence for 1/cp of the heads.
   bool context_all_to_all = false;
+  RankOrder rank_order = RankOrder::kTpCpEpDpPp;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
   bool overlap_grad_reduce = false;  // Megatron-LM's default

@@ -39,17 +39,19 @@ struct Shapes {
 
 class StageRanks {
  public:
-  StageRanks(const IterationLayout& l, int stage) : l_(l), base_(l.rank_of_stage(stage)) {}
+  StageRanks(const IterationLayout& l, int stage) : l_(l), stage_(stage) {}
   // The rank with TP index i, context index c and data-parallel index x.
   [[nodiscard]] long long at(int i, int c, int x) const {
-    return base_ + i + static_cast<long long>(l_.tp) * (c + static_cast<long long>(l_.cp) * x);
+    return rank(i + static_cast<long long>(l_.tp) * (c + static_cast<long long>(l_.cp) * x));
   }
+  // The rank with in-stage index k (IterationLayout::rank).
+  [[nodiscard]] long long rank(long long k) const { return l_.rank(stage_, k); }
 
   [[nodiscard]] net::CommGroup tensor(const net::CommGroup& shape) const {
     Members tps;
     for (int d = 0; d < (shape.nodes > 1 ? l_.dense_dp : 1); ++d) {
       tps.emplace_back();
-      for (int i = 0; i < l_.tp; ++i) tps.back().push_back(base_ + static_cast<long long>(d) * l_.tp + i);
+      for (int i = 0; i < l_.tp; ++i) tps.back().push_back(rank(static_cast<long long>(d) * l_.tp + i));
     }
     return explicit_group(shape, std::move(tps));
   }
@@ -98,14 +100,14 @@ class StageRanks {
   // the ep adjacent ranks of a block, the stage's blocks hold the same experts.
   [[nodiscard]] net::CommGroup folded_expert(const net::CommGroup& shape) const {
     Members eps(1);
-    for (int x = 0; x < l_.ep; ++x) eps.back().push_back(base_ + x);
+    for (int x = 0; x < l_.ep; ++x) eps.back().push_back(rank(x));
     return explicit_group(shape, std::move(eps));
   }
   [[nodiscard]] net::CommGroup folded_expert_data() const {
     Members edps;
     for (int x = 0; x < l_.ep; ++x) {
       edps.emplace_back();
-      for (int d = 0; d < l_.expert_dp; ++d) edps.back().push_back(base_ + x + static_cast<long long>(l_.ep) * d);
+      for (int d = 0; d < l_.expert_dp; ++d) edps.back().push_back(rank(x + static_cast<long long>(l_.ep) * d));
     }
     const net::CommGroup shape = members_shape(edps.front(), l_.gpus_per_node);
     return explicit_group(shape, std::move(edps));
@@ -117,7 +119,7 @@ class StageRanks {
     Members dps;
     for (int i = 0; i < l_.tp; ++i) {
       dps.emplace_back();
-      for (int d = 0; d < l_.dense_dp; ++d) dps.back().push_back(base_ + i + static_cast<long long>(d) * l_.tp);
+      for (int d = 0; d < l_.dense_dp; ++d) dps.back().push_back(rank(i + static_cast<long long>(d) * l_.tp));
     }
     const net::CommGroup s = shape ? *shape : members_shape(dps.front(), l_.gpus_per_node);
     return explicit_group(s, std::move(dps));
@@ -139,7 +141,7 @@ class StageRanks {
 
  private:
   const IterationLayout& l_;
-  long long base_;
+  int stage_;
 };
 
 }  // namespace
@@ -154,7 +156,8 @@ std::vector<StageGroups> stage_groups(const IterationLayout& l) {
   };
   Shapes shape;
   shape.tensor = group_shape(l.tp, 1, gpn);
-  shape.data = regular(l.dense_dp, l.tp);
+  // Data-parallel peers are tp ranks apart (tp-cp-ep-dp-pp) or tp pp (tp-pp-dp).
+  shape.data = regular(l.dense_dp, l.rank(0, l.tp) - l.rank(0, 0));
   shape.context = group_shape(l.cp, l.tp, gpn);
   shape.expert = regular(l.ep, static_cast<long long>(l.tp) * l.cp);
   std::vector<StageGroups> out;

@@ -1,7 +1,7 @@
 #pragma once
 // The communication groups of each pipeline stage's simulated rank, with their
-// real ranks in the order tp-cp-ep-dp-pp (workload/layout.h): a stage rank is
-// base + i + tp (c + cp (x + ep d)) for TP index i, context index c and
+// real ranks in the layout's rank order (IterationLayout::rank): a stage rank has
+// in-stage index i + tp (c + cp (x + ep d)) for TP index i, context index c and
 // data-parallel index x + ep d (x: its place in the expert-parallel group).
 // A group lists its symmetric copies too where they share links with it.
 #include <vector>
