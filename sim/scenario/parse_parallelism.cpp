@@ -10,6 +10,7 @@
 #include "scenario/errors.h"
 #include "scenario/layout_checks.h"
 #include "scenario/parse_sections.h"
+#include "scenario/unmodeled_keys.h"
 #include "workload/deepspeed_partition.h"
 
 namespace trainsim::scenario {
@@ -231,7 +232,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   const ObjectReader o =
       root.has("parallelism")
           ? root.object("parallelism",
-                        {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
+                        with_unmodeled({"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
                          "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size",
                          "num_layers_per_virtual_pipeline_stage", "virtual_pipeline_model_parallel_size",
                          "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
@@ -242,6 +243,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
                          "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement",
                          "sync_period"},
+                                       unmodeled_parallelism_keys()),
                         {{"tp", "tensor_model_parallel_size"},
                          {"pp", "pipeline_model_parallel_size"},
                          {"dp", "data_parallel_size"},
@@ -254,6 +256,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
                          {"num_layers_in_last_pipeline_stage", "decoder_last_pipeline_num_layers"},
                          {"pp_partition_method", "partition_method"}})
           : ObjectReader(empty, root.file(), "/parallelism", {});
+  refuse_unmodeled(o, unmodeled_parallelism_keys());
   const LayoutChecks check(root.file(), cluster, model, training,
                            [&o](std::string_view key, std::string message) { o.fail_message(key, std::move(message)); });
   parse_sizes(o, check, cluster.num_gpus(), p);

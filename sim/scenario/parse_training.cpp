@@ -10,6 +10,7 @@
 
 #include "scenario/errors.h"
 #include "scenario/parse_sections.h"
+#include "scenario/unmodeled_keys.h"
 
 namespace trainsim::scenario {
 
@@ -67,9 +68,12 @@ void parse_bf16_layers(const ObjectReader& t, const workload::ModelConfig& model
 workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster,
                                         const workload::ModelConfig& model) {
   const ObjectReader t =
-      root.object("training", {"global_batch_size", "micro_batch_size", "precision", "train_tokens", "optimizer",
-                               "grad_reduce_dtype", "attention_backend", "cross_entropy", "framework",
-                               "first_last_layers_bf16", "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"});
+      root.object("training", with_unmodeled({"global_batch_size", "micro_batch_size", "precision", "train_tokens",
+                                              "optimizer", "grad_reduce_dtype", "attention_backend", "cross_entropy",
+                                              "framework", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
+                                              "num_layers_at_end_in_bf16"},
+                                             unmodeled_training_keys()));
+  refuse_unmodeled(t, unmodeled_training_keys());
   workload::TrainingConfig c;
   c.global_batch_size = t.integer("global_batch_size", 1, kMaxBatch);
   c.micro_batch_size = t.integer("micro_batch_size", 1, kMaxBatch, 1);

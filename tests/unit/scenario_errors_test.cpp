@@ -274,6 +274,41 @@ std::vector<BadCase> unknown_keys_cases() {
   };
 }
 
+// Recipe switches that published jobs set and trainsim does not model yet
+// (scenario/unmodeled_keys.h): refused with the framework's meaning and what to do
+// instead, not as unknown keys.
+std::vector<BadCase> unmodeled_switches_cases() {
+  return {
+      invalid("TpCommOverlapNotModeledYet", patched(R"({"parallelism": {"tp_comm_overlap": true}})"),
+              "/parallelism/tp_comm_overlap",
+              {"tp_comm_overlap is not modeled yet", "--tp-comm-overlap", "remove it", "upper bound"}),
+      invalid("AsyncTensorParallelNotModeledYet",
+              patched(R"({"parallelism": {"enable_async_tensor_parallel": true}})"),
+              "/parallelism/enable_async_tensor_parallel", {"torchtitan", "upper bound"}),
+      invalid("MoeA2aOverlapNotModeledYet",
+              patched(R"({"parallelism": {"overlap_moe_expert_parallel_comm": true}})"),
+              "/parallelism/overlap_moe_expert_parallel_comm", {"all-to-alls", "remove it"}),
+      invalid("SharedExpertOverlapNotModeledYet", patched(R"({"parallelism": {"moe_shared_expert_overlap": true}})"),
+              "/parallelism/moe_shared_expert_overlap", {"shared experts", "remove it"}),
+      invalid("Fp8ParamGatherNotModeledYet", patched(R"({"training": {"fp8_param_gather": true}})"),
+              "/training/fp8_param_gather", {"--fp8-param-gather", "1 byte per parameter", "bf16 parameters"}),
+      invalid("CudaGraphsNotModeledYet", patched(R"({"training": {"enable_cuda_graph": true}})"),
+              "/training/enable_cuda_graph", {"--enable-cuda-graph", "Host dispatch", "pytorch_eager"}),
+      invalid("CpuOffloadingNotModeledYet", patched(R"({"training": {"cpu_offloading": true}})"),
+              "/training/cpu_offloading", {"--cpu-offloading", "host memory", "recompute_granularity"}),
+      invalid("TpCommOverlapAsTextIsRefusedToo", patched(R"({"parallelism": {"tp_comm_overlap": "true"}})"),
+              "/parallelism/tp_comm_overlap", {"tp_comm_overlap is not modeled yet"}),
+  };
+}
+
+// false is the switch off, which is what trainsim simulates: accepted.
+TEST(UnmodeledSwitches, FalseIsAccepted) {
+  EXPECT_NO_THROW(static_cast<void>(parse_scenario_text(
+      patched(R"({"parallelism": {"tp_comm_overlap": false, "enable_async_tensor_parallel": false},
+                  "training": {"fp8_param_gather": false, "enable_cuda_graph": false, "cpu_offloading": false}})"),
+      "ok.json")));
+}
+
 // An alias together with its full name.
 std::vector<BadCase> alias_with_full_name_cases() {
   return {
@@ -524,7 +559,7 @@ std::vector<BadCase> bad_cases() {
   std::vector<BadCase> all;
   for (std::vector<BadCase> (*section)() :
        {malformed_json_cases, wrong_types_cases, zero_and_negative_sizes_cases, layout_against_cluster_cases,
-        presets_cases, units_cases, absurd_values_cases, unknown_keys_cases,
+        presets_cases, units_cases, absurd_values_cases, unknown_keys_cases, unmodeled_switches_cases,
         alias_with_full_name_cases, model_consistency_cases, training_cases, inline_gpu_specs_cases,
         missing_keys_cases, parallel_layouts_and_modes_cases, failures_cases, unbuildable_networks_cases}) {
     std::vector<BadCase> cases = section();

@@ -1,0 +1,75 @@
+#include "scenario/unmodeled_keys.h"
+
+#include <array>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace trainsim::scenario {
+
+namespace {
+
+constexpr std::string_view kExposed =
+    "remove it: trainsim then runs this communication exposed, after the compute it would hide behind, so the step "
+    "time is an upper bound of the overlapped one as long as the "
+    "overlap does not slow the kernels more than it hides";
+
+constexpr std::array kParallelism{
+    UnmodeledKey{"tp_comm_overlap",
+                 "Megatron-Core's --tp-comm-overlap (NeMo's ub_tp_comm_overlap; Transformer Engine userbuffers) runs "
+                 "the tensor-parallel all-gathers and reduce-scatters of sequence parallelism in chunks overlapped "
+                 "with the GEMMs that consume and produce them",
+                 kExposed},
+    UnmodeledKey{"enable_async_tensor_parallel",
+                 "torchtitan's parallelism.enable_async_tensor_parallel (PyTorch's micro-pipelined tensor "
+                 "parallelism) overlaps the tensor-parallel all-gathers and reduce-scatters with the GEMMs around "
+                 "them",
+                 kExposed},
+    UnmodeledKey{"overlap_moe_expert_parallel_comm",
+                 "Megatron-Core's --overlap-moe-expert-parallel-comm runs one micro-batch's expert-parallel "
+                 "all-to-alls during another's compute",
+                 kExposed},
+    UnmodeledKey{"moe_shared_expert_overlap",
+                 "Megatron-Core's --moe-shared-expert-overlap computes the shared experts during the token "
+                 "dispatch and combine all-to-alls",
+                 kExposed},
+};
+
+constexpr std::array kTraining{
+    UnmodeledKey{"fp8_param_gather",
+                 "Megatron-Core's --fp8-param-gather keeps the parameters in FP8 and the distributed optimizer "
+                 "all-gathers them as FP8 (1 byte per parameter instead of 2)",
+                 "remove it: trainsim then gathers bf16 parameters and keeps bf16 weight copies, an upper bound of "
+                 "that gather's time and memory"},
+    UnmodeledKey{"enable_cuda_graph",
+                 "Megatron-Core's --enable-cuda-graph (and torch.compile's CUDA graphs) replays the step's kernels "
+                 "from CUDA graphs, removing the host's launch gaps",
+                 "remove it: a Megatron-style step (framework \"fused\") is simulated without host launch costs "
+                 "already (docs/model.md, \"Host dispatch\"), i.e. as a graphed step; PyTorch eager's are in "
+                 "framework \"pytorch_eager\""},
+    UnmodeledKey{"cpu_offloading",
+                 "Megatron-Core's --cpu-offloading (NeMo's cpu_offloading) moves some layers' activations, and "
+                 "optionally weights, to host memory during the forward pass and back for the backward",
+                 "remove it: trainsim then keeps the activations on the GPU, an upper bound of the peak memory with "
+                 "no PCIe traffic; recompute_granularity lowers the activation memory instead"},
+};
+
+}  // namespace
+
+std::span<const UnmodeledKey> unmodeled_parallelism_keys() { return kParallelism; }
+std::span<const UnmodeledKey> unmodeled_training_keys() { return kTraining; }
+
+std::vector<std::string_view> with_unmodeled(std::vector<std::string_view> known,
+                                             std::span<const UnmodeledKey> unmodeled) {
+  for (const UnmodeledKey& u : unmodeled) known.push_back(u.key);
+  return known;
+}
+
+void refuse_unmodeled(const ObjectReader& o, std::span<const UnmodeledKey> unmodeled) {
+  // false states what trainsim simulates (the switch off) and is accepted.
+  for (const UnmodeledKey& u : unmodeled)
+    if (o.has_non_null(u.key) && o.raw(u.key) != false)
+      o.fail_message(u.key, fmt::format("{} is not modeled yet: {}; {}", u.key, u.meaning, u.instead));
+}
+
+}  // namespace trainsim::scenario
