@@ -53,23 +53,24 @@ std::vector<PointResult> compute(const config::SweepSpec& spec, std::span<const 
   return out;
 }
 
-// The fault-injection seam of the dead-rank test (tests/integration/sweep_mpi_dead_rank.cmake):
+// The fault-injection seam of the dead-rank test (tests/integration/sweep_mpi_survives.cmake):
 // TRAINSIM_SWEEP_FAULT="kill@R:N" makes rank R end itself with SIGKILL when its Nth
-// chunk arrives, holding it.
-void maybe_die(int chunks_received) {
+// chunk arrives, holding it. Returns that N for this rank (0: never).
+int chunk_to_die_at() {
   const char* text = std::getenv("TRAINSIM_SWEEP_FAULT");
-  if (text == nullptr) return;
+  if (text == nullptr) return 0;
   int rank = -1, n = 0;
   if (std::sscanf(text, "kill@%d:%d", &rank, &n) != 2)
     abort_all(std::string("TRAINSIM_SWEEP_FAULT=") + text + ": expected kill@RANK:CHUNK");
   int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  if (me == rank && chunks_received == n) std::raise(SIGKILL);
+  return me == rank ? n : 0;
 }
 
 }  // namespace
 
 void serve(const config::SweepSpec& spec, std::span<const Point> points, Threads threads) {
+  const int die_at = chunk_to_die_at();
   std::vector<std::uint8_t> bytes;
   for (int received = 1;; ++received) {
     MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kTagRequest, MPI_COMM_WORLD);
@@ -80,7 +81,7 @@ void serve(const config::SweepSpec& spec, std::span<const Point> points, Threads
     std::vector<std::uint64_t> work(static_cast<std::size_t>(count));
     MPI_Recv(work.data(), count, MPI_UINT64_T, 0, kTagWork, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (work.empty()) return;
-    maybe_die(received);
+    if (received == die_at) std::raise(SIGKILL);
     const auto phase = static_cast<Phase>(work[0]);
     if (phase != Phase::kEvaluate && phase != Phase::kReplay) abort_all("sweep: work of an unknown kind");
     std::vector<std::size_t> indices(work.begin() + 1, work.end());
@@ -132,6 +133,30 @@ struct Dispatcher::Impl {
     Worker& w = workers[static_cast<std::size_t>(source)];
     w.parked = true;
     return std::pair{source, std::move(bytes)};
+  }
+
+  // Hands a chunk of `board` to every parked worker while there are chunks to hand
+  // out (`take` gives one, under the caller's lock); a worker that cannot be sent
+  // to is counted dead and its chunk abandoned.
+  void hand_out(Phase phase, std::span<const std::size_t> indices, std::uint64_t run_id_now, const ChunkBoard& board,
+                const std::function<std::optional<std::size_t>()>& take,
+                const std::function<void(std::size_t)>& abandon) {
+    for (int r = 1; r < size; ++r) {
+      Worker& w = workers[static_cast<std::size_t>(r)];
+      if (!w.alive || !w.parked) continue;
+      const std::optional<std::size_t> c = take();
+      if (!c) return;
+      const ChunkBoard::Chunk& range = board.chunk(*c);
+      std::vector<std::uint64_t> message{static_cast<std::uint64_t>(phase)};
+      for (std::size_t k = range.begin; k < range.end; ++k) message.push_back(indices[k]);
+      w.run = run_id_now;
+      w.chunk = *c;
+      w.started_s = now_s();
+      if (!send(r, message)) {
+        w.run = 0;
+        abandon(*c);
+      }
+    }
   }
 
   // Sends `message` to parked worker `rank`; false (and the worker counted dead) if it cannot be sent.
@@ -213,28 +238,17 @@ void Dispatcher::run(Phase phase, std::span<const std::size_t> indices, const Ar
       const std::lock_guard lock(mutex);
       if (board.all_finished() || (stopping && board.only_late_left(now_s()))) break;
     }
-    // Work for every parked worker, while there is some.
-    for (int r = 1; r < d.size && !stopping; ++r) {
-      Impl::Worker& w = d.workers[static_cast<std::size_t>(r)];
-      if (!w.alive || !w.parked) continue;
-      std::optional<std::size_t> c;
-      {
-        const std::lock_guard lock(mutex);
-        c = board.take(now_s());
-      }
-      if (!c) break;
-      const ChunkBoard::Chunk& range = board.chunk(*c);
-      std::vector<std::uint64_t> message{static_cast<std::uint64_t>(phase)};
-      for (std::size_t k = range.begin; k < range.end; ++k) message.push_back(indices[k]);
-      w.run = id;
-      w.chunk = *c;
-      w.started_s = now_s();
-      if (!d.send(r, message)) {
-        w.run = 0;
-        const std::lock_guard lock(mutex);
-        board.abandon(*c);
-      }
-    }
+    if (!stopping)
+      d.hand_out(
+          phase, indices, id, board,
+          [&] {
+            const std::lock_guard lock(mutex);
+            return board.take(now_s());
+          },
+          [&](std::size_t c) {
+            const std::lock_guard lock(mutex);
+            board.abandon(c);
+          });
     if (auto request = d.receive()) {
       Impl::Worker& w = d.workers[static_cast<std::size_t>(request->first)];
       // Results of this run's chunk count; an earlier run's (a stopped one) are dropped.
