@@ -193,12 +193,15 @@ void ScheduleBackend::start(const Collective& c, core::Simulator& sim, std::func
   sim.schedule_after(planner_.plan(c).duration(c.bytes), std::move(on_done));
 }
 
-FlowBackend::FlowBackend(CollectivePlanner& planner, std::vector<std::uint32_t> watched)
-    : planner_(planner), watched_(std::move(watched)) {
+FlowBackend::FlowBackend(CollectivePlanner& planner, std::vector<std::uint32_t> watched, bool exclusive_phases)
+    : planner_(planner), watched_(std::move(watched)), exclusive_phases_(exclusive_phases) {
   const Topology& t = planner.topology();
   for (std::uint32_t l = 0; l < t.num_links(); ++l) solver_.add_link(t.link(l).capacity);
   stats_.bytes.assign(t.num_links(), 0.0);
   last_utilization_.assign(watched_.size(), -1.0);
+  watched_link_.assign(t.num_links(), 0);
+  for (const std::uint32_t l : watched_) watched_link_.at(l) = 1;
+  owner_.assign(t.num_links(), 0);
 }
 
 void FlowBackend::start(const Collective& c, core::Simulator& sim, std::function<void()> on_done) {
@@ -211,7 +214,7 @@ void FlowBackend::start(const Collective& c, core::Simulator& sim, std::function
     run = runs_.size();
     runs_.emplace_back();
   }
-  runs_[run] = Running{&s, c.bytes, 0, 0, std::move(on_done), &sim};
+  runs_[run] = Running{&s, c.bytes, 0, 0, std::move(on_done), &sim, exclusive_phases_ ? solo_rates(s) : nullptr};
   begin_phase(run, sim);
 }
 
@@ -236,9 +239,12 @@ void FlowBackend::add_flows(std::size_t run, core::Simulator& sim) {
     phase_done(run, sim);
     return;
   }
-  for (std::size_t i = 0; i < p.flows(); ++i) {
-    const std::span<const LinkId> path(p.hops.data() + p.offset[i], p.offset[i + 1] - p.offset[i]);
-    solver_.add_flow(path, p.bytes[i] * r.bytes, p.cap[i], (static_cast<std::uint64_t>(run) << 32) | i);
+  if (!add_exclusive(run)) {
+    adopt_owners(p.hops);
+    for (std::size_t i = 0; i < p.flows(); ++i) {
+      const std::span<const LinkId> path(p.hops.data() + p.offset[i], p.offset[i + 1] - p.offset[i]);
+      solver_.add_flow(path, p.bytes[i] * r.bytes, p.cap[i], (static_cast<std::uint64_t>(run) << 32) | i);
+    }
   }
   r.pending = p.flows();
   stats_.flows += p.flows();
@@ -277,7 +283,11 @@ void FlowBackend::solve_and_wake(core::Simulator& sim) {
   }
   if (wake_pending_) sim.cancel(wake_event_);
   wake_pending_ = false;
-  const double next = solver_.time_to_next_completion();
+  // The first finish of all flows, in the solver or in exclusive phases: what
+  // time_to_next_completion() gives with every flow in the solver.
+  double next = solver_.time_to_next_completion();
+  drop_stale_due();
+  if (!due_heap_.empty()) next = std::min(next, std::max(0.0, due_heap_.front().finish - solver_.now()));
   if (!std::isfinite(next)) return;
   wake_pending_ = true;
   wake_event_ = sim.schedule_after(ceil_to_time(next), [this, &sim] { wake(sim); });
@@ -287,23 +297,36 @@ void FlowBackend::wake(core::Simulator& sim) {
   wake_pending_ = false;
   sync_clock(sim);
   // The clock is rounded up to whole nanoseconds: flows due within half of one are done.
+  constexpr double kTolerance = 0.5e-9;
   done_.clear();
-  solver_.take_completed(0.5e-9, done_);
+  done_ids_.clear();
+  solver_.take_completed(kTolerance, done_, &done_ids_);
+  take_due(solver_.now() + kTolerance);  // the horizon take_completed() uses
   std::vector<std::size_t> finished_phases;
   finished_phases.swap(finished_phases_);  // its capacity, without reentrancy concerns
   finished_phases.clear();
-  for (const std::uint64_t tag : done_) {
-    const std::size_t run = static_cast<std::size_t>(tag >> 32);
-    const auto flow = static_cast<std::uint32_t>(tag & 0xffffffffU);
-    const RoutedPhase& p = runs_[run].schedule->phases[runs_[run].phase];
-    const double bytes = p.bytes[flow] * runs_[run].bytes;
-    for (std::uint32_t h = p.offset[flow]; h < p.offset[flow + 1]; ++h)
-      stats_.bytes[static_cast<std::size_t>(p.hops[h])] += bytes;
-    if (--runs_[run].pending == 0) finished_phases.push_back(run);
+  // In order of flow id, as if every flow had been in the solver: phases end
+  // in the order of their last flows.
+  std::size_t e = 0;
+  for (std::size_t k = 0; k < done_.size(); ++k) {
+    for (; e < due_.size() && exclusive_[due_[e]].first_id < done_ids_[k]; ++e)
+      account_exclusive(due_[e], finished_phases);
+    account_flow(done_[k], finished_phases);
   }
+  for (; e < due_.size(); ++e) account_exclusive(due_[e], finished_phases);
   request_solve(sim);
   for (std::size_t run : finished_phases) phase_done(run, sim);
   finished_phases.swap(finished_phases_);
+}
+
+void FlowBackend::account_flow(std::uint64_t tag, std::vector<std::size_t>& finished) {
+  const std::size_t run = static_cast<std::size_t>(tag >> 32);
+  const auto flow = static_cast<std::uint32_t>(tag & 0xffffffffU);
+  const RoutedPhase& p = runs_[run].schedule->phases[runs_[run].phase];
+  const double bytes = p.bytes[flow] * runs_[run].bytes;
+  for (std::uint32_t h = p.offset[flow]; h < p.offset[flow + 1]; ++h)
+    stats_.bytes[static_cast<std::size_t>(p.hops[h])] += bytes;
+  if (--runs_[run].pending == 0) finished.push_back(run);
 }
 
 }  // namespace trainsim::net

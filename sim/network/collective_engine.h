@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -118,12 +119,27 @@ struct LinkStatistics {
   std::map<std::uint32_t, std::vector<std::pair<core::Time, double>>> series;
   std::uint64_t solves = 0;
   std::uint64_t flows = 0;
+  // Engine figures, not results: of `flows`, those that started in exclusive
+  // phases (FlowBackend), and of those, the ones handed to the solver later.
+  std::uint64_t exclusive_flows = 0;
+  std::uint64_t adopted_flows = 0;
 };
 
+// Exclusive phases (docs/architecture.md, "Engine speed"): a phase whose links
+// carry no other flow when it starts, and whose flows, solved alone, all finish
+// at the same time, is accounted for outside the solver: its links are its own
+// component of the max-min problem, so its rates are those of the phase solved
+// alone (FlowSolver's rates are a function of the component), computed once per
+// phase, and its finish time is the solver's arithmetic on them. If another flow
+// is about to join one of its links, the phase is handed to the solver first in
+// the state it would have had there (FlowSolver::adopt_flow). Wake-ups, solves
+// and the order completions are handled in are the solver's, so every time and
+// statistic is the same with exclusive phases as without (`exclusive_phases`
+// false: every flow in the solver; tests compare the two).
 class FlowBackend final : public CommunicationBackend {
  public:
   // `watched`: links whose utilization over time is recorded.
-  FlowBackend(CollectivePlanner& planner, std::vector<std::uint32_t> watched = {});
+  FlowBackend(CollectivePlanner& planner, std::vector<std::uint32_t> watched = {}, bool exclusive_phases = true);
   void start(const Collective& c, core::Simulator& sim, std::function<void()> on_done) override;
   [[nodiscard]] std::string_view name() const override { return "flow (max-min fair sharing per link)"; }
   [[nodiscard]] const LinkStatistics& statistics() const { return stats_; }
@@ -138,9 +154,38 @@ class FlowBackend final : public CommunicationBackend {
     // The simulator it runs on: the phase-start event captures (this, run) only,
     // which std::function keeps without allocating.
     core::Simulator* sim = nullptr;
+    // Per phase, the rates of its flows solved alone (empty: it is never exclusive).
+    const std::vector<std::vector<double>>* solo = nullptr;
+  };
+  // A phase accounted for outside the solver.
+  struct Exclusive {
+    std::size_t run = 0;
+    std::uint64_t first_id = 0;  // its flows' ids: first_id + index in the phase
+    double since = 0.0;          // solver clock when it started
+    double finish = 0.0;         // solver clock when its flows finish
+    std::uint64_t solves_at_start = 0;  // stats_.solves then: rated once it has grown
+    bool live = false;
+  };
+  struct Due {  // an entry of the exclusive phases' finish-time heap
+    double finish;
+    std::uint64_t first_id;
+    std::uint32_t index;  // into exclusive_; stale once that entry is no longer live or is reused
   };
   void begin_phase(std::size_t run, core::Simulator& sim);
   void add_flows(std::size_t run, core::Simulator& sim);
+  // The phase's flows, outside the solver; false when it cannot be exclusive.
+  bool add_exclusive(std::size_t run);
+  // Hands every exclusive phase on these links to the solver.
+  void adopt_owners(std::span<const LinkId> links);
+  void adopt(std::uint32_t index);
+  void release(std::uint32_t index);
+  [[nodiscard]] const std::vector<std::vector<double>>* solo_rates(const RoutedSchedule& s);
+  void drop_stale_due();
+  // Moves the exclusive phases due by `horizon` into due_, in order of id.
+  void take_due(double horizon);
+  // Accounts for a finished flow (tag and id as the solver gives them) or phase.
+  void account_flow(std::uint64_t tag, std::vector<std::size_t>& finished);
+  void account_exclusive(std::uint32_t index, std::vector<std::size_t>& finished);
   void phase_done(std::size_t run, core::Simulator& sim);
   void request_solve(core::Simulator& sim);
   void solve_and_wake(core::Simulator& sim);
@@ -159,6 +204,16 @@ class FlowBackend final : public CommunicationBackend {
   std::vector<double> last_utilization_;
   std::vector<std::size_t> finished_phases_;  // scratch of wake()
   LinkStatistics stats_;
+  // Exclusive phases.
+  bool exclusive_phases_;
+  std::vector<std::uint8_t> watched_link_;  // per link: watched links are never exclusive
+  std::unordered_map<const RoutedSchedule*, std::vector<std::vector<double>>> solo_;
+  std::vector<Exclusive> exclusive_;
+  std::vector<std::uint32_t> free_exclusive_;
+  std::vector<Due> due_heap_;                 // min-heap on (finish, first_id)
+  std::vector<std::uint32_t> owner_;          // per link: 1 + the exclusive phase on it, 0 = none
+  std::vector<std::uint64_t> done_ids_;       // scratch of wake(): the solver's finished flow ids
+  std::vector<std::uint32_t> due_;            // scratch of wake(): exclusive phases due
 };
 
 }  // namespace trainsim::net

@@ -103,28 +103,31 @@ void FlowSolver::require_solved(const char* caller) const {
   }
 }
 
-FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double rate_cap, std::uint64_t tag) {
-  constexpr const char* kWhere = "FlowSolver::add_flow";
+void FlowSolver::check_flow(std::span<const LinkId> path, double bytes, double rate_cap, const char* where) {
   if (!(bytes >= 0.0) || !std::isfinite(bytes)) {
-    throw std::invalid_argument(std::string(kWhere) + ": bytes must be finite and >= 0, got " + num(bytes));
+    throw std::invalid_argument(std::string(where) + ": bytes must be finite and >= 0, got " + num(bytes));
   }
   if (!(rate_cap > 0.0)) {
-    throw std::invalid_argument(std::string(kWhere) + ": rate cap must be > 0 bytes/s (kUnlimited for none), got " +
+    throw std::invalid_argument(std::string(where) + ": rate cap must be > 0 bytes/s (kUnlimited for none), got " +
                                 num(rate_cap));
   }
   std::vector<std::uint32_t>& indices = path_scratch_;
   indices.clear();
   for (const LinkId link : path) {
-    const std::uint32_t index = link_index(link, kWhere);
+    const std::uint32_t index = link_index(link, where);
     // A link crossed twice would carry the flow twice; routes never do that,
     // so it is a caller bug. Paths are a few links long: a linear check is fine.
     if (std::find(indices.begin(), indices.end(), index) != indices.end()) {
-      throw std::invalid_argument(std::string(kWhere) + ": link id " + std::to_string(index) +
+      throw std::invalid_argument(std::string(where) + ": link id " + std::to_string(index) +
                                   " appears twice in the path");
     }
     indices.push_back(index);
   }
+}
 
+std::uint32_t FlowSolver::place_flow(std::uint64_t seq, double bytes, double rate_cap, std::uint64_t tag,
+                                     double since) {
+  const std::vector<std::uint32_t>& indices = path_scratch_;
   std::uint32_t slot = 0;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -136,7 +139,6 @@ FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double r
     flows_.emplace_back();
     visits_.emplace_back();
   }
-  const std::uint64_t seq = next_seq_++;
   FlowCore& core = cores_[slot];
   core.rate = 0.0;
   core.cap = rate_cap;
@@ -144,7 +146,7 @@ FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double r
   core.path_size = static_cast<std::uint32_t>(indices.size());
   Flow& f = flows_[slot];
   f.bytes = bytes;
-  f.since = now_;
+  f.since = since;
   f.ticket = 0;
   f.tag = tag;
   f.active = true;
@@ -155,13 +157,47 @@ FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double r
   }
   slot_of_.insert(seq, slot);
 
-  // Ids only grow, so appending keeps every link's flow list in id order.
+  // Callers add in id order on every link (add_flow: ids only grow;
+  // adopt_flow checks), so appending keeps each link's flow list in id order.
   for (const std::uint32_t l : path_of(slot)) {
     links_[l].flows.push_back(slot);
     mark_dirty(l);
   }
-  if (core.path_size == 0) pending_unconstrained_.push_back(Pending{seq, slot});
+  return slot;
+}
+
+FlowId FlowSolver::add_flow(std::span<const LinkId> path, double bytes, double rate_cap, std::uint64_t tag) {
+  check_flow(path, bytes, rate_cap, "FlowSolver::add_flow");
+  const std::uint64_t seq = next_seq_++;
+  const std::uint32_t slot = place_flow(seq, bytes, rate_cap, tag, now_);
+  if (cores_[slot].path_size == 0) pending_unconstrained_.push_back(Pending{seq, slot});
   return FlowId{seq};
+}
+
+void FlowSolver::adopt_flow(std::uint64_t id, std::span<const LinkId> path, double bytes, double rate_cap,
+                            std::uint64_t tag, double since, double rate) {
+  constexpr const char* kWhere = "FlowSolver::adopt_flow";
+  check_flow(path, bytes, rate_cap, kWhere);
+  if (path.empty() || id >= next_seq_ || !(rate >= 0.0) || !(since <= now_)) {
+    throw std::logic_error(std::string(kWhere) + ": flow " + std::to_string(id) +
+                           " needs links, a reserved id, a rate >= 0 and a start not after now");
+  }
+  for (const std::uint32_t l : path_scratch_) {
+    if (!links_[l].flows.empty() && cores_[links_[l].flows.back()].seq >= id) {
+      throw std::logic_error(std::string(kWhere) + ": flow " + std::to_string(id) + " is older than a flow on link " +
+                             std::to_string(l) + " that was added before it");
+    }
+  }
+  const std::uint32_t slot = place_flow(id, bytes, rate_cap, tag, since);
+  if (rate == 0.0) return;  // the next solve sets it, as for a flow just added
+  // What set_rate() at `since` did: the bytes counted from then, a finish entry.
+  cores_[slot].rate = rate;
+  Flow& f = flows_[slot];
+  f.ticket = ++next_ticket_;
+  const double finish = finish_time(since, bytes, rate);
+  if (finish == kUnlimited) return;
+  completions_.push_back(Completion{finish, f.ticket, slot});
+  sift_up(completions_, completions_.size() - 1);
 }
 
 void FlowSolver::remove_flow(FlowId id) {
@@ -211,12 +247,7 @@ void FlowSolver::set_rate(std::uint32_t slot, double rate) {
   f.since = now_;
   cores_[slot].rate = rate;
   f.ticket = ++next_ticket_;
-  double finish = kUnlimited;
-  if (f.bytes == 0.0 || rate == kUnlimited) {
-    finish = now_;
-  } else if (rate > 0.0) {
-    finish = now_ + f.bytes / rate;
-  }
+  const double finish = finish_time(now_, f.bytes, rate);
   if (finish == kUnlimited) return;  // never finishes: no entry
   completions_.push_back(Completion{finish, f.ticket, slot});
   sift_up(completions_, completions_.size() - 1);
@@ -429,7 +460,8 @@ std::vector<FlowId> FlowSolver::completed(double tolerance_s) const {
   return ids;
 }
 
-void FlowSolver::take_completed(double tolerance_s, std::vector<std::uint64_t>& tags) {
+void FlowSolver::take_completed(double tolerance_s, std::vector<std::uint64_t>& tags,
+                                std::vector<std::uint64_t>* ids) {
   completed_slots(tolerance_s, taken_);
   if (taken_.empty()) return;
   // Each link's flow list is compacted once for all the flows leaving it, not
@@ -441,6 +473,7 @@ void FlowSolver::take_completed(double tolerance_s, std::vector<std::uint64_t>& 
   if (leaving_.size() < cores_.size()) leaving_.resize(cores_.size(), 0);
   for (const std::uint32_t slot : taken_) {
     tags.push_back(flows_[slot].tag);
+    if (ids != nullptr) ids->push_back(cores_[slot].seq);
     leaving_[slot] = 1;
     for (const std::uint32_t l : path_of(slot)) {
       mark_dirty(l);

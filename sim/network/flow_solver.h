@@ -95,9 +95,38 @@ class FlowSolver {
   // removed.
   [[nodiscard]] std::vector<FlowId> completed(double tolerance_s = 0.0) const;
   // Removes the flows completed() lists, in that order, and appends their tags
-  // to `tags`: what completed() and remove_flow() on each do, without looking
-  // the ids up.
-  void take_completed(double tolerance_s, std::vector<std::uint64_t>& tags);
+  // to `tags` (and their ids to `ids`, when given): what completed() and
+  // remove_flow() on each do, without looking the ids up.
+  void take_completed(double tolerance_s, std::vector<std::uint64_t>& tags,
+                      std::vector<std::uint64_t>* ids = nullptr);
+
+  // Flows a caller accounts for outside the solver while they are alone on
+  // their links (FlowBackend's exclusive phases). reserve_ids takes the next
+  // `n` flow ids without adding flows, so that those flows and the solver's
+  // keep one order of ids; it returns the first.
+  std::uint64_t reserve_ids(std::size_t n) {
+    const std::uint64_t first = next_seq_;
+    next_seq_ += n;
+    return first;
+  }
+  // adopt_flow hands such a flow to the solver when another is about to join
+  // one of its links, in the state add_flow(path, bytes, rate_cap, tag) at
+  // solver time `since` would have left it, under id `id` (from reserve_ids):
+  // its rate `rate` if a solve has set it since (0: none yet, the next solve
+  // does), its bytes counted from `since`. Every flow already on its links must
+  // have a smaller id; otherwise std::logic_error.
+  void adopt_flow(std::uint64_t id, std::span<const LinkId> path, double bytes, double rate_cap, std::uint64_t tag,
+                  double since, double rate);
+  // True when no flow crosses the link.
+  [[nodiscard]] bool link_idle(LinkId link) const { return links_[link_index(link, "FlowSolver::link_idle")].flows.empty(); }
+  // When a flow of `bytes` (remaining at `now`) sent at `rate` finishes: `now`
+  // when nothing is left or the rate is unlimited, +infinity at rate 0. The
+  // solver's own finish times are these.
+  [[nodiscard]] static double finish_time(double now, double bytes, double rate) {
+    if (bytes == 0.0 || rate == kUnlimited) return now;
+    if (rate > 0.0) return now + bytes / rate;
+    return kUnlimited;
+  }
 
   // Sum of the rates of the flows on the link over its capacity, in [0, 1].
   [[nodiscard]] double link_utilization(LinkId link) const;
@@ -173,6 +202,10 @@ class FlowSolver {
     std::uint32_t slot;
   };
 
+  // add_flow's checks of its arguments; leaves the path's link indices in path_scratch_.
+  void check_flow(std::span<const LinkId> path, double bytes, double rate_cap, const char* where);
+  // A flow over path_scratch_'s links, not yet rated: its slot.
+  std::uint32_t place_flow(std::uint64_t seq, double bytes, double rate_cap, std::uint64_t tag, double since);
   [[nodiscard]] std::uint32_t slot_of(FlowId id, const char* caller) const;
   [[nodiscard]] std::uint32_t link_index(LinkId link, const char* caller) const;
   void require_solved(const char* caller) const;

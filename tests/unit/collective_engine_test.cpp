@@ -4,6 +4,7 @@
 // node and 10 us between nodes.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 
 #include "core/simulator.h"
@@ -194,6 +195,102 @@ TEST(CollectiveEngine, TwoJobsSharingASpineEachSeeHalf) {
   const Collective job_b{CollectiveKind::kSendRecv, kS, {2, 2, 1, std::make_shared<const Groups>(Groups{{1, 3}})}};
   EXPECT_EQ(p.plan(job_a).duration(kS), ns(2e-6 + 20e-3));
   EXPECT_EQ(flow_finish_times(p, {job_a, job_b}), (std::vector<core::Time>{ns(2e-6 + 40e-3), ns(2e-6 + 40e-3)}));
+}
+
+// Exclusive phases (FlowBackend) change no time. Two sends from GPU 0 inside a
+// node cross GPU 0's 400 GB/s up-link. Started together, the first is alone
+// when it starts and handed to the solver when the second joins at the same
+// instant: 1 GB each at 200 GB/s, 5 ms after the latency L. Started L apart,
+// the first (2 GB) has sent 400 GB/s x L when the second (1 GB) joins; both at
+// 200 GB/s for 5 ms, then the first alone for its last 1 GB - 400 GB/s x L.
+TEST(CollectiveEngine, AnExclusivePhaseJoinedByAnotherIsSharedAsInTheSolver) {
+  const Topology t = build_topology(round_cluster(1, 4, 1));
+  CollectivePlanner p(t);
+  using Groups = std::vector<std::vector<long long>>;
+  const auto send = [](long long to, double bytes) {
+    return Collective{CollectiveKind::kSendRecv, bytes, {2, 1, 2, std::make_shared<const Groups>(Groups{{0, to}})}};
+  };
+  const double latency = p.plan(send(1, 1e9)).phases.at(0).latency_at(1e9);
+  for (const bool exclusive : {true, false}) {
+    FlowBackend flow(p, {}, exclusive);
+    core::Simulator sim;
+    std::vector<core::Time> done(2, -1);
+    flow.start(send(1, 1e9), sim, [&] { done[0] = sim.now(); });
+    flow.start(send(2, 1e9), sim, [&] { done[1] = sim.now(); });
+    sim.run();
+    EXPECT_EQ(done, (std::vector<core::Time>{ns(latency + 5e-3), ns(latency + 5e-3)})) << exclusive;
+    EXPECT_EQ(flow.statistics().adopted_flows, exclusive ? 1u : 0u);
+  }
+  for (const bool exclusive : {true, false}) {
+    FlowBackend flow(p, {}, exclusive);
+    core::Simulator sim;
+    std::vector<core::Time> done(2, -1);
+    flow.start(send(1, 2e9), sim, [&] { done[0] = sim.now(); });
+    sim.schedule_at(ns(latency), [&] { flow.start(send(2, 1e9), sim, [&] { done[1] = sim.now(); }); });
+    sim.run();
+    const double joined = 2 * latency;
+    EXPECT_EQ(done[1], ns(joined + 5e-3)) << exclusive;
+    EXPECT_EQ(done[0], ns(joined + 5e-3 + (1e9 - 400e9 * latency) / 400e9)) << exclusive;
+    EXPECT_EQ(flow.statistics().exclusive_flows, exclusive ? 1u : 0u);
+    EXPECT_EQ(flow.statistics().adopted_flows, exclusive ? 1u : 0u);
+  }
+}
+
+// The same on a busier mix: every node's tensor-parallel all-reduces one after
+// another (alone on their NVLink, so exclusive), pipeline-like sends between
+// nodes that join some of them through the GPUs' up-links (PXN), and an
+// all-reduce over every GPU. Times, bytes per link, flows and solves agree bit
+// for bit with every flow in the solver.
+TEST(CollectiveEngine, ExclusivePhasesGiveTheSameTimesAndStatistics) {
+  const Topology t = build_topology(round_cluster(4, 4, 2));
+  CollectivePlanner p(t, Algorithm::kAuto, 2);
+  using Groups = std::vector<std::vector<long long>>;
+  std::vector<std::shared_ptr<const Groups>> tp;
+  for (long long node = 0; node < 4; ++node)
+    tp.push_back(std::make_shared<const Groups>(Groups{{4 * node, 4 * node + 1, 4 * node + 2, 4 * node + 3}}));
+  struct Outcome {
+    std::vector<std::pair<int, core::Time>> done;
+    LinkStatistics stats;
+  };
+  const auto run = [&](bool exclusive) {
+    FlowBackend flow(p, {}, exclusive);
+    core::Simulator sim;
+    Outcome out;
+    // Each node: 12 all-reduces in a row, of sizes that differ.
+    std::function<void(int, int)> next_tp = [&](int node, int k) {
+      if (k == 12) return;
+      const Collective c{CollectiveKind::kAllReduce, 1e7 * (1 + (node + 3 * k) % 5), {4, 1, 4, tp[static_cast<std::size_t>(node)]}};
+      flow.start(c, sim, [&, node, k] {
+        out.done.emplace_back(100 * node + k, sim.now());
+        next_tp(node, k + 1);
+      });
+    };
+    for (int node = 0; node < 4; ++node) next_tp(node, 0);
+    for (int k = 0; k < 10; ++k) {
+      const long long from = (k % 4) * 4 + k % 3;
+      const long long to = ((k + 1) % 4) * 4 + k % 3;
+      const Collective send{CollectiveKind::kSendRecv, 3e7, {2, 2, 1, std::make_shared<const Groups>(Groups{{from, to}})}};
+      sim.schedule_at(ns(1e-4 * (k * 7 % 10)), [&, send, k] {
+        flow.start(send, sim, [&, k] { out.done.emplace_back(1000 + k, sim.now()); });
+      });
+    }
+    sim.schedule_at(ns(3e-4), [&] {
+      flow.start(all_reduce(4, 4, 5e7), sim, [&] { out.done.emplace_back(2000, sim.now()); });
+    });
+    sim.run();
+    out.stats = flow.statistics();
+    return out;
+  };
+  const Outcome with = run(true);
+  const Outcome without = run(false);
+  ASSERT_EQ(with.done.size(), 4u * 12 + 10 + 1);
+  EXPECT_EQ(with.done, without.done);
+  EXPECT_EQ(with.stats.bytes, without.stats.bytes);
+  EXPECT_EQ(with.stats.flows, without.stats.flows);
+  EXPECT_EQ(with.stats.solves, without.stats.solves);
+  EXPECT_EQ(without.stats.exclusive_flows, 0u);
+  EXPECT_GT(with.stats.exclusive_flows, with.stats.adopted_flows);
+  EXPECT_GT(with.stats.adopted_flows, 0u);
 }
 
 TEST(CollectiveEngine, AnalyticEqualsFlowWhenNothingContends) {

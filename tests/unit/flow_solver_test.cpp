@@ -251,6 +251,53 @@ TEST(FlowSolver, TakeCompletedRemovesTheFinishedFlowsAndReturnsTheirTags) {
   EXPECT_THROW(s.take_completed(-1.0, tags), std::invalid_argument);
 }
 
+// A flow kept outside the solver and adopted later goes on as if added at the
+// start: f1 (100 B) alone on a 10 B/s link for 2 s has 80 B left; f2 (40 B)
+// joins and both get 5 B/s, so f2 ends 8 s later and f1 (40 B left) 4 s after.
+TEST(FlowSolver, AnAdoptedFlowContinuesAsIfItHadBeenThereAllAlong) {
+  FlowSolver s;
+  const LinkId a = s.add_link(10.0);
+  const std::uint64_t id = s.reserve_ids(1);
+  EXPECT_EQ(id, 0u);
+  s.advance(2.0);
+  s.adopt_flow(id, std::vector<LinkId>{a}, 100.0, FlowSolver::kUnlimited, 1, 0.0, 10.0);
+  EXPECT_EQ(s.remaining(FlowId{id}), 80.0);
+  s.add_flow({a}, 40.0, FlowSolver::kUnlimited, 2);
+  s.solve();
+  EXPECT_EQ(s.rate(FlowId{id}), 5.0);
+  EXPECT_EQ(s.time_to_next_completion(), 8.0);
+  s.advance(8.0);
+  std::vector<std::uint64_t> tags;
+  std::vector<std::uint64_t> ids;
+  s.take_completed(0.0, tags, &ids);
+  EXPECT_EQ(tags, (std::vector<std::uint64_t>{2}));
+  EXPECT_EQ(ids, (std::vector<std::uint64_t>{1}));  // after the reserved id
+  s.solve();
+  EXPECT_EQ(s.time_to_next_completion(), 4.0);
+}
+
+// Adopted before any solve rated it (rate 0), a flow is rated by the next
+// solve like one just added; ids must stay in order on every link.
+TEST(FlowSolver, AnUnratedAdoptedFlowIsRatedByTheNextSolve) {
+  FlowSolver s;
+  const LinkId a = s.add_link(10.0);
+  const std::uint64_t id = s.reserve_ids(1);
+  s.adopt_flow(id, std::vector<LinkId>{a}, 30.0, FlowSolver::kUnlimited, 7, 0.0, 0.0);
+  EXPECT_TRUE(s.needs_solve());
+  s.solve();
+  EXPECT_EQ(s.rate(FlowId{id}), 10.0);
+  EXPECT_EQ(s.time_to_next_completion(), 3.0);
+  // A later id is already on the link: adopting an older one would break the order.
+  const std::uint64_t older = s.reserve_ids(1);
+  s.add_flow({a}, 1.0);
+  EXPECT_THROW(s.adopt_flow(older, std::vector<LinkId>{a}, 1.0, FlowSolver::kUnlimited, 0, 0.0, 0.0),
+               std::logic_error);
+  EXPECT_THROW(s.adopt_flow(99, std::vector<LinkId>{a}, 1.0, FlowSolver::kUnlimited, 0, 0.0, 0.0),
+               std::logic_error);  // never reserved
+  EXPECT_TRUE(s.link_idle(s.add_link(1.0)));
+  EXPECT_FALSE(s.link_idle(a));
+}
+
 // FlowIndex, the id -> slot map behind the ids, against std::map under random
 // inserts and erases that wrap around its table and shift runs back.
 TEST(FlowIndex, AgreesWithAnOrderedMap) {
