@@ -42,25 +42,32 @@ class Run {
     start_.assign(n, -1);
     finished_.assign(n, false);
     timeline_.spans.reserve(n);
-    // Lanes are numbered in order of first appearance; a flat (rank, stream)
-    // table finds them (ranks are small integers, offset by the least).
+    // Two passes over the tasks (they are large, so each pass costs a sweep of
+    // memory): the first counts, the second fills. Lanes are numbered in order
+    // of first appearance; a flat (rank, stream) table finds them (ranks are
+    // small integers, offset by the least). Dependents are kept in compressed
+    // rows (the same order as pushing them one by one).
     int min_rank = n > 0 ? graph[0].rank : 0;
     int max_rank = min_rank;
+    dependents_begin_.assign(n + 1, 0);
+    std::size_t instances = 0;
     for (const Task& t : graph.tasks()) {
       min_rank = std::min(min_rank, t.rank);
       max_rank = std::max(max_rank, t.rank);
-    }
-    constexpr auto kStreams = static_cast<std::size_t>(workload::kNumStreams);
-    std::vector<std::int32_t> lane_index(
-        (static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1) * kStreams, -1);
-    // Dependents in compressed rows (the same order as pushing them one by one).
-    dependents_begin_.assign(n + 1, 0);
-    for (const Task& t : graph.tasks())
       for (TaskId d : t.deps) ++dependents_begin_[d + 1];
+      if (t.collective_instance >= 0) ++instances;
+    }
     for (std::size_t i = 0; i < n; ++i) dependents_begin_[i + 1] += dependents_begin_[i];
     dependents_.resize(dependents_begin_[n]);
     std::vector<std::size_t> fill(dependents_begin_.begin(), dependents_begin_.end() - 1);
-    std::size_t instances = 0;
+    constexpr auto kStreams = static_cast<std::size_t>(workload::kNumStreams);
+    std::vector<std::int32_t> lane_index(
+        (static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1) * kStreams, -1);
+    instances_.reserve(instances);
+    // What starting each task needs, priced once here in graph order: the run
+    // then reads these few bytes per task instead of the task itself (tasks are
+    // large and start in an order far from the graph's).
+    launch_.resize(n);
     for (TaskId id = 0; id < n; ++id) {
       const Task& t = graph[id];
       remaining_[id] = t.deps.size();
@@ -73,17 +80,7 @@ class Run {
       }
       lane_of_[id] = static_cast<std::size_t>(lane);
       lanes_[static_cast<std::size_t>(lane)].order.push_back(id);
-      if (t.collective_instance >= 0) ++instances;
-    }
-    instances_.reserve(instances);
-    for (TaskId id = 0; id < n; ++id)
-      if (graph[id].collective_instance >= 0) instances_[graph[id].collective_instance].members.push_back(id);
-    // What starting each task needs, priced once here in graph order: the run
-    // then reads these few bytes per task instead of the task itself (tasks are
-    // large and start in an order far from the graph's).
-    launch_.resize(n);
-    for (TaskId id = 0; id < n; ++id) {
-      const Task& t = graph[id];
+      if (t.collective_instance >= 0) instances_[t.collective_instance].members.push_back(id);
       Launch& l = launch_[id];
       l.collective = t.collective.has_value();
       l.instance = t.collective_instance;
