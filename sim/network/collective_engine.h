@@ -126,8 +126,9 @@ struct LinkStatistics {
 };
 
 // Exclusive phases (docs/architecture.md, "Engine speed"): a phase whose links
-// carry no other flow when it starts, and whose flows, solved alone, all finish
-// at the same time, is accounted for outside the solver: its links are its own
+// carry no other flow when it starts, and whose flows carry the same bytes and,
+// solved alone, get the same rate (so finish together), is accounted for
+// outside the solver: its links are its own
 // component of the max-min problem, so its rates are those of the phase solved
 // alone (FlowSolver's rates are a function of the component), computed once per
 // phase, and its finish time is the solver's arithmetic on them. If another flow

@@ -25,12 +25,20 @@ std::span<const LinkId> path_of(const RoutedPhase& p, std::size_t flow) {
 
 }  // namespace
 
-// Per phase of `s`, the rates of its flows with nothing else on their links:
-// its flows alone in a solver of their own links, numbered in the order of the
+// Phases of more flows than this are left to the solver: they span many links,
+// are rarely alone on them for long, and solving one alone costs what a solve of
+// it in the solver does. An engine limit; results are the same either way.
+constexpr std::size_t kMaxExclusiveFlows = 256;
+
+// Per phase of `s`, the rate of its flows with nothing else on their links: its
+// flows alone in a solver of their own links, numbered in the order of the
 // topology's ids (progressive filling breaks ties by link id and flow id, so
-// the order is kept and the result is the same bit for bit). Empty for a phase
-// that can never be exclusive: no flows, a flow without links (the solver rates
-// those apart), or a watched link (its utilization series comes from the solver).
+// the order is kept and the result is the same bit for bit). Exclusive phases
+// are those whose flows all carry the same bytes and all get the same rate
+// alone, so that they all finish at the same time whatever the size. Empty for
+// a phase that is never exclusive: for that reason, too many flows, a flow
+// without links (the solver rates those apart), or a watched link (its
+// utilization series comes from the solver).
 const std::vector<std::vector<double>>* FlowBackend::solo_rates(const RoutedSchedule& s) {
   const auto [it, added] = solo_.try_emplace(&s);
   std::vector<std::vector<double>>& rates = it->second;
@@ -41,8 +49,9 @@ const std::vector<std::vector<double>>* FlowBackend::solo_rates(const RoutedSche
   std::vector<FlowId> ids;
   for (std::size_t k = 0; k < s.phases.size(); ++k) {
     const RoutedPhase& p = s.phases[k];
-    bool eligible = p.flows() > 0;
-    for (std::size_t i = 0; i < p.flows(); ++i) eligible = eligible && !path_of(p, i).empty();
+    bool eligible = p.flows() > 0 && p.flows() <= kMaxExclusiveFlows;
+    for (std::size_t i = 0; eligible && i < p.flows(); ++i)
+      eligible = !path_of(p, i).empty() && p.bytes[i] == p.bytes[0];
     links.clear();
     for (const LinkId h : p.hops) {
       links.push_back(static_cast<std::uint32_t>(h));
@@ -63,7 +72,11 @@ const std::vector<std::vector<double>>* FlowBackend::solo_rates(const RoutedSche
       ids.push_back(alone.add_flow(path, 0.0, p.cap[i]));
     }
     alone.solve();
-    for (const FlowId id : ids) rates[k].push_back(alone.rate(id));
+    for (const FlowId id : ids) {
+      if (alone.rate(id) != alone.rate(ids.front())) eligible = false;
+      rates[k].push_back(alone.rate(id));
+    }
+    if (!eligible) rates[k].clear();
   }
   return &rates;
 }
@@ -77,12 +90,11 @@ bool FlowBackend::add_exclusive(std::size_t run) {
   for (const LinkId h : p.hops)
     if (owner_[static_cast<std::size_t>(h)] != 0 || !solver_.link_idle(h)) return false;
   // The solver would rate the flows at the next solve, at this clock (the
-  // solve runs at this instant), with every byte still to send.
+  // solve runs at this instant), with every byte still to send; all the flows
+  // have the same bytes and rate (solo_rates), hence this finish.
   const double now = solver_.now();
   const double finish = FlowSolver::finish_time(now, p.bytes[0] * r.bytes, rates[0]);
   if (!std::isfinite(finish)) return false;
-  for (std::size_t i = 1; i < p.flows(); ++i)
-    if (FlowSolver::finish_time(now, p.bytes[i] * r.bytes, rates[i]) != finish) return false;
 
   std::uint32_t index = 0;
   if (!free_exclusive_.empty()) {
