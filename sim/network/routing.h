@@ -4,7 +4,8 @@
 // hop nearer the destination, picked by a hash of (flow key, switch), so one
 // flow keeps one path and different flows spread over the equal-cost ones, as
 // switches hashing packet headers do. Distances come from a breadth-first search
-// (Boost.Graph) over the switch graph, one per destination switch, cached.
+// over the switch graph (read from the topology's Boost.Graph), one per
+// destination switch, cached.
 //
 // Or, with Routing::kDModK, deterministically by destination as InfiniBand subnet
 // managers route fat trees (OpenSM's ftree, "D-mod-K"; Zahavi et al., "Optimized
@@ -54,8 +55,6 @@ class Router {
   // adj_[offset_[s] .. offset_[s+1]) as (neighbor switch, link id).
   std::vector<std::uint32_t> offset_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> adj_;
-  struct SwitchGraph;  // the same graph as a Boost.Graph CSR graph, for the searches
-  std::shared_ptr<const SwitchGraph> csr_;
   mutable std::vector<std::vector<std::uint16_t>> distance_;  // per destination switch; empty until needed
 };
 
