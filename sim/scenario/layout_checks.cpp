@@ -133,7 +133,7 @@ void LayoutChecks::sizes(const ParallelConfig& p) const {
     fail("sequence_parallel", fmt::format("a mixture-of-experts model with tensor_model_parallel_size {} needs "
                                           "\"sequence_parallel\": true (as Megatron-LM)",
                                           p.tensor));
-  if (p.context > 1 && p.context_all_to_all && (model.num_attention_heads / p.tensor) % p.context != 0)
+  if (p.context > 1 && p.context_comm == workload::ContextComm::kAllToAll && (model.num_attention_heads / p.tensor) % p.context != 0)
     fail("cp_comm_type",
          fmt::format("cp_comm_type \"a2a\" splits the {} heads of each tensor-parallel rank over "
                      "context_parallel_size {}, which must divide them",

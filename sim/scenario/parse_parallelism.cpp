@@ -60,11 +60,13 @@ void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpu
   }
   p.sequence_parallel = o.boolean("sequence_parallel", false);
   const std::string cp_comm = o.choice("cp_comm_type", {"p2p", "a2a", "all_gather", "a2a+p2p"}, "p2p");
-  if (cp_comm == "all_gather" || cp_comm == "a2a+p2p")
-    o.fail_message("cp_comm_type", fmt::format("cp_comm_type \"{}\" is not modeled; \"p2p\" (the ring) and \"a2a\" "
-                                               "(Ulysses all-to-all) are",
-                                               cp_comm));
-  p.context_all_to_all = cp_comm == "a2a";
+  if (cp_comm == "a2a+p2p")
+    o.fail_message("cp_comm_type", "cp_comm_type \"a2a+p2p\" (hierarchical: all-to-all inside, a ring across) is not "
+                                   "modeled; \"p2p\" (the ring), \"a2a\" (Ulysses all-to-all) and \"all_gather\" "
+                                   "(K and V gathered) are");
+  p.context_comm = cp_comm == "a2a"          ? workload::ContextComm::kAllToAll
+                   : cp_comm == "all_gather" ? workload::ContextComm::kAllGather
+                                             : workload::ContextComm::kP2p;
   check.sizes(p);
   parse_rank_order(o, p);
 }

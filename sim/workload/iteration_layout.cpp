@@ -16,7 +16,7 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
   l.cp = parallel.context;
   l.ep = parallel.expert;
   l.folded_experts = parallel.folded_experts();
-  l.context_all_to_all = parallel.context_all_to_all;
+  l.whole_context_group = parallel.context_comm != ContextComm::kP2p;
   if (parallel.folded_experts() && parallel.expert_tp() != 1)
     throw std::invalid_argument("expert_tensor_parallel_size must be tensor_model_parallel_size or 1");
   if (l.cp < 1 || l.ep < 1 || parallel.expert_carved_ranks() % l.ep != 0)

@@ -27,7 +27,7 @@ struct IterationLayout {
   // folding): a stage's tp x cp x dp ranks in order tp-cp-dp are grouped
   // ep x expert_dp, the expert-parallel peers adjacent; experts are not split.
   bool folded_experts = false;
-  bool context_all_to_all = false;  // cp_comm_type "a2a": the context group is whole, not ring pairs
+  bool whole_context_group = false;  // cp_comm_type "a2a" or "all_gather": the context group is whole, not ring pairs
   // A stage's ranks, tp x cp x dp, each known by its index k in the order
   // tp-cp-dp (k = i + tp (c + cp x) for TP index i, context index c, data index x).
   long long ranks_per_stage = 1;

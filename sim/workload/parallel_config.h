@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 // The parallel layout and its options (scenario "parallelism"), Megatron-LM names.
 #include <algorithm>
 #include <optional>
@@ -20,6 +21,13 @@ enum class RankOrder { kTpCpEpDpPp, kTpPpDp };
 // Where async_ps parameter servers run: on the workers' nodes (server j beside
 // GPU j x GPUs / S, using its NIC) or on S nodes of their own added to the cluster.
 enum class ServerPlacement { kColocated, kDedicated };
+
+// How context-parallel attention exchanges its tensors (Megatron-Core's
+// cp_comm_type, through Transformer Engine): "p2p" passes K and V around a ring;
+// "a2a" (DeepSpeed-Ulysses) exchanges Q, K, V and the output by all-to-all so
+// that each context rank attends over the whole sequence for 1/cp of the heads;
+// "all_gather" gathers K and V from the whole group before attending (Llama 3).
+enum class ContextComm : std::uint8_t { kP2p, kAllToAll, kAllGather };
 
 struct ParallelConfig {
   int tensor = 1;    // tensor_model_parallel_size
@@ -47,10 +55,8 @@ struct ParallelConfig {
   // and the loss on the last; empty: none given.
   std::vector<long long> layout_stage_layers;
   bool sequence_parallel = false;
-  // Megatron-Core's cp_comm_type: "p2p" (false) passes K and V around a ring;
-  // "a2a" (true; DeepSpeed-Ulysses) exchanges Q, K, V and the output by all-to-all so
-  // that each context rank attends over the whole sequence for 1/cp of the heads.
-  bool context_all_to_all = false;
+  // Megatron-Core's cp_comm_type (ContextComm).
+  ContextComm context_comm = ContextComm::kP2p;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;

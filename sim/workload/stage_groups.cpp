@@ -166,7 +166,7 @@ std::vector<StageGroups> stage_groups(const IterationLayout& l) {
     StageGroups g;
     g.scope.tensor = ranks.tensor(shape.tensor);
     if (l.cp > 1)
-      g.scope.context = l.context_all_to_all ? ranks.context_all(shape.context) : ranks.context(shape.context);
+      g.scope.context = l.whole_context_group ? ranks.context_all(shape.context) : ranks.context(shape.context);
     if (l.ep > 1) g.scope.expert = l.folded_experts ? ranks.folded_expert(group_shape(l.ep, 1, gpn))
                                                     : ranks.expert(shape.expert);
     g.data = ranks.data(shape.data);

@@ -45,7 +45,7 @@ std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass) {
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
                                int tensor, bool sequence_parallel, int context, int expert, bool folded_experts,
-                               bool context_all_to_all)
+                               ContextComm context_comm)
     : model_(model),
       training_(training),
       b_(static_cast<double>(micro_batch)),
@@ -56,7 +56,7 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
       cp_(static_cast<double>(context)),
       ep_(static_cast<double>(expert)),
       etp_(folded_experts ? 1.0 : static_cast<double>(tensor)),
-      context_a2a_(context_all_to_all && context > 1) {
+      context_comm_(context > 1 ? context_comm : ContextComm::kP2p) {
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
   if (tensor < 1 || context < 1 || expert < 1) throw std::invalid_argument("parallel sizes must be positive");
   if (model.seq_length % context != 0)
@@ -299,7 +299,8 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
     op.work.bytes = tokens_ * (q + out + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
     op.model_flops = full_flops * fraction / kCausalFraction;
     if (cp_ <= 1.0) return {op};
-    if (context_a2a_) {
+    if (context_comm_ == ContextComm::kAllGather) return all_gather_attention_forward(op, layer);
+    if (context_comm_ == ContextComm::kAllToAll) {
       // Ulysses (Jacobs et al. 2023, DeepSpeed-Ulysses; Megatron-Core's cp_comm_type
       // "a2a" through Transformer Engine): an all-to-all turns the rank's s/c tokens
       // of every head into all s tokens of a/c heads for Q, K and V, one kernel attends,
@@ -513,10 +514,13 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
   bool ring_done = false;
   for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
     const bool attention = it->work.kind == hw::KernelClass::kAttention && !it->comm_marker;
-    if (cp_ > 1.0 && !context_a2a_ && (attention || it->scope == CommScope::kContext)) {
-      // The ring runs again backward, in its own order (ring_attention_backward).
+    if (context_comm_ != ContextComm::kAllToAll && cp_ > 1.0 && (attention || it->scope == CommScope::kContext)) {
+      // The ring, or the gathers, run again backward in their own order
+      // (ring_attention_backward, all_gather_attention_backward).
       if (!ring_done)
-        for (Op& op : ring_attention_backward(layer)) ops.push_back(std::move(op));
+        for (Op& op : context_comm_ == ContextComm::kAllGather ? all_gather_attention_backward(layer)
+                                                                : ring_attention_backward(layer))
+          ops.push_back(std::move(op));
       ring_done = true;
       continue;
     }
@@ -579,6 +583,97 @@ std::vector<Op> TransformerOps::ring_attention_backward(long long layer) const {
   ops.push_back(home);
   for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
   return ops;
+}
+
+// Transformer Engine's AttnFuncWithCPAndKVAllGather (cp_comm_type "all_gather";
+// docs/model.md, "Context and expert parallelism"; the method of Llama 3, Dubey
+// et al. 2024, section 3.3.2): K and V of the rank's s/c tokens are all-gathered
+// over the context group, exposed, one collective each, and put back in sequence
+// order (index_select: a read and a write of each gathered tensor). The rank's two
+// query chunks (of the 2c load-balanced chunks, numbers r and 2c - 1 - r) attend
+// to the keys up to their own, the causal share of (s/c) x s pairs, as one op
+// here (Transformer Engine runs the two on two streams); it reads the keys of
+// chunks 0..r and 0..2c-1-r, (2c + 1)/2 x s/c tokens, and each chunk's output is
+// copied into place.
+std::vector<Op> TransformerOps::all_gather_attention_forward(const Op& attention, long long layer) const {
+  const double k = attention_k_width();
+  const double v = attention_v_width();
+  const double q = static_cast<double>(model_.attention_qk_width()) / tp_;
+  const double out = static_cast<double>(model_.attention_v_width()) / tp_;
+  const double a = static_cast<double>(model_.num_attention_heads) / tp_;
+  const double keys_read = (2.0 * cp_ + 1.0) / 2.0;  // x s/c tokens
+  std::vector<Op> ops{context_collective("attention.k_all_gather", net::CollectiveKind::kAllGather, cp_ * tokens_ * k * act_bytes_, layer),
+                      context_collective("attention.v_all_gather", net::CollectiveKind::kAllGather, cp_ * tokens_ * v * act_bytes_, layer),
+                      elementwise("attention.kv_reorder", 2.0 * cp_ * tokens_ * (k + v) * act_bytes_, 0.0, layer)};
+  Op op = attention;
+  op.work.bytes = tokens_ * (q + out + keys_read * (k + v)) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
+  ops.push_back(op);
+  ops.push_back(elementwise("attention.out_copy", 2.0 * tokens_ * out * act_bytes_, 0.0, layer));
+  for (Op& o : ops)
+    if (o.work.kind == hw::KernelClass::kMemoryBound) o.has_backward = false;  // all_gather_attention_backward's
+  return ops;
+}
+
+// Backward, as Transformer Engine runs it: K and V gathered and reordered again
+// (the forward keeps only the local ones), the flash backward of both chunks, dQ
+// copied into place, dK and dV accumulated over the full gathered length (a
+// zero fill of c x s/c tokens, then per chunk a read of the range and of the
+// chunk's gradient and a write of the range: 3 x (2c + 1)/2 x s/c tokens),
+// reordered back, and reduce-scattered to their owners, one collective each.
+std::vector<Op> TransformerOps::all_gather_attention_backward(long long layer) const {
+  const std::vector<Op> fwd = attention_core_forward(layer);
+  const double k = attention_k_width();
+  const double v = attention_v_width();
+  const double q = static_cast<double>(model_.attention_qk_width()) / tp_;
+  const double keys_read = (2.0 * cp_ + 1.0) / 2.0;
+  const double gathered = cp_ * tokens_ * (k + v) * act_bytes_;
+  std::vector<Op> ops;
+  for (const Op& op : fwd) {
+    if (op.comm_marker || op.name == "attention.kv_reorder") {
+      Op again = op;
+      again.name = op.name + ".backward";
+      ops.push_back(again);
+    } else if (op.work.kind == hw::KernelClass::kAttention) {
+      ops.push_back(backward_of(op, kFlashBackwardFactor, 2.0));
+    }
+  }
+  ops.push_back(elementwise("attention.dq_copy.backward", 2.0 * tokens_ * q * act_bytes_, 0.0, layer));
+  ops.push_back(elementwise("attention.dkv_accumulate.backward",
+                            gathered + 3.0 * keys_read * tokens_ * (k + v) * act_bytes_, 0.0, layer));
+  ops.push_back(elementwise("attention.dkv_reorder.backward", 2.0 * gathered, 0.0, layer));
+  ops.push_back(context_collective("attention.dk_reduce_scatter.backward", net::CollectiveKind::kReduceScatter,
+                                   cp_ * tokens_ * k * act_bytes_, layer));
+  ops.push_back(context_collective("attention.dv_reduce_scatter.backward", net::CollectiveKind::kReduceScatter,
+                                   cp_ * tokens_ * v * act_bytes_, layer));
+  for (Op& op : ops) {
+    op.work.backward = true;
+    op.name = "layer" + std::to_string(layer) + "." + op.name;
+  }
+  return ops;
+}
+
+// A blocking collective over the context-parallel group, in the pass that emits it.
+Op TransformerOps::context_collective(std::string name, net::CollectiveKind kind, double bytes, long long layer) {
+  Op op;
+  op.name = std::move(name);
+  op.layer = layer;
+  op.comm_marker = true;
+  op.scope = CommScope::kContext;
+  op.comm_forward = kind;
+  op.comm_bytes = bytes;
+  return op;
+}
+
+// Widths (elements per token on this tensor-parallel rank) of K and V as the
+// attention stores them: query groups split t ways, never below one; under MLA,
+// K of the query width and V of the output width.
+double TransformerOps::attention_k_width() const {
+  if (model_.multi_latent_attention) return static_cast<double>(model_.attention_qk_width()) / tp_;
+  return std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
+}
+double TransformerOps::attention_v_width() const {
+  if (model_.multi_latent_attention) return static_cast<double>(model_.attention_v_width()) / tp_;
+  return attention_k_width();
 }
 
 double TransformerOps::ring_kv_bytes() const {

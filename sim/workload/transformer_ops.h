@@ -81,7 +81,7 @@ class TransformerOps {
   // MoE parallel folding): experts whole, tokens dispatched from the sequence shards.
   TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch, int tensor = 1,
                  bool sequence_parallel = false, int context = 1, int expert = 1, bool folded_experts = false,
-                 bool context_all_to_all = false);
+                 ContextComm context_comm = ContextComm::kP2p);
 
   [[nodiscard]] std::vector<Op> embedding_forward() const;
   [[nodiscard]] std::vector<Op> layer_forward(long long layer) const;
@@ -120,10 +120,16 @@ class TransformerOps {
   [[nodiscard]] std::vector<Op> mla_projections(long long layer) const;
   // Ring attention's backward: c blocks, each passing K, V and their gradients on.
   [[nodiscard]] std::vector<Op> ring_attention_backward(long long layer) const;
+  // cp_comm_type "all_gather" around the flash attention op `attention`.
+  [[nodiscard]] std::vector<Op> all_gather_attention_forward(const Op& attention, long long layer) const;
+  [[nodiscard]] std::vector<Op> all_gather_attention_backward(long long layer) const;
   [[nodiscard]] std::vector<Op> moe_forward(long long layer) const;
   // recompute_granularity "selective_op": what torchtitan's policy recomputes.
   [[nodiscard]] std::vector<Op> op_sac_recompute(long long layer) const;
   [[nodiscard]] double ring_kv_bytes() const;  // one ring step's K and V
+  [[nodiscard]] double attention_k_width() const;
+  [[nodiscard]] double attention_v_width() const;
+  static Op context_collective(std::string name, net::CollectiveKind kind, double bytes, long long layer);
   // The f (before a column-parallel linear) and g (after a row-parallel one) markers.
   [[nodiscard]] Op tp_enter(std::string name, long long layer) const;
   [[nodiscard]] Op tp_exit(std::string name, long long layer) const;
@@ -159,7 +165,7 @@ class TransformerOps {
   double cp_;         // context-parallel size; tokens_ is already the local s/c share
   double ep_;         // expert-parallel size
   double etp_;        // the experts' tensor-parallel size: tp_, or 1 when folded
-  bool context_a2a_;  // context parallelism by all-to-all (Ulysses), not the ring
+  ContextComm context_comm_;  // how context-parallel attention exchanges K and V (kP2p when cp_ = 1)
 };
 
 }  // namespace trainsim::workload

@@ -4,6 +4,7 @@
 // k b s h elements per layer in forward, the same again backward).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "network/algorithms.h"
@@ -82,7 +83,7 @@ TEST(ContextParallel, EachRankComputesACthOfTheAttention) {
 // kernel with the ring's total work.
 TEST(ContextParallel, AllToAllExchangesQkvAndTheOutputInsteadOfTheRing) {
   const auto s = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4, "cp_comm_type": "a2a")");
-  EXPECT_TRUE(s.parallel.context_all_to_all);
+  EXPECT_EQ(s.parallel.context_comm, workload::ContextComm::kAllToAll);
   const Traffic t = layer_traffic(s, Stream::kCpComm);
   EXPECT_EQ(t.forward, 2);
   EXPECT_EQ(t.backward, 2);
@@ -91,6 +92,49 @@ TEST(ContextParallel, AllToAllExchangesQkvAndTheOutputInsteadOfTheRing) {
   EXPECT_EQ(t.group_size, 4);
   const auto ring = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
   EXPECT_DOUBLE_EQ(layer_attention_flops(s), layer_attention_flops(ring));
+}
+
+// cp_comm_type "all_gather" (Transformer Engine's AttnFuncWithCPAndKVAllGather):
+// b s/c = 2 x 128 = 256 local tokens; K and V of 1024 channels in bf16 gathered
+// from the 4 context ranks, one all-gather each (S = 4 x 256 x 1024 x 2 bytes),
+// forward and again backward, then dK and dV reduce-scattered (the same S): 2
+// collectives forward, 4 backward, over the whole group; the ring's attention work.
+TEST(ContextParallel, AllGatherGathersKAndVAndReduceScattersTheirGradients) {
+  const auto s = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4, "cp_comm_type": "all_gather")");
+  EXPECT_EQ(s.parallel.context_comm, workload::ContextComm::kAllGather);
+  constexpr double kGathered = 4.0 * 256 * 1024 * 2;
+  const Traffic t = layer_traffic(s, Stream::kCpComm);
+  EXPECT_EQ(t.forward, 2);
+  EXPECT_EQ(t.backward, 4);
+  EXPECT_DOUBLE_EQ(t.forward_bytes, 2 * kGathered);
+  EXPECT_DOUBLE_EQ(t.backward_bytes, 4 * kGathered);
+  EXPECT_EQ(t.group_size, 4);
+  const auto ring = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
+  EXPECT_DOUBLE_EQ(layer_attention_flops(s), layer_attention_flops(ring));
+
+  // The memory-bound work around the kernels, in bytes (docs/model.md): the
+  // reorder reads and writes both gathered tensors, 2 x 4 x 256 x 2048 x 2; the
+  // attention reads Q, writes O (256 x 1024 x 2 each), reads the keys and values
+  // of (2c + 1)/2 = 4.5 chunks of 256 tokens (x 2048 x 2) and writes the fp32
+  // log-sum-exp of 2 x 8 heads x 128 rows; each output chunk is copied into place
+  // (2 x 256 x 1024 x 2). Backward: dQ copied the same way; dK, dV zeroed over
+  // the gathered length (4 x 256 x 2048 x 2) and accumulated over 4.5 chunks
+  // (3 x 4.5 x 256 x 2048 x 2).
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  std::map<std::string, double> bytes;
+  for (const workload::Task& task : g.graph.tasks())
+    if (task.rank == 0 && task.microbatch == 0 && task.layer == 0 && !task.collective)
+      bytes[task.name] = task.compute.bytes;
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.kv_reorder"), 2.0 * 4 * 256 * 2048 * 2);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention"), 256.0 * (1024 + 1024 + 4.5 * 2048) * 2 + 2.0 * 8 * 128 * 4);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.out_copy"), 2.0 * 256 * 1024 * 2);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.kv_reorder.backward"), 2.0 * 4 * 256 * 2048 * 2);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.backward"), 2 * bytes.at("layer0.attention"));
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.dq_copy.backward"), 2.0 * 256 * 1024 * 2);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.dkv_accumulate.backward"),
+                   4.0 * 256 * 2048 * 2 + 3 * 4.5 * 256 * 2048 * 2);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.dkv_reorder.backward"), 2.0 * 4 * 256 * 2048 * 2);
+  EXPECT_EQ(bytes.count("layer0.attention.out_copy.backward"), 0u);
 }
 
 TEST(ContextParallel, CommTypesNotModeledAreRefusedByName) {
@@ -102,7 +146,7 @@ TEST(ContextParallel, CommTypesNotModeledAreRefusedByName) {
       EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
     }
   };
-  refused(kDense, R"("cp": 4, "cp_comm_type": "all_gather")", "\"all_gather\" is not modeled");
+  refused(kDense, R"("cp": 4, "cp_comm_type": "a2a+p2p")", "\"a2a+p2p\" (hierarchical");
   // 6 heads cannot split over 4 context ranks.
   refused(R"({"num_layers": 2, "hidden_size": 768, "num_attention_heads": 6, "seq_length": 512, "vocab_size": 32000})",
           R"("cp": 4, "cp_comm_type": "a2a")", "splits the 6 heads of each tensor-parallel rank");
