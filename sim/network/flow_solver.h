@@ -118,7 +118,9 @@ class FlowSolver {
   void adopt_flow(std::uint64_t id, std::span<const LinkId> path, double bytes, double rate_cap, std::uint64_t tag,
                   double since, double rate);
   // True when no flow crosses the link.
-  [[nodiscard]] bool link_idle(LinkId link) const { return links_[link_index(link, "FlowSolver::link_idle")].flows.empty(); }
+  [[nodiscard]] bool link_idle(LinkId link) const {
+    return links_[link_index(link, "FlowSolver::link_idle")].flows.empty();
+  }
   // When a flow of `bytes` (remaining at `now`) sent at `rate` finishes: `now`
   // when nothing is left or the rate is unlimited, +infinity at rate 0. The
   // solver's own finish times are these.

@@ -276,8 +276,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
   const bool mla = model_.multi_latent_attention;
   const double q = static_cast<double>(model_.attention_qk_width()) / tp_;
   const double out = static_cast<double>(model_.attention_v_width()) / tp_;
-  const double kv = mla ? (q + out) / 2.0
-                        : std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
+  const double kv = mla ? (q + out) / 2.0 : kv_width_per_rank();
   const double a = static_cast<double>(model_.num_attention_heads) / tp_;
   // The s/c local queries attend to all s keys (context parallelism; c = 1: s^2).
   const double full_flops = 2.0 * b_ * s_ * (s_ * cp_) * (q + out);  // QK^T and AV: 2 b s^2 q and 2 b s^2 out
@@ -378,7 +377,7 @@ std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   // output (resp. input) widths split t ways (Shoeybi et al. 2019).
   const double f = static_cast<double>(model_.ffn_hidden_size) / tp_;
   const double q = static_cast<double>(model_.query_width()) / tp_;
-  const double kv = std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
+  const double kv = kv_width_per_rank();
   const double bias = model_.add_bias_linear ? 1.0 : 0.0;
   const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
   // Norms, dropouts and residuals are replicated on the t ranks, or split along
@@ -602,9 +601,13 @@ std::vector<Op> TransformerOps::all_gather_attention_forward(const Op& attention
   const double out = static_cast<double>(model_.attention_v_width()) / tp_;
   const double a = static_cast<double>(model_.num_attention_heads) / tp_;
   const double keys_read = (2.0 * cp_ + 1.0) / 2.0;  // x s/c tokens
-  std::vector<Op> ops{context_collective("attention.k_all_gather", net::CollectiveKind::kAllGather, cp_ * tokens_ * k * act_bytes_, layer),
-                      context_collective("attention.v_all_gather", net::CollectiveKind::kAllGather, cp_ * tokens_ * v * act_bytes_, layer),
-                      elementwise("attention.kv_reorder", 2.0 * cp_ * tokens_ * (k + v) * act_bytes_, 0.0, layer)};
+  const double gathered_k = cp_ * tokens_ * k * act_bytes_;
+  const double gathered_v = cp_ * tokens_ * v * act_bytes_;
+  const double gathered = cp_ * tokens_ * (k + v) * act_bytes_;
+  constexpr auto kGather = net::CollectiveKind::kAllGather;
+  std::vector<Op> ops{context_collective("attention.k_all_gather", kGather, gathered_k, layer),
+                      context_collective("attention.v_all_gather", kGather, gathered_v, layer),
+                      elementwise("attention.kv_reorder", 2.0 * gathered, 0.0, layer)};
   Op op = attention;
   op.work.bytes = tokens_ * (q + out + keys_read * (k + v)) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
   ops.push_back(op);
@@ -626,25 +629,26 @@ std::vector<Op> TransformerOps::all_gather_attention_backward(long long layer) c
   const double v = attention_v_width();
   const double q = static_cast<double>(model_.attention_qk_width()) / tp_;
   const double keys_read = (2.0 * cp_ + 1.0) / 2.0;
+  const double gathered_k = cp_ * tokens_ * k * act_bytes_;
+  const double gathered_v = cp_ * tokens_ * v * act_bytes_;
   const double gathered = cp_ * tokens_ * (k + v) * act_bytes_;
-  std::vector<Op> ops;
-  for (const Op& op : fwd) {
-    if (op.comm_marker || op.name == "attention.kv_reorder") {
-      Op again = op;
-      again.name = op.name + ".backward";
-      ops.push_back(again);
-    } else if (op.work.kind == hw::KernelClass::kAttention) {
-      ops.push_back(backward_of(op, kFlashBackwardFactor, 2.0));
-    }
-  }
+  // The forward's flash op, with the bytes it reads here (all_gather_attention_forward).
+  const auto attention = std::find_if(fwd.begin(), fwd.end(), [](const Op& op) {
+    return op.work.kind == hw::KernelClass::kAttention && !op.comm_marker;
+  });
+  std::vector<Op> ops{
+      context_collective("attention.k_all_gather.backward", net::CollectiveKind::kAllGather, gathered_k, layer),
+      context_collective("attention.v_all_gather.backward", net::CollectiveKind::kAllGather, gathered_v, layer),
+      elementwise("attention.kv_reorder.backward", 2.0 * gathered, 0.0, layer),
+      backward_of(*attention, kFlashBackwardFactor, 2.0)};
   ops.push_back(elementwise("attention.dq_copy.backward", 2.0 * tokens_ * q * act_bytes_, 0.0, layer));
   ops.push_back(elementwise("attention.dkv_accumulate.backward",
                             gathered + 3.0 * keys_read * tokens_ * (k + v) * act_bytes_, 0.0, layer));
   ops.push_back(elementwise("attention.dkv_reorder.backward", 2.0 * gathered, 0.0, layer));
   ops.push_back(context_collective("attention.dk_reduce_scatter.backward", net::CollectiveKind::kReduceScatter,
-                                   cp_ * tokens_ * k * act_bytes_, layer));
+                                   gathered_k, layer));
   ops.push_back(context_collective("attention.dv_reduce_scatter.backward", net::CollectiveKind::kReduceScatter,
-                                   cp_ * tokens_ * v * act_bytes_, layer));
+                                   gathered_v, layer));
   for (Op& op : ops) {
     op.work.backward = true;
     op.name = "layer" + std::to_string(layer) + "." + op.name;
@@ -669,6 +673,9 @@ Op TransformerOps::context_collective(std::string name, net::CollectiveKind kind
 // K of the query width and V of the output width.
 double TransformerOps::attention_k_width() const {
   if (model_.multi_latent_attention) return static_cast<double>(model_.attention_qk_width()) / tp_;
+  return kv_width_per_rank();
+}
+double TransformerOps::kv_width_per_rank() const {
   return std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
 }
 double TransformerOps::attention_v_width() const {
@@ -678,7 +685,7 @@ double TransformerOps::attention_v_width() const {
 
 double TransformerOps::ring_kv_bytes() const {
   // The local s/c tokens' K and V (query groups split t ways, at least one).
-  const double kv = std::max(static_cast<double>(model_.kv_width()) / tp_, static_cast<double>(model_.kv_channels));
+  const double kv = kv_width_per_rank();
   return 2.0 * tokens_ * kv * act_bytes_;
 }
 

@@ -127,6 +127,8 @@ class TransformerOps {
   // recompute_granularity "selective_op": what torchtitan's policy recomputes.
   [[nodiscard]] std::vector<Op> op_sac_recompute(long long layer) const;
   [[nodiscard]] double ring_kv_bytes() const;  // one ring step's K and V
+  // K or V channels per tensor-parallel rank: query groups split t ways, at least one head.
+  [[nodiscard]] double kv_width_per_rank() const;
   [[nodiscard]] double attention_k_width() const;
   [[nodiscard]] double attention_v_width() const;
   static Op context_collective(std::string name, net::CollectiveKind kind, double bytes, long long layer);
