@@ -75,13 +75,13 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
   for (const Span& span : out.timeline.spans) {
     const workload::Task& t = out.iteration.graph[span.task];
     if (t.rank != rank) continue;
-    if (t.collective) {
+    if (const auto& collective = out.iteration.graph.work(t).collective) {
       // Data-parallel reductions work in place on the gradient buffer and ZeRO's
       // gathers land in the weights counted above; other transfers need a buffer
       // for what they receive while they run.
-      if (t.stream == workload::Stream::kDpComm || t.collective->kind == net::CollectiveKind::kAllReduce) continue;
-      changes.push_back({span.start, t.collective->bytes, span.task});
-      changes.push_back({span.end, -t.collective->bytes, span.task});
+      if (t.stream == workload::Stream::kDpComm || collective->kind == net::CollectiveKind::kAllReduce) continue;
+      changes.push_back({span.start, collective->bytes, span.task});
+      changes.push_back({span.end, -collective->bytes, span.task});
       continue;
     }
     const PassKey key{t.iteration, t.microbatch, t.layer};
@@ -145,9 +145,11 @@ void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, i
   std::map<int, Window> iterations;
   for (const Span& span : out.timeline.spans) {
     const workload::Task& t = out.iteration.graph[span.task];
-    if (t.rank != rank || t.collective) continue;
+    if (t.rank != rank) continue;
+    const workload::Work& w = out.iteration.graph.work(t);
+    if (w.collective) continue;
     iterations[t.iteration].add(span);
-    named[{t.iteration, t.microbatch, t.name}].add(span);
+    named[{t.iteration, t.microbatch, w.name}].add(span);
     // Outside the layers: the embedding's ops (wte, wpe, their sum and their
     // backward) are one pass, the head's (final norm to loss) another.
     const long long key = pass_key(t);
@@ -229,7 +231,7 @@ MemoryTimeline track_memory(const config::Scenario& s, const SimulationOutput& o
     if (now > m.peak_bytes) {
       m.peak_bytes = now;
       m.peak_time = c.time;
-      m.peak_task = out.iteration.graph[c.task].name;
+      m.peak_task = out.iteration.graph.work(c.task).name;
     }
   }
   return m;

@@ -54,18 +54,19 @@ CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledCompu
   usage.fallback_efficiency = model.fallback_efficiency(precision);
   for (const workload::Task& t : graph.tasks()) {
     if (t.iteration != 0) continue;
-    if (t.collective) {
-      ++(collectives.seconds(*t.collective) ? usage.collectives_measured : usage.collectives_modeled);
+    const workload::Work& w = graph.work(t);
+    if (w.collective) {
+      ++(collectives.seconds(*w.collective) ? usage.collectives_measured : usage.collectives_modeled);
       continue;
     }
-    const hw::CostLookup cost = model.lookup(t.compute, precision);
+    const hw::CostLookup cost = model.lookup(w.compute, precision);
     if (cost.measured()) {
       ++usage.measured;
       continue;
     }
     ++(cost.stand_in() ? usage.stand_in : usage.fallback);
     if (usage.fallback_reasons.size() >= CalibrationUsage::kMaxReasons) continue;
-    std::string reason = std::string(op_kind(t.name)) + ": " + model.fallback_reason(t.compute, precision);
+    std::string reason = std::string(op_kind(w.name)) + ": " + model.fallback_reason(w.compute, precision);
     if (std::find(usage.fallback_reasons.begin(), usage.fallback_reasons.end(), reason) == usage.fallback_reasons.end())
       usage.fallback_reasons.push_back(std::move(reason));
   }

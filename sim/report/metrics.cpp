@@ -175,8 +175,9 @@ std::optional<CalibrationReport> calibration_report(const config::Scenario& s, c
 double kernels_per_step(const exec::SimulationOutput& out) {
   const int rank = out.iteration.simulated_ranks.front();
   long long kernels = 0;
-  for (const workload::Task& t : out.iteration.graph.tasks())
-    if (t.rank == rank && t.stream == workload::Stream::kCompute && !t.collective) ++kernels;
+  const workload::TaskGraph& graph = out.iteration.graph;
+  for (const workload::Task& t : graph.tasks())
+    if (t.rank == rank && t.stream == workload::Stream::kCompute && !graph.work(t).collective) ++kernels;
   return static_cast<double>(kernels) / out.iteration.iterations;
 }
 

@@ -33,7 +33,7 @@ std::map<int, std::vector<std::size_t>> spans_by_rank(const exec::SimulationOutp
   return by_rank;
 }
 
-double work_bytes(const Task& t) { return t.collective ? t.collective->bytes : t.compute.bytes; }
+double work_bytes(const workload::Work& w) { return w.collective ? w.collective->bytes : w.compute.bytes; }
 
 // Seconds with nanosecond resolution, as exact decimal text.
 // Microseconds (the Chrome trace unit) with nanosecond resolution.
@@ -110,8 +110,10 @@ void write_timeline(const std::filesystem::path& path, const config::Scenario& s
         for (; i < idx.size() && graph[out.timeline.spans[idx[i]].task].stream == stream; ++i) {
           const exec::Span& sp = out.timeline.spans[idx[i]];
           const Task& t = graph[sp.task];
-          w.span({rank, workload::to_string(stream), workload::to_string(t.category), t.name, sp.start, sp.end,
-                  t.collective ? 0.0 : t.compute.flops, work_bytes(t), t.iteration, t.microbatch, t.layer});
+          const workload::Work& work = graph.work(t);
+          w.span({rank, workload::to_string(stream), workload::to_string(t.category), work.name, sp.start, sp.end,
+                  work.collective ? 0.0 : work.compute.flops, work_bytes(work), t.iteration, t.microbatch,
+                  t.layer});
         }
       }
     }
@@ -150,6 +152,7 @@ void write_trace(const std::filesystem::path& path, const config::Scenario& s, c
       for (const std::size_t i : it->second) {
         const exec::Span& sp = out.timeline.spans[i];
         const Task& t = graph[sp.task];
+        const workload::Work& work = graph.work(t);
         const auto tid = static_cast<int>(t.stream);
         if (!named[static_cast<std::size_t>(tid)]) {
           emit(fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"tid\": {}, \"name\": \"thread_name\", \"args\": "
@@ -157,14 +160,14 @@ void write_trace(const std::filesystem::path& path, const config::Scenario& s, c
                            rank, tid, workload::to_string(t.stream)));
           named[static_cast<std::size_t>(tid)] = true;
         }
-        std::string args = fmt::format("\"iteration\": {}, \"bytes\": {}", t.iteration, work_bytes(t));
-        if (!t.collective) args += fmt::format(", \"flops\": {}", t.compute.flops);
+        std::string args = fmt::format("\"iteration\": {}, \"bytes\": {}", t.iteration, work_bytes(work));
+        if (!work.collective) args += fmt::format(", \"flops\": {}", work.compute.flops);
         if (t.microbatch >= 0) args += fmt::format(", \"microbatch\": {}", t.microbatch);
         if (t.layer >= 0) args += fmt::format(", \"layer\": {}", t.layer);
         if (rep != rank) args += fmt::format(", \"replica_of\": {}", rep);
         emit(fmt::format("{{\"ph\": \"X\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"name\": {}, "
                          "\"cat\": \"{}\", \"args\": {{{}}}}}",
-                         rank, tid, micros_text(sp.start), micros_text(sp.end - sp.start), json_string(t.name),
+                         rank, tid, micros_text(sp.start), micros_text(sp.end - sp.start), json_string(work.name),
                          workload::to_string(t.category), args));
       }
     }

@@ -37,7 +37,7 @@ void AsyncTraffic::add_push_pull(StageIteration& stage, const std::vector<Gradie
   if (const auto to = server_pairs(stage.rank, true))
     for (std::size_t i = 0; i < buckets.size(); ++i) {
       Task t = data_parallel_task(
-          "ps_push.bucket" + std::to_string(i), Role::kPsPush,
+          graph, "ps_push.bucket" + std::to_string(i), Role::kPsPush,
           net::Collective{net::CollectiveKind::kSendRecv, buckets[i].params * layout_.grad_bytes * share_, *to},
           stage.rank, stage.iteration);
       t.deps = {parallel_.overlap_grad_reduce ? buckets[i].ready_after : last_backward};
@@ -46,7 +46,7 @@ void AsyncTraffic::add_push_pull(StageIteration& stage, const std::vector<Gradie
   const auto from = server_pairs(stage.rank, false);
   if (!from) return;
   Task t = data_parallel_task(
-      "ps_pull", Role::kPsPull,
+      graph, "ps_pull", Role::kPsPull,
       net::Collective{net::CollectiveKind::kSendRecv, params * layout_.weight_bytes * share_, *from}, stage.rank,
       stage.iteration);
   t.category = Category::kRecv;
@@ -61,7 +61,7 @@ void AsyncTraffic::add_average(StageIteration& stage, TaskId step, double params
       (stage.iteration + 1) % parallel_.sync_period != 0)
     return;
   Task t = data_parallel_task(
-      "param_average", Role::kParameterAverage,
+      stage.in.graph, "param_average", Role::kParameterAverage,
       net::Collective{net::CollectiveKind::kAllReduce, params * master_bytes_, stage.groups.data}, stage.rank,
       stage.iteration);
   t.deps = {step};

@@ -48,21 +48,24 @@ std::vector<GradientBucket> plan_buckets(const IterationLayout& layout, Pipeline
   return filler.finish();
 }
 
-Task data_parallel_task(std::string name, Role role, net::Collective collective, int rank, int iteration) {
+Task data_parallel_task(TaskGraph& graph, std::string name, Role role, net::Collective collective, int rank,
+                        int iteration) {
   Task t;
-  t.name = std::move(name);
+  t.category = category_of(collective.kind);
+  Work w;
+  w.name = std::move(name);
+  w.collective = std::move(collective);
+  t.work = graph.add_work(std::move(w));
   t.rank = rank;
   t.stream = Stream::kDpComm;
-  t.category = category_of(collective.kind);
   t.role = role;
-  t.collective = std::move(collective);
   t.iteration = iteration;
   return t;
 }
 
-Task parameter_gather(std::string name, double params, const IterationLayout& layout, const net::CommGroup& group,
-                      int rank, int iteration) {
-  return data_parallel_task(std::move(name), Role::kParameterGather,
+Task parameter_gather(TaskGraph& graph, std::string name, double params, const IterationLayout& layout,
+                      const net::CommGroup& group, int rank, int iteration) {
+  return data_parallel_task(graph, std::move(name), Role::kParameterGather,
                             net::Collective{net::CollectiveKind::kAllGather, params * layout.weight_bytes, group},
                             rank, iteration);
 }
@@ -81,7 +84,7 @@ ParameterGates::ParameterGates(TaskGraph& graph, const std::vector<GradientBucke
                                std::optional<TaskId> previous_step, const IterationLayout& layout,
                                const StageGroups& groups, int rank, int iteration) {
   for (std::size_t i = plan.size(); i-- > 0;) {
-    Task t = parameter_gather(bucket_name("param_all_gather.bucket", i), plan[i].params, layout,
+    Task t = parameter_gather(graph, bucket_name("param_all_gather.bucket", i), plan[i].params, layout,
                               group_of(plan[i], groups), rank, iteration);
     if (previous_step) t.deps.push_back(*previous_step);
     const TaskId id = graph.add(std::move(t));
@@ -106,7 +109,7 @@ std::vector<TaskId> add_gradient_reductions(TaskGraph& graph, const std::vector<
   std::vector<TaskId> ids;
   for (std::size_t i = 0; i < buckets.size(); ++i) {
     const GradientBucket& b = buckets[i];
-    Task t = data_parallel_task((b.expert ? "expert_" : "") + bucket_name(what, i), Role::kGradientReduction,
+    Task t = data_parallel_task(graph, (b.expert ? "expert_" : "") + bucket_name(what, i), Role::kGradientReduction,
                                 net::Collective{kind, b.params * layout.grad_bytes, group_of(b, groups)}, rank,
                                 iteration);
     t.deps = {overlap ? b.ready_after : last_backward};
@@ -120,7 +123,7 @@ std::vector<TaskId> add_gathers_after_step(TaskGraph& graph, const std::vector<G
                                            int rank, int iteration) {
   std::vector<TaskId> ids;
   for (std::size_t i = buckets.size(); i-- > 0;) {
-    Task t = parameter_gather(bucket_name("param_all_gather.bucket", i), buckets[i].params, layout,
+    Task t = parameter_gather(graph, bucket_name("param_all_gather.bucket", i), buckets[i].params, layout,
                               group_of(buckets[i], groups), rank, iteration);
     t.deps = {step};
     ids.push_back(graph.add(std::move(t)));

@@ -54,11 +54,12 @@ std::vector<GradientBucket> plan_buckets(const IterationLayout& layout, Pipeline
                                          int stage);
 
 // A collective of a stage rank on the data-parallel stream.
-Task data_parallel_task(std::string name, Role role, net::Collective collective, int rank, int iteration);
+Task data_parallel_task(TaskGraph& graph, std::string name, Role role, net::Collective collective, int rank,
+                        int iteration);
 
 // ZeRO: the all-gather of `params` parameters over `group`.
-Task parameter_gather(std::string name, double params, const IterationLayout& layout, const net::CommGroup& group,
-                      int rank, int iteration);
+Task parameter_gather(TaskGraph& graph, std::string name, double params, const IterationLayout& layout,
+                      const net::CommGroup& group, int rank, int iteration);
 
 // ZeRO-1/2 with overlap_param_gather (Megatron-LM): the previous update's
 // gathers run bucket by bucket in forward order at the start of the iteration,

@@ -96,12 +96,14 @@ class StageEnd {
                                 expert_params / static_cast<double>(l.expert_dp)
                           : params);
     Task t;
-    t.name = op.name;
+    Work w;
+    w.name = op.name;
+    w.compute = op.work;
+    t.work = stage.in.graph.add_work(std::move(w));
     t.rank = stage.rank;
     t.stream = Stream::kCompute;
     t.category = Category::kOptimizer;
     t.role = Role::kOptimizerStep;
-    t.compute = op.work;
     t.deps = stage.reductions;
     t.deps.push_back(last_backward);
     t.iteration = stage.iteration;

@@ -10,12 +10,14 @@ TaskId add_send(StageIteration& stage, const PipelineStep& step, std::string nam
                 const net::CommGroup& pair) {
   const IterationLayout& l = stage.in.layout;
   Task t;
-  t.name = std::move(name);
+  Work w;
+  w.name = std::move(name);
+  w.collective = net::Collective{net::CollectiveKind::kSendRecv, l.p2p_bytes, pair};
+  t.work = stage.in.graph.add_work(std::move(w));
   t.rank = stage.rank;
   t.stream = Stream::kPpComm;
   t.category = Category::kSend;
   t.role = role;
-  t.collective = net::Collective{net::CollectiveKind::kSendRecv, l.p2p_bytes, pair};
   t.deps = {stage.emit.last()};
   t.iteration = stage.iteration;
   t.microbatch = step.microbatch;

@@ -17,29 +17,48 @@ Stream stream_of(CommScope scope) {
 
 }  // namespace
 
+const std::vector<WorkId>& StageEmitter::works_of(const std::vector<Op>& ops) {
+  std::vector<WorkId>& works = works_[ops.data()];
+  if (works.size() == ops.size()) return works;
+  works.clear();
+  works.reserve(ops.size());
+  for (const Op& op : ops) {
+    Work w;
+    w.name = op.name;
+    if (!op.comm_marker) {
+      w.compute = op.work;
+      w.model_flops = op.model_flops;
+    } else if (op.comm_forward) {
+      w.collective = net::Collective{*op.comm_forward, op.comm_bytes, groups_.of(op.scope)};
+    }
+    works.push_back(graph_.add_work(std::move(w)));
+  }
+  return works;
+}
+
 std::vector<TaskId> StageEmitter::add(const std::vector<Op>& ops, Category category, Role role) {
+  const std::vector<WorkId>& works = works_of(ops);
   std::vector<TaskId> ids;
   ids.reserve(ops.size());
-  for (const Op& op : ops) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
     if (op.comm_marker) {
       if (op.comm_forward && groups_.of(op.scope).size > 1) {
-        if (op.overlapped) ring_.push_back(add_comm(op));
-        else last_ = add_comm(op);
+        if (op.overlapped) ring_.push_back(add_comm(op, works[i]));
+        else last_ = add_comm(op, works[i]);
       }
       ids.push_back(last_.value_or(0));
       continue;
     }
     Task t;
-    t.name = op.name;
+    t.work = works[i];
     t.rank = rank_;
     t.stream = Stream::kCompute;
     t.category = category;
     t.role = role;
-    t.compute = op.work;
     t.iteration = iteration_;
     t.microbatch = microbatch_;
     t.layer = op.layer;
-    t.model_flops = op.model_flops;
     t.deps = std::move(pending_);
     pending_.clear();
     if (after_comm_) t.deps.push_back(*after_comm_);
@@ -57,20 +76,19 @@ std::vector<TaskId> StageEmitter::add(const std::vector<Op>& ops, Category categ
 
 // A blocking marker's collective starts after the compute before it and the
 // next compute waits for it; an overlapped one runs beside that compute.
-TaskId StageEmitter::add_comm(const Op& op) {
+TaskId StageEmitter::add_comm(const Op& op, WorkId work) {
   Task t;
-  t.name = op.name;
+  t.work = work;
   t.rank = rank_;
   t.stream = stream_of(op.scope);
   t.category = category_of(*op.comm_forward);
   t.role = Role::kLayerCollective;
-  t.collective = net::Collective{*op.comm_forward, op.comm_bytes, groups_.of(op.scope)};
   t.iteration = iteration_;
   t.microbatch = microbatch_;
   t.layer = op.layer;
   if (last_) t.deps.push_back(*last_);
   if (!op.overlapped) {
-    t.deps.insert(t.deps.end(), pending_.begin(), pending_.end());
+    t.deps.append(pending_);
     pending_.clear();
   }
   const TaskId id = graph_.add(std::move(t));

@@ -4,6 +4,7 @@
 // their group's stream between them. CachedOps builds each op list once.
 #include <deque>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -64,7 +65,8 @@ class StageEmitter {
 
   // Adds `ops` as tasks of `role` in pass `category`; returns the id of each op's
   // task (markers without a collective in this direction get the id of the task
-  // before them).
+  // before them). `ops` is one of CachedOps' lists: its ops' works are
+  // registered in the graph on the first call with it and shared after.
   std::vector<TaskId> add(const std::vector<Op>& ops, Category category, Role role);
 
   [[nodiscard]] TaskId last() const { return last_.value_or(0); }
@@ -75,11 +77,15 @@ class StageEmitter {
  private:
   // A blocking marker's collective starts after the compute before it and the
   // next compute waits for it; an overlapped one runs beside that compute.
-  TaskId add_comm(const Op& op);
+  TaskId add_comm(const Op& op, WorkId work);
+  // The works of a list's ops (an op's collective, or its kernel), registered once.
+  const std::vector<WorkId>& works_of(const std::vector<Op>& ops);
 
   TaskGraph& graph_;
   int rank_;
   ScopeGroups groups_;
+  // CachedOps' lists by address (they stay put and unchanged for the graph's build).
+  std::unordered_map<const Op*, std::vector<WorkId>> works_;
   std::deque<TaskId> ring_;  // overlapped ring transfers not yet waited for
   int iteration_ = 0;
   int microbatch_ = -1;

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace trainsim::workload {
 
@@ -46,11 +47,21 @@ Category category_of(net::CollectiveKind k) {
   return Category::kSend;
 }
 
+WorkId TaskGraph::add_work(Work work) {
+  if (works_.size() >= UINT32_MAX) throw std::length_error("task graph exceeds 2^32 works");
+  works_.push_back(std::move(work));
+  return static_cast<WorkId>(works_.size() - 1);
+}
+
 TaskId TaskGraph::add(Task task) {
   if (tasks_.size() >= UINT32_MAX) throw std::length_error("task graph exceeds 2^32 tasks");
+  if (task.work >= works_.size())
+    throw std::invalid_argument("task names work " + std::to_string(task.work) + " of " +
+                                std::to_string(works_.size()));
   const auto id = static_cast<TaskId>(tasks_.size());
   for (TaskId d : task.deps)
-    if (d >= id) throw std::invalid_argument("task '" + task.name + "' depends on a later task " + std::to_string(d));
+    if (d >= id)
+      throw std::invalid_argument("task '" + works_[task.work].name + "' depends on a later task " + std::to_string(d));
   tasks_.push_back(std::move(task));
   return id;
 }

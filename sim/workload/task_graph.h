@@ -10,6 +10,7 @@
 
 #include "hardware/compute_model.h"
 #include "network/collective.h"
+#include "workload/task_deps.h"
 
 namespace trainsim::workload {
 
@@ -43,28 +44,37 @@ std::string_view to_string(Stream s);
 std::string_view to_string(Category c);
 Category category_of(net::CollectiveKind k);
 
-using TaskId = std::uint32_t;
+// What a task computes or communicates. The tasks that repeat an op (every
+// micro-batch's copy of a layer's kernel on one rank) share one Work, so a task
+// itself stays small (docs/architecture.md, "Engine speed").
+struct Work {
+  std::string name;
+  hw::KernelWork compute;                     // compute tasks
+  std::optional<net::Collective> collective;  // communication tasks
+  double model_flops = 0.0;
+};
+using WorkId = std::uint32_t;
 
 struct Task {
-  std::string name;
+  WorkId work = 0;  // TaskGraph::work(task)
   int rank = 0;
   Stream stream = Stream::kCompute;
   Category category = Category::kForward;
   Role role = Role::kLayer;
-  hw::KernelWork compute;                 // compute tasks
-  std::optional<net::Collective> collective;  // communication tasks
-  // Tasks of one collective call on different simulated ranks share an instance
-  // id and start together once every one of them is ready; -1: not shared.
-  std::int64_t collective_instance = -1;
-  std::vector<TaskId> deps;
   int iteration = 0;
   int microbatch = -1;
   long long layer = -1;
-  double model_flops = 0.0;
+  // Tasks of one collective call on different simulated ranks share an instance
+  // id and start together once every one of them is ready; -1: not shared.
+  std::int64_t collective_instance = -1;
+  TaskDeps deps;
 };
 
 class TaskGraph {
  public:
+  // Registers what one or more tasks do; add() then names it in Task::work.
+  WorkId add_work(Work work);
+  // `task.work` must be a work of this graph and its deps earlier tasks.
   TaskId add(Task task);
   // Room for `n` tasks, so that adding them moves none (a hint; more may be added).
   void reserve(std::size_t n) { tasks_.reserve(n); }
@@ -73,9 +83,13 @@ class TaskGraph {
   [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
   [[nodiscard]] const Task& operator[](TaskId id) const { return tasks_[id]; }
   [[nodiscard]] std::size_t size() const { return tasks_.size(); }
+  [[nodiscard]] const Work& work(const Task& task) const { return works_[task.work]; }
+  [[nodiscard]] const Work& work(TaskId id) const { return works_[tasks_[id].work]; }
+  [[nodiscard]] const std::vector<Work>& works() const { return works_; }
 
  private:
   std::vector<Task> tasks_;
+  std::vector<Work> works_;
 };
 
 }  // namespace trainsim::workload

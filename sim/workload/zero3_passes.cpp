@@ -88,7 +88,7 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     if (u >= units.size() || units[u].params <= 0.0 || gathered[u]) return;
     gathered[u] = true;
     for (const auto& [params, group] : shares(units[u])) {
-      Task t = parameter_gather("param_all_gather." + share_name(units[u], group) + pass, params, l, *group,
+      Task t = parameter_gather(graph, "param_all_gather." + share_name(units[u], group) + pass, params, l, *group,
                                 stage.rank, stage.iteration);
       t.microbatch = step.microbatch;
       t.layer = units[u].layer;
@@ -109,7 +109,7 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
       if (split) stage.zero3_expert_params += units[u].expert_params;
     }
     for (const auto& [params, group] : shares(units[u])) {
-      Task t = data_parallel_task("grad_reduce_scatter." + share_name(units[u], group), Role::kGradientReduction,
+      Task t = data_parallel_task(graph, "grad_reduce_scatter." + share_name(units[u], group), Role::kGradientReduction,
                                   net::Collective{net::CollectiveKind::kReduceScatter, params * l.grad_bytes, *group},
                                   stage.rank, stage.iteration);
       t.deps = {emit.last()};

@@ -105,9 +105,9 @@ TEST(AsyncParameterServer, EachStepPushesGradientsAndPullsWeightsOneSthToEachSer
   double pushed = 0.0;
   int pairs = 0;
   for (const workload::Task& t : out.iteration.graph.tasks())
-    if (t.name.starts_with("ps_push")) {
-      pushed += t.collective->bytes;
-      pairs = static_cast<int>(t.collective->group.members->size());
+    if (out.iteration.graph.work(t).name.starts_with("ps_push")) {
+      pushed += out.iteration.graph.work(t).collective->bytes;
+      pairs = static_cast<int>(out.iteration.graph.work(t).collective->group.members->size());
     }
   EXPECT_NEAR(pushed * 4, p * 4, p * 1e-12);
   EXPECT_EQ(pairs, 4);
@@ -130,10 +130,10 @@ TEST(LocalSgd, MeanStepSpreadsOneAverageOverThePeriod) {
   const double p = workload::count_parameters(s.model).total;
   bool seen = false;
   for (const workload::Task& t : out.iteration.graph.tasks())
-    if (t.name == "param_average") {
+    if (out.iteration.graph.work(t).name == "param_average") {
       seen = true;
-      EXPECT_DOUBLE_EQ(t.collective->bytes, p * 4);
-      EXPECT_EQ(t.collective->group.size, 8);
+      EXPECT_DOUBLE_EQ(out.iteration.graph.work(t).collective->bytes, p * 4);
+      EXPECT_EQ(out.iteration.graph.work(t).collective->group.size, 8);
     }
   EXPECT_TRUE(seen);
 }

@@ -37,10 +37,10 @@ Traffic layer_traffic(const config::Scenario& s, Stream stream) {
   Traffic out;
   for (const workload::Task& t : g.graph.tasks()) {
     if (t.rank != 0 || t.stream != stream || t.microbatch != 0 || t.layer != 0) continue;
-    const bool backward = t.name.ends_with(".backward");
+    const bool backward = g.graph.work(t).name.ends_with(".backward");
     (backward ? out.backward : out.forward) += 1;
-    (backward ? out.backward_bytes : out.forward_bytes) += t.collective->bytes;
-    out.group_size = t.collective->group.size;
+    (backward ? out.backward_bytes : out.forward_bytes) += g.graph.work(t).collective->bytes;
+    out.group_size = g.graph.work(t).collective->group.size;
   }
   return out;
 }
@@ -50,8 +50,8 @@ double layer_attention_flops(const config::Scenario& s) {
   double flops = 0.0;
   for (const workload::Task& t : g.graph.tasks())
     if (t.rank == 0 && t.microbatch == 0 && t.layer == 0 && t.category == workload::Category::kForward &&
-        t.compute.kind == hw::KernelClass::kAttention)
-      flops += t.compute.flops;
+        g.graph.work(t).compute.kind == hw::KernelClass::kAttention)
+      flops += g.graph.work(t).compute.flops;
   return flops;
 }
 
@@ -123,8 +123,8 @@ TEST(ContextParallel, AllGatherGathersKAndVAndReduceScattersTheirGradients) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   std::map<std::string, double> bytes;
   for (const workload::Task& task : g.graph.tasks())
-    if (task.rank == 0 && task.microbatch == 0 && task.layer == 0 && !task.collective)
-      bytes[task.name] = task.compute.bytes;
+    if (task.rank == 0 && task.microbatch == 0 && task.layer == 0 && !g.graph.work(task).collective)
+      bytes[g.graph.work(task).name] = g.graph.work(task).compute.bytes;
   EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.kv_reorder"), 2.0 * 4 * 256 * 2048 * 2);
   EXPECT_DOUBLE_EQ(bytes.at("layer0.attention"), 256.0 * (1024 + 1024 + 4.5 * 2048) * 2 + 2.0 * 8 * 128 * 4);
   EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.out_copy"), 2.0 * 256 * 1024 * 2);
@@ -160,7 +160,7 @@ TEST(ContextParallel, GradientsAreReducedOverDataTimesContextRanks) {
   for (const workload::Task& t : g.graph.tasks())
     if (t.stream == Stream::kDpComm) {
       ++reductions;
-      EXPECT_EQ(t.collective->group.size, 8);
+      EXPECT_EQ(g.graph.work(t).collective->group.size, 8);
     }
   EXPECT_GT(reductions, 0);
 }
@@ -203,11 +203,11 @@ TEST(ExpertParallel, EachRankComputesKCopiesOfItsTokensOverItsExperts) {
   const auto s = testing::make_scenario(kMoe, R"("micro_batch_size": 2)", R"("ep": 8)");
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   for (const workload::Task& t : g.graph.tasks()) {
-    if (t.rank != 0 || t.microbatch != 0 || t.layer != 0 || t.name != "layer0.experts_up") continue;
+    if (t.rank != 0 || t.microbatch != 0 || t.layer != 0 || g.graph.work(t).name != "layer0.experts_up") continue;
     // One local expert of 8 / 8; 2 x k b s x 2f x h.
-    EXPECT_EQ(t.compute.count, 1);
-    EXPECT_DOUBLE_EQ(t.compute.flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
-    EXPECT_DOUBLE_EQ(t.model_flops, t.compute.flops);
+    EXPECT_EQ(g.graph.work(t).compute.count, 1);
+    EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(g.graph.work(t).model_flops, g.graph.work(t).compute.flops);
   }
 }
 
@@ -217,10 +217,10 @@ TEST(ExpertParallel, CapacityFactorPadsExpertWorkNotModelFlops) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   bool seen = false;
   for (const workload::Task& t : g.graph.tasks()) {
-    if (t.rank != 0 || t.microbatch != 0 || t.name != "layer0.experts_up") continue;
+    if (t.rank != 0 || t.microbatch != 0 || g.graph.work(t).name != "layer0.experts_up") continue;
     seen = true;
-    EXPECT_DOUBLE_EQ(t.compute.flops, 1.25 * 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
-    EXPECT_DOUBLE_EQ(t.model_flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 1.25 * 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(g.graph.work(t).model_flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
   }
   EXPECT_TRUE(seen);
   EXPECT_DOUBLE_EQ(layer_traffic(s, Stream::kEpComm).forward_bytes, 1.25 * 2 * kMoeCopies);
@@ -240,16 +240,16 @@ TEST(ExpertParallel, ExpertGradientsReduceOverTheRanksHoldingTheSameExperts) {
   int expert = 0;
   for (const workload::Task& t : g.graph.tasks()) {
     if (t.stream != Stream::kDpComm) continue;
-    const bool is_expert = t.name.starts_with("expert_");
+    const bool is_expert = g.graph.work(t).name.starts_with("expert_");
     (is_expert ? expert : dense) += 1;
-    EXPECT_EQ(t.collective->group.size, is_expert ? 2 : 8) << t.name;
+    EXPECT_EQ(g.graph.work(t).collective->group.size, is_expert ? 2 : 8) << g.graph.work(t).name;
   }
   EXPECT_EQ(dense, 1);
   EXPECT_EQ(expert, 1);
   // With ep = dp each rank holds its experts alone: nothing to reduce.
   const auto alone = testing::make_scenario(kMoe, R"("micro_batch_size": 2)", R"("ep": 8)");
   const auto g8 = workload::build_iteration_graph(alone.model, alone.training, alone.parallel, alone.cluster, 1);
-  for (const workload::Task& t : g8.graph.tasks()) EXPECT_FALSE(t.name.starts_with("expert_grad")) << t.name;
+  for (const workload::Task& t : g8.graph.tasks()) EXPECT_FALSE(g8.graph.work(t).name.starts_with("expert_grad")) << g8.graph.work(t).name;
 }
 
 TEST(ExpertParallel, FoldedExpertsSpanTheTensorRanksWhole) {
@@ -268,11 +268,11 @@ TEST(ExpertParallel, FoldedExpertsSpanTheTensorRanksWhole) {
   bool seen = false;
   for (const workload::Task& t : g.graph.tasks()) {
     if (t.rank != 0 || t.microbatch != 0) continue;
-    EXPECT_FALSE(t.name.starts_with("layer0.moe_f") || t.name.starts_with("layer0.moe_g")) << t.name;
-    EXPECT_FALSE(t.name.starts_with("expert_grad")) << t.name;
-    if (t.name != "layer0.experts_up") continue;
+    EXPECT_FALSE(g.graph.work(t).name.starts_with("layer0.moe_f") || g.graph.work(t).name.starts_with("layer0.moe_g")) << g.graph.work(t).name;
+    EXPECT_FALSE(g.graph.work(t).name.starts_with("expert_grad")) << g.graph.work(t).name;
+    if (g.graph.work(t).name != "layer0.experts_up") continue;
     seen = true;
-    EXPECT_DOUBLE_EQ(t.compute.flops, 2.0 * 1024 * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 2.0 * 1024 * (2 * 2048) * 1024);
   }
   EXPECT_TRUE(seen);
   // 2 layers x 1 whole expert x 3 matrices of h x f.

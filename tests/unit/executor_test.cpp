@@ -31,22 +31,24 @@ class BytesAreSeconds final : public net::CollectiveModel {
   [[nodiscard]] std::string_view name() const override { return "test"; }
 };
 
-Task compute(int rank, double seconds, std::vector<workload::TaskId> deps = {}) {
+Task compute(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskId> deps = {},
+             hw::HostPass pass = hw::HostPass::kNone) {
   Task t;
-  t.name = "k";
+  workload::Work w{"k", {hw::KernelClass::kMatmul, seconds, 0.0, 1}, std::nullopt, 0.0};
+  w.compute.host_pass = pass;
+  t.work = g.add_work(std::move(w));
   t.rank = rank;
-  t.compute = {hw::KernelClass::kMatmul, seconds, 0.0, 1};
   t.deps = std::move(deps);
   return t;
 }
 
-Task collective(int rank, double seconds, std::vector<workload::TaskId> deps, std::int64_t instance = -1) {
+Task collective(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskId> deps,
+                std::int64_t instance = -1) {
   Task t;
-  t.name = "ar";
+  t.work = g.add_work({"ar", {}, net::Collective{net::CollectiveKind::kAllReduce, seconds, {2, 1, 2, nullptr}}, 0.0});
   t.rank = rank;
   t.stream = Stream::kDpComm;
   t.category = Category::kAllReduce;
-  t.collective = net::Collective{net::CollectiveKind::kAllReduce, seconds, {2, 1, 2, nullptr}};
   t.deps = std::move(deps);
   t.collective_instance = instance;
   return t;
@@ -66,8 +68,8 @@ core::Time at(double s) { return core::from_seconds(s); }
 
 TEST(Executor, OneLaneRunsInProgramOrder) {
   TaskGraph g;
-  g.add(compute(0, 1.0));
-  g.add(compute(0, 2.0));
+  g.add(compute(g, 0, 1.0));
+  g.add(compute(g, 0, 2.0));
   Fixture f;
   const auto tl = f.run(g);
   ASSERT_EQ(tl.spans.size(), 2u);
@@ -79,30 +81,30 @@ TEST(Executor, CommunicationOverlapsLaterComputation) {
   // backward 1 s -> all-reduce 3 s (depends on it) while backward 2 s runs; then
   // the optimizer (1 s) waits for both: 1 + max(3, 2) + 1 = 5 s.
   TaskGraph g;
-  const auto b1 = g.add(compute(0, 1.0));
-  const auto ar = g.add(collective(0, 3.0, {b1}));
-  g.add(compute(0, 2.0));
-  g.add(compute(0, 1.0, {ar}));
+  const auto b1 = g.add(compute(g, 0, 1.0));
+  const auto ar = g.add(collective(g, 0, 3.0, {b1}));
+  g.add(compute(g, 0, 2.0));
+  g.add(compute(g, 0, 1.0, {ar}));
   Fixture f;
   EXPECT_EQ(f.run(g).makespan, at(5.0));
 }
 
 TEST(Executor, ExposedCommunicationWhenComputeIsShort) {
   TaskGraph g;
-  const auto b1 = g.add(compute(0, 1.0));
-  const auto ar = g.add(collective(0, 3.0, {b1}));
-  g.add(compute(0, 0.5));
-  g.add(compute(0, 1.0, {ar}));
+  const auto b1 = g.add(compute(g, 0, 1.0));
+  const auto ar = g.add(collective(g, 0, 3.0, {b1}));
+  g.add(compute(g, 0, 0.5));
+  g.add(compute(g, 0, 1.0, {ar}));
   Fixture f;
   EXPECT_EQ(f.run(g).makespan, at(5.0));  // 1 + 3 + 1; the 0.5 s hides under the all-reduce
 }
 
 TEST(Executor, SharedCollectiveStartsWhenTheLastParticipantArrives) {
   TaskGraph g;
-  const auto a = g.add(compute(0, 1.0));
-  const auto b = g.add(compute(1, 4.0));
-  const auto c0 = g.add(collective(0, 2.0, {a}, 7));
-  const auto c1 = g.add(collective(1, 2.0, {b}, 7));
+  const auto a = g.add(compute(g, 0, 1.0));
+  const auto b = g.add(compute(g, 1, 4.0));
+  const auto c0 = g.add(collective(g, 0, 2.0, {a}, 7));
+  const auto c1 = g.add(collective(g, 1, 2.0, {b}, 7));
   Fixture f;
   const auto tl = f.run(g);
   for (const auto& s : tl.spans)
@@ -120,11 +122,11 @@ TEST(Executor, SharedCollectiveStartsWhenTheLastParticipantArrives) {
 // k4 5-6.
 TEST(Executor, KernelsWithNothingBetweenThemRunAsOneEvent) {
   TaskGraph g;
-  const auto k1 = g.add(compute(0, 1.0));
-  const auto k2 = g.add(compute(0, 2.0));
-  const auto ar = g.add(collective(0, 2.0, {k2}));
-  const auto k3 = g.add(compute(0, 0.5));
-  const auto k4 = g.add(compute(0, 1.0, {ar}));
+  const auto k1 = g.add(compute(g, 0, 1.0));
+  const auto k2 = g.add(compute(g, 0, 2.0));
+  const auto ar = g.add(collective(g, 0, 2.0, {k2}));
+  const auto k3 = g.add(compute(g, 0, 0.5));
+  const auto k4 = g.add(compute(g, 0, 1.0, {ar}));
   Fixture f;
   const auto tl = f.run(g);
   ASSERT_EQ(tl.spans.size(), 5u);
@@ -140,9 +142,9 @@ TEST(Executor, KernelsWithNothingBetweenThemRunAsOneEvent) {
 
 TEST(Executor, SameGraphGivesTheSameTimeline) {
   TaskGraph g;
-  const auto a = g.add(compute(0, 0.25));
-  g.add(collective(0, 0.5, {a}));
-  g.add(compute(0, 0.125));
+  const auto a = g.add(compute(g, 0, 0.25));
+  g.add(collective(g, 0, 0.5, {a}));
+  g.add(compute(g, 0, 0.125));
   Fixture f1, f2;
   const auto t1 = f1.run(g);
   const auto t2 = f2.run(g);
@@ -153,13 +155,42 @@ TEST(Executor, SameGraphGivesTheSameTimeline) {
   }
 }
 
+// Tasks repeating one work (every micro-batch's copy of a kernel) are priced
+// once, and a straggler's slowdown still applies to its own rank's copies only:
+// rank 0 runs two 1 s kernels, rank 1 (slowed by 50%) the same two in 3 s.
+TEST(Executor, TasksSharingAWorkKeepTheirRanksSlowdown) {
+  TaskGraph g;
+  const Task kernel = compute(g, 0, 1.0);
+  for (int rank : {0, 0, 1, 1}) {
+    Task t = kernel;
+    t.rank = rank;
+    g.add(t);
+  }
+  ASSERT_EQ(g.works().size(), 1U);
+  Fixture f;
+  exec::Executor e(f.compute_model, f.backend, hw::Precision::kBf16);
+  e.set_compute_slowdown({{1, 0.5}});
+  const exec::Timeline tl = e.run(g, f.sim);
+  ASSERT_EQ(tl.spans.size(), 4U);
+  EXPECT_EQ(tl.makespan, at(3.0));
+  for (const exec::Span& sp : tl.spans) EXPECT_EQ(sp.end - sp.start, at(g[sp.task].rank == 0 ? 1.0 : 1.5));
+}
+
+// A task must name a work of its own graph.
+TEST(TaskGraph, RefusesATaskWithoutItsWork) {
+  TaskGraph g;
+  Task t;
+  t.work = 0;
+  EXPECT_THROW(g.add(t), std::invalid_argument);
+}
+
 TEST(Executor, ReportsADeadlockInsteadOfHanging) {
   // Two participants of one collective queued on the same lane: the first waits
   // for the second, which can never reach the head of the lane.
   TaskGraph stuck;
-  const auto x = stuck.add(compute(0, 1.0));
-  stuck.add(collective(0, 1.0, {x}, 9));
-  stuck.add(collective(0, 1.0, {}, 9));
+  const auto x = stuck.add(compute(stuck, 0, 1.0));
+  stuck.add(collective(stuck, 0, 1.0, {x}, 9));
+  stuck.add(collective(stuck, 0, 1.0, {}, 9));
   Fixture f;
   EXPECT_THROW(f.run(stuck), std::logic_error);
 }
@@ -173,9 +204,7 @@ TEST(HostDispatch, TheGpuWaitsOnlyWhereTheHostIsBehind) {
   f.compute_model.host_s = 3e-6;
   TaskGraph g;
   for (double us : {10.0, 1.0, 1.0, 1.0, 1.0}) {
-    Task t = compute(0, us * 1e-6);
-    t.compute.host_pass = hw::HostPass::kForward;
-    g.add(t);
+    g.add(compute(g, 0, us * 1e-6, {}, hw::HostPass::kForward));
   }
   const exec::Timeline tl = f.run(g);
   ASSERT_EQ(tl.spans.size(), 5U);
@@ -194,10 +223,8 @@ TEST(HostDispatch, ManyShortKernelsRunAtTheHostsPace) {
   TaskGraph dispatched;
   TaskGraph fused;
   for (int i = 0; i < 100; ++i) {
-    Task t = compute(0, 1e-6);
-    fused.add(t);
-    t.compute.host_pass = hw::HostPass::kForward;
-    dispatched.add(t);
+    fused.add(compute(fused, 0, 1e-6));
+    dispatched.add(compute(dispatched, 0, 1e-6, {}, hw::HostPass::kForward));
   }
   EXPECT_EQ(f.run(dispatched).makespan, at(301e-6));
   core::Simulator sim;
@@ -212,8 +239,7 @@ TEST(HostDispatch, EachIterationIsIssuedAfterThePreviousOneFinished) {
   f.compute_model.host_s = 3e-6;
   TaskGraph g;
   for (int iteration : {0, 0, 1, 1}) {
-    Task t = compute(0, iteration == 0 ? 8.5e-6 : 1e-6);
-    t.compute.host_pass = hw::HostPass::kForward;
+    Task t = compute(g, 0, iteration == 0 ? 8.5e-6 : 1e-6, {}, hw::HostPass::kForward);
     t.iteration = iteration;
     g.add(t);
   }

@@ -26,8 +26,10 @@ TEST(Flops, ExecutedFlopsWithFullRecomputeMatchMegatronEquation3) {
                                         R"("recompute_granularity": "full")");
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   double matmul = 0.0;
-  for (const auto& t : g.graph.tasks())
-    if (!t.collective && t.compute.kind != hw::KernelClass::kMemoryBound) matmul += t.compute.flops;
+  for (const workload::Task& t : g.graph.tasks()) {
+    const workload::Work& w = g.graph.work(t);
+    if (!w.collective && w.compute.kind != hw::KernelClass::kMemoryBound) matmul += w.compute.flops;
+  }
   // The graph holds one representative replica: scale by the data-parallel size.
   matmul *= s.parallel.data;
   const double B = 64, sq = 128, l = 4, h = 256, V = 1000;

@@ -158,10 +158,11 @@ TEST(MeasuredCollectives, DataParallelAllReducesAcrossNodesTakeTheirMeasuredTime
   int across_nodes = 0;
   for (const exec::Span& span : out.timeline.spans) {
     const workload::Task& t = out.iteration.graph[span.task];
-    if (!t.collective || t.collective->kind != CollectiveKind::kAllReduce || t.collective->group.nodes != 2) continue;
-    ASSERT_EQ(t.collective->group.size, 2);
+    const workload::Work& w = out.iteration.graph.work(t);
+    if (!w.collective || w.collective->kind != CollectiveKind::kAllReduce || w.collective->group.nodes != 2) continue;
+    ASSERT_EQ(w.collective->group.size, 2);
     ++across_nodes;
-    EXPECT_EQ(span.end - span.start, net::ceil_to_time(t.collective->bytes / 25e9)) << t.name;
+    EXPECT_EQ(span.end - span.start, net::ceil_to_time(w.collective->bytes / 25e9)) << w.name;
   }
   EXPECT_GT(across_nodes, 0);
   ASSERT_TRUE(out.calibration.has_value());
@@ -197,9 +198,10 @@ TEST(MeasuredCollectives, TensorParallelAllReducesTakeTheirMeasuredTimes) {
   int all_reduces = 0;
   for (const exec::Span& span : out.timeline.spans) {
     const workload::Task& t = out.iteration.graph[span.task];
-    if (!t.collective || t.collective->kind != CollectiveKind::kAllReduce || t.collective->group.size != 8) continue;
+    const workload::Work& w = out.iteration.graph.work(t);
+    if (!w.collective || w.collective->kind != CollectiveKind::kAllReduce || w.collective->group.size != 8) continue;
     ++all_reduces;
-    EXPECT_EQ(span.end - span.start, net::ceil_to_time(t.collective->bytes / 100e9)) << t.name;
+    EXPECT_EQ(span.end - span.start, net::ceil_to_time(w.collective->bytes / 100e9)) << w.name;
   }
   EXPECT_GT(all_reduces, 8);  // two per layer forward and backward, per micro-batch
   ASSERT_TRUE(out.calibration.has_value());

@@ -25,15 +25,15 @@ std::map<Role, int> count_roles(const config::Scenario& s, int iterations = 1) {
     // Compute roles on the compute stream, communication roles with a collective.
     const bool compute = t.role == Role::kEmbedding || t.role == Role::kLayer || t.role == Role::kHead ||
                          t.role == Role::kOptimizerStep;
-    EXPECT_EQ(compute, !t.collective.has_value()) << t.name;
+    EXPECT_EQ(compute, !g.graph.work(t).collective.has_value()) << g.graph.work(t).name;
     if (t.role == Role::kOptimizerStep) {
       EXPECT_EQ(t.category, Category::kOptimizer);
     }
     if (t.role == Role::kLayer) {
-      EXPECT_GE(t.layer, 0) << t.name;
+      EXPECT_GE(t.layer, 0) << g.graph.work(t).name;
     }
     if (t.role == Role::kEmbedding || t.role == Role::kHead) {
-      EXPECT_EQ(t.layer, -1) << t.name;
+      EXPECT_EQ(t.layer, -1) << g.graph.work(t).name;
     }
   }
   return n;

@@ -26,11 +26,11 @@ std::map<net::CollectiveKind, std::pair<int, double>> layer_collectives(const st
   std::map<net::CollectiveKind, std::pair<int, double>> out;
   for (const workload::Task& t : g.graph.tasks()) {
     if (t.rank != 0 || t.stream != workload::Stream::kTpComm || t.microbatch != 0 || t.layer != 0) continue;
-    auto& [count, bytes] = out[t.collective->kind];
+    auto& [count, bytes] = out[g.graph.work(t).collective->kind];
     ++count;
-    EXPECT_TRUE(bytes == 0.0 || bytes == t.collective->bytes);
-    bytes = t.collective->bytes;
-    EXPECT_EQ(t.collective->group.size, 4);
+    EXPECT_TRUE(bytes == 0.0 || bytes == g.graph.work(t).collective->bytes);
+    bytes = g.graph.work(t).collective->bytes;
+    EXPECT_EQ(g.graph.work(t).collective->group.size, 4);
   }
   return out;
 }

@@ -51,8 +51,9 @@ std::map<net::CollectiveKind, double> dp_bytes(const exec::SimulationOutput& out
   std::map<net::CollectiveKind, double> bytes;
   for (const exec::Span& span : out.timeline.spans) {
     const workload::Task& t = out.iteration.graph[span.task];
+    const workload::Work& w = out.iteration.graph.work(t);
     if (t.stream != workload::Stream::kDpComm || t.iteration != 0 || t.rank != 0) continue;
-    bytes[t.collective->kind] += t.collective->bytes;
+    bytes[w.collective->kind] += w.collective->bytes;
   }
   return bytes;
 }
@@ -194,8 +195,9 @@ TEST(ZeroTraffic, StageThreeWithExpertParallelismShardsExpertsOverTheExpertGroup
   std::map<std::pair<net::CollectiveKind, int>, double> bytes;  // (kind, group size) -> S
   for (const exec::Span& span : out.timeline.spans) {
     const workload::Task& t = out.iteration.graph[span.task];
+    const workload::Work& w = out.iteration.graph.work(t);
     if (t.stream != workload::Stream::kDpComm || t.iteration != 0 || t.rank != 0) continue;
-    bytes[{t.collective->kind, t.collective->group.size}] += t.collective->bytes;
+    bytes[{w.collective->kind, w.collective->group.size}] += w.collective->bytes;
   }
   constexpr double kDense = 49'570'816.0;
   constexpr double kExperts = 67'108'864.0;
