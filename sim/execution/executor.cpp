@@ -38,8 +38,10 @@ class Run {
         progress_(progress) {
     const std::size_t n = graph.size();
     slot_.resize(n + 1);
-    cold_.resize(n);
+    // Which works are collectives, in one pass over them: the tasks then read
+    // this small table instead of their works.
     priced_.resize(graph.works().size());
+    for (std::size_t w = 0; w < priced_.size(); ++w) priced_[w].collective = graph.works()[w].collective.has_value();
     timeline_.spans.reserve(n);
     // Two passes over the tasks: the first counts, the second fills. Lanes are
     // numbered in order of first appearance; a flat (rank, stream) table finds
@@ -76,17 +78,12 @@ class Run {
       slot.lane = static_cast<std::uint32_t>(lane);
       lanes_[static_cast<std::size_t>(lane)].order.push_back(id);
       if (t.collective_instance >= 0) instances_[t.collective_instance].members.push_back(id);
-      const workload::Work& w = graph.work(t);
-      Cold& cold = cold_[id];
-      cold.instance = t.collective_instance;
-      cold.iteration = t.iteration;
-      slot.collective = w.collective.has_value();
+      const Priced& p = priced(t.work);
+      slot.collective = p.collective;
       if (slot.collective) continue;
       const auto slow = slowdown_.find(t.rank);
       const double factor = slow == slowdown_.end() ? 1.0 : 1.0 + slow->second;
-      const Priced& p = priced(t.work, w);
       slot.duration = core::from_seconds(p.seconds * factor);
-      cold.host_s = p.host_s;
       slot.host = p.host_s > 0.0;
     }
     // Runs of compute tasks a lane can run back to back as one event: the next
@@ -124,7 +121,8 @@ class Run {
   // A task's state in the run, the fields every task's start and finish read
   // kept together (one record, not an entry in each of several arrays: the run
   // visits tasks in an order far from the graph's). One more record than tasks
-  // ends the last one's dependents.
+  // ends the last one's dependents. Collectives and host-dispatched kernels read
+  // the rest from their task.
   struct Slot {
     core::Time start = -1;
     core::Time duration = 0;       // compute tasks: the kernel's time, with the rank's slowdown
@@ -133,23 +131,23 @@ class Run {
     std::uint32_t lane = 0;
     TaskId chain_next = kNoTask;   // the next task of its chain, or kNoTask
     bool collective = false;
-    bool host = false;  // issued by the host thread (Cold::host_s > 0)
+    bool host = false;  // issued by the host thread (Priced::host_s > 0)
     bool finished = false;
   };
-  // What only collectives and host-dispatched tasks read.
-  struct Cold {
-    double host_s = 0.0;  // compute tasks: the host's time to issue it (ComputeModel::host_seconds)
-    std::int64_t instance = -1;
-    int iteration = 0;
-  };
-  // A compute work's costs, priced once for all the tasks that repeat it.
+  // A work's costs, a compute work's priced once for all the tasks that repeat
+  // it (when its first task is read).
   struct Priced {
     double seconds = -1.0;  // ComputeModel::seconds; < 0: not yet priced
     double host_s = 0.0;    // ComputeModel::host_seconds
+    bool collective = false;
   };
-  const Priced& priced(workload::WorkId id, const workload::Work& w) {
+  const Priced& priced(workload::WorkId id) {
     Priced& p = priced_[id];
-    if (p.seconds < 0.0) p = {compute_.seconds(w.compute, precision_), compute_.host_seconds(w.compute)};
+    if (!p.collective && p.seconds < 0.0) {
+      const hw::KernelWork& k = graph_.works()[id].compute;
+      p.seconds = compute_.seconds(k, precision_);
+      p.host_s = compute_.host_seconds(k);
+    }
     return p;
   }
 
@@ -159,7 +157,7 @@ class Run {
     const TaskId id = lane.order[lane.head];
     const Slot& t = slot_[id];
     if (t.remaining > 0) return;
-    if (t.host && !issued_by_host(lane_id, cold_[id])) return;
+    if (t.host && !issued_by_host(lane_id, graph_[id])) return;
     lane.busy = true;
     if (!t.collective) {
       core::Time at = sim_.now();
@@ -174,7 +172,7 @@ class Run {
       sim_.schedule_at(at, [this, id, last] { finish_chain(id, last); });
       return;
     }
-    const std::int64_t instance = cold_[id].instance;
+    const std::int64_t instance = graph_[id].collective_instance;
     if (instance < 0) {
       launch_collective(id);
       return;
@@ -189,14 +187,14 @@ class Run {
   // waiting for the GPU, except at an iteration's start: the step synchronizes
   // with the device, so the next step's first kernel is issued after the GPU has
   // run the last one. If not yet issued, wakes the lane when it is.
-  bool issued_by_host(std::size_t lane_id, const Cold& t) {
+  bool issued_by_host(std::size_t lane_id, const Task& t) {
     Lane& lane = lanes_[lane_id];
     if (lane.issued != lane.head) {
       if (t.iteration != lane.host_iteration) {
         lane.host_clock = std::max(lane.host_clock, sim_.now());
         lane.host_iteration = t.iteration;
       }
-      lane.host_clock += core::from_seconds(t.host_s);
+      lane.host_clock += core::from_seconds(priced_[t.work].host_s);
       lane.issued = lane.head;
     }
     if (sim_.now() >= lane.host_clock) return true;
@@ -259,7 +257,6 @@ class Run {
   const std::map<int, double>& slowdown_;
   core::Progress* progress_;
   std::vector<Slot> slot_;  // by task id, and one more
-  std::vector<Cold> cold_;  // by task id
   std::vector<TaskId> dependents_;
   std::vector<Lane> lanes_;
   std::vector<Priced> priced_;  // by work id

@@ -274,7 +274,10 @@ void FlowBackend::sync_clock(core::Simulator& sim) {
 void FlowBackend::solve_and_wake(core::Simulator& sim) {
   solver_.solve();
   ++stats_.solves;
-  for (std::size_t i = 0; i < watched_.size(); ++i) {
+  // The watched links' utilizations change only with the solver's flows or rates.
+  const bool changed = solver_.version() != watched_version_;
+  watched_version_ = solver_.version();
+  for (std::size_t i = 0; changed && i < watched_.size(); ++i) {
     const double u = solver_.link_utilization(static_cast<LinkId>(watched_[i]));
     if (u != last_utilization_[i]) {
       stats_.series[watched_[i]].emplace_back(sim.now(), u);

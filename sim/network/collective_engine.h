@@ -12,6 +12,7 @@
 // nanosecond (tests/unit/collective_engine_test.cpp).
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -203,6 +204,8 @@ class FlowBackend final : public CommunicationBackend {
   core::EventId wake_event_{};
   std::vector<std::uint32_t> watched_;
   std::vector<double> last_utilization_;
+  // The solver's version() when the watched links were last read (none: never).
+  std::uint64_t watched_version_ = std::numeric_limits<std::uint64_t>::max();
   std::vector<std::size_t> finished_phases_;  // scratch of wake()
   LinkStatistics stats_;
   // Exclusive phases.

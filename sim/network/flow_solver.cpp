@@ -229,6 +229,7 @@ void FlowSolver::release_slot(std::uint32_t slot) {
 }
 
 void FlowSolver::mark_dirty(std::uint32_t link) {
+  ++version_;
   if (links_[link].dirty) return;
   links_[link].dirty = true;
   dirty_links_.push_back(link);
@@ -246,6 +247,7 @@ void FlowSolver::set_rate(std::uint32_t slot, double rate) {
   f.bytes = remaining_of(slot);  // settle what the old rate sent
   f.since = now_;
   cores_[slot].rate = rate;
+  ++version_;
   f.ticket = ++next_ticket_;
   const double finish = finish_time(now_, f.bytes, rate);
   if (finish == kUnlimited) return;  // never finishes: no entry

@@ -132,6 +132,9 @@ class FlowSolver {
 
   // Sum of the rates of the flows on the link over its capacity, in [0, 1].
   [[nodiscard]] double link_utilization(LinkId link) const;
+  // Changes whenever a flow joins or leaves a link or a flow's rate is set:
+  // while it stays the same, so does link_utilization() of every link.
+  [[nodiscard]] std::uint64_t version() const { return version_; }
   [[nodiscard]] double capacity(LinkId link) const;
   [[nodiscard]] std::size_t num_links() const { return links_.size(); }
   [[nodiscard]] std::size_t num_flows() const { return slot_of_.size(); }
@@ -248,6 +251,7 @@ class FlowSolver {
   double now_ = 0.0;
   std::vector<Completion> completions_;  // binary min-heap on (finish, ticket)
   std::uint64_t next_ticket_ = 0;
+  std::uint64_t version_ = 0;  // version()
 
   // Scratch of solve(), kept to reuse its memory. The flows of the re-solved
   // components get local indices 0..n-1 and a compact copy of their paths

@@ -30,6 +30,39 @@ TEST(FlowSolver, OneFlowOnOneLinkGetsTheFullCapacity) {
   EXPECT_EQ(s.link_utilization(a), 1.0);
 }
 
+// version() moves with every change a link utilization can see (a flow joins
+// or leaves, a solve sets rates) and stands still otherwise (the clock moving,
+// a solve with nothing to do): the flow backend skips re-reading utilizations
+// while it stands still.
+TEST(FlowSolver, VersionMovesExactlyWhenUtilizationsCanChange) {
+  FlowSolver s;
+  const LinkId a = s.add_link(10.0);
+  const LinkId b = s.add_link(10.0);
+  const std::uint64_t v0 = s.version();
+  s.add_flow({a}, 100.0);
+  const std::uint64_t v1 = s.version();
+  EXPECT_NE(v1, v0);
+  s.solve();
+  const std::uint64_t v2 = s.version();
+  EXPECT_NE(v2, v1);
+  EXPECT_EQ(s.link_utilization(a), 1.0);
+  s.solve();
+  s.advance(1.0);
+  EXPECT_EQ(s.version(), v2);
+  s.add_flow({b}, 10.0);  // finishes at t = 2 s, before the first (t = 10 s)
+  s.solve();
+  EXPECT_NE(s.version(), v2);
+  const std::uint64_t v3 = s.version();
+  s.advance(1.0);
+  std::vector<std::uint64_t> tags;
+  s.take_completed(0.0, tags);
+  ASSERT_EQ(tags.size(), 1U);
+  EXPECT_NE(s.version(), v3);
+  s.solve();
+  EXPECT_EQ(s.link_utilization(b), 0.0);
+  EXPECT_EQ(s.link_utilization(a), 1.0);
+}
+
 TEST(FlowSolver, TwoFlowsOnOneLinkGetHalfEach) {
   FlowSolver s;
   const LinkId a = s.add_link(10.0);
