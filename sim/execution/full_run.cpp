@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <tuple>
 
@@ -133,6 +135,33 @@ FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutpu
 
   const faults::ReplayConfig rc = replay_config(s, rep, train_tokens, per_node_loss);
 
+  // States with stragglers alone keep the cluster and every collective: they run
+  // the healthy iteration graph again on planners whose routes outlive a state
+  // (one per thread at a time, from a pool; step_with_slow_ranks).
+  const bool reuse_graph = s.parallel.mode == workload::TrainingMode::kSync;
+  std::mutex pool_mutex;
+  std::unique_ptr<const net::Topology> topology;  // built by the first state that needs it
+  std::vector<std::unique_ptr<net::CollectivePlanner>> planners;
+  const auto step_with_stragglers = [&](const SimulateOptions& options) {
+    std::unique_ptr<net::CollectivePlanner> planner;
+    {
+      const std::lock_guard<std::mutex> lock(pool_mutex);
+      // Constructed in place from the returned topology: a move of it trips GCC 12's
+      // -Wmaybe-uninitialized inside Boost.Graph's edge iterators.
+      if (!topology) topology.reset(new net::Topology(network_topology(s)));  // NOLINT(cppcoreguidelines-owning-memory)
+      if (!planners.empty()) {
+        planner = std::move(planners.back());
+        planners.pop_back();
+      } else {
+        planner = std::make_unique<net::CollectivePlanner>(planner_for(s, *topology));
+      }
+    }
+    const core::Time step = step_with_slow_ranks(s, healthy, *planner, options);
+    const std::lock_guard<std::mutex> lock(pool_mutex);
+    planners.push_back(std::move(planner));
+    return faults::StatePerformance{step, base.tokens_per_iteration};
+  };
+
   // The oracle: one iteration simulation per distinct reduced state. Trials on
   // different threads may ask for different states at once (faults/replay.h):
   // each reduced state is simulated by the first to ask, outside the lock, and
@@ -156,9 +185,9 @@ FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutpu
     for (int k = 0; k < pp; ++k)
       if (per_stage[static_cast<std::size_t>(k)] > 0.0)
         options.slow_ranks.emplace_back(k * v_stage_gpus, per_stage[static_cast<std::size_t>(k)]);
-    if (st.lost_replicas > 0 || st.degraded_link || !options.slow_ranks.empty())
-      return performance_of(simulate(v, options));
-    return base;
+    if (st.lost_replicas > 0 || st.degraded_link) return performance_of(simulate(v, options));
+    if (options.slow_ranks.empty()) return base;
+    return reuse_graph ? step_with_stragglers(options) : performance_of(simulate(v, options));
   };
   const faults::IterationOracle oracle = [&](const faults::ClusterState& st) {
     std::vector<double> per_stage(static_cast<std::size_t>(pp), 0.0);

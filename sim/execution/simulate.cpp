@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 
 #include "execution/async_replay.h"
@@ -136,6 +137,48 @@ std::map<int, double> representative_slowdown(const SimulationOutput& out, const
   return slowdown;
 }
 
+// The communication a scenario's collectives run on: its network model over the
+// planner's topology, with the calibration profile's measured collectives in
+// front (network/measured_collectives.h) when it has any.
+class Communication {
+ public:
+  Communication(const config::Scenario& s, net::CollectivePlanner& planner, bool link_counters)
+      : measured_(s.calibration ? net::MeasuredCollectives(s.calibration->profile->collectives)
+                                : net::MeasuredCollectives()) {
+    if (s.simulation.network_model == config::NetworkModel::kFlow) {
+      auto backend = std::make_unique<net::FlowBackend>(
+          planner, link_counters ? watched_links(planner.topology()) : std::vector<std::uint32_t>{});
+      flow_ = backend.get();
+      model_ = std::move(backend);
+    } else {
+      model_ = std::make_unique<net::ScheduleBackend>(planner);
+    }
+    if (!measured_.empty()) measured_backend_ = std::make_unique<net::MeasuredBackend>(measured_, *model_);
+  }
+  [[nodiscard]] net::CommunicationBackend& backend() {
+    return measured_backend_ ? static_cast<net::CommunicationBackend&>(*measured_backend_) : *model_;
+  }
+  [[nodiscard]] const net::CommunicationBackend& model() const { return *model_; }
+  [[nodiscard]] const net::FlowBackend* flow() const { return flow_; }  // the flow model's, else null
+  [[nodiscard]] const net::MeasuredCollectives& measured() const { return measured_; }
+
+ private:
+  net::MeasuredCollectives measured_;
+  std::unique_ptr<net::CommunicationBackend> model_;
+  net::FlowBackend* flow_ = nullptr;
+  std::unique_ptr<net::MeasuredBackend> measured_backend_;
+};
+
+// The cluster the network model sees: dedicated parameter servers are one node
+// each, after the workers' nodes.
+hw::ClusterSpec network_cluster(const config::Scenario& s) {
+  hw::ClusterSpec c = s.cluster;
+  if (s.parallel.mode == workload::TrainingMode::kAsyncPs &&
+      s.parallel.server_placement == workload::ServerPlacement::kDedicated)
+    c.num_nodes += s.parallel.num_servers;
+  return c;
+}
+
 // What the flow model saw: flows, rate solves, the bytes each link carried, and
 // the utilization series of the watched links.
 void record_network(const net::FlowBackend& flow, const net::Topology& topology, NetworkReport& report) {
@@ -170,38 +213,14 @@ SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& opti
   const std::unique_ptr<hw::ComputeModel> compute_model = compute_model_for(s);
   const auto* profiled = dynamic_cast<const hw::ProfiledComputeModel*>(compute_model.get());
   const hw::ComputeModel& compute = *compute_model;
-  // Dedicated parameter servers: one node each, after the workers' nodes.
-  hw::ClusterSpec network_cluster = s.cluster;
-  if (s.parallel.mode == workload::TrainingMode::kAsyncPs &&
-      s.parallel.server_placement == workload::ServerPlacement::kDedicated)
-    network_cluster.num_nodes += s.parallel.num_servers;
-  const net::Topology topology = net::build_topology(network_cluster);
-  net::CollectivePlanner planner(topology, s.simulation.collective_algorithm, s.cluster.inter_node.multipath,
-                                 net::routing_of(s.cluster.inter_node.routing));
-  std::unique_ptr<net::CommunicationBackend> network;
-  net::FlowBackend* flow = nullptr;
-  if (s.simulation.network_model == config::NetworkModel::kFlow) {
-    auto backend = std::make_unique<net::FlowBackend>(
-        planner, options.link_counters ? watched_links(topology) : std::vector<std::uint32_t>{});
-    flow = backend.get();
-    network = std::move(backend);
-  } else {
-    network = std::make_unique<net::ScheduleBackend>(planner);
-  }
-  // Collectives the calibration profile measured take their measured times
-  // (network/measured_collectives.h); the rest go to the network model.
-  const net::MeasuredCollectives measured_collectives =
-      s.calibration ? net::MeasuredCollectives(s.calibration->profile->collectives) : net::MeasuredCollectives();
-  std::unique_ptr<net::MeasuredBackend> measured_backend;
-  if (!measured_collectives.empty())
-    measured_backend = std::make_unique<net::MeasuredBackend>(measured_collectives, *network);
-  net::CommunicationBackend& communication =
-      measured_backend ? static_cast<net::CommunicationBackend&>(*measured_backend) : *network;
+  const net::Topology topology = net::build_topology(network_cluster(s));
+  net::CollectivePlanner planner = planner_for(s, topology);
+  Communication communication(s, planner, options.link_counters);
   out.compute_model = std::string(compute.name());
-  out.network_model = std::string(network->name());
+  out.network_model = std::string(communication.model().name());
   out.network.topology = topology.description;
 
-  Executor executor(compute, communication, s.training.precision);
+  Executor executor(compute, communication.backend(), s.training.precision);
   // async_ps: workers do not wait for each other, so a slow GPU slows only its own
   // worker; the replay takes it per worker and the simulated step stays nominal.
   const bool async_ps = s.parallel.mode == workload::TrainingMode::kAsyncPs;
@@ -237,10 +256,29 @@ SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& opti
     out.memory_over_time =
         track_memory(s, out, out.iteration.simulated_ranks.at(static_cast<std::size_t>(out.memory.stage)));
   if (profiled != nullptr)
-    out.calibration = tally(out.iteration.graph, *profiled, s.training.precision, measured_collectives);
+    out.calibration = tally(out.iteration.graph, *profiled, s.training.precision, communication.measured());
 
-  if (flow != nullptr) record_network(*flow, topology, out.network);
+  if (const net::FlowBackend* flow = communication.flow()) record_network(*flow, topology, out.network);
   return out;
+}
+
+net::Topology network_topology(const config::Scenario& s) { return net::build_topology(network_cluster(s)); }
+
+net::CollectivePlanner planner_for(const config::Scenario& s, const net::Topology& topology) {
+  return net::CollectivePlanner(topology, s.simulation.collective_algorithm, s.cluster.inter_node.multipath,
+                                net::routing_of(s.cluster.inter_node.routing));
+}
+
+core::Time step_with_slow_ranks(const config::Scenario& s, const SimulationOutput& healthy,
+                                net::CollectivePlanner& planner, const SimulateOptions& options) {
+  if (s.parallel.mode != workload::TrainingMode::kSync)
+    throw std::invalid_argument("step_with_slow_ranks: synchronous training only");
+  const std::unique_ptr<hw::ComputeModel> compute = compute_model_for(s);
+  Communication communication(s, planner, options.link_counters);
+  Executor executor(*compute, communication.backend(), s.training.precision);
+  if (!options.slow_ranks.empty()) executor.set_compute_slowdown(representative_slowdown(healthy, options));
+  core::Simulator sim;
+  return executor.run(healthy.iteration.graph, sim).makespan / healthy.iteration.iterations;
 }
 
 }  // namespace trainsim::exec

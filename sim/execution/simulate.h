@@ -12,6 +12,8 @@
 #include "execution/timeline.h"
 #include "hardware/compute_model.h"
 #include "hardware/profiled_compute_model.h"
+#include "network/collective_engine.h"
+#include "network/topology.h"
 #include "config/scenario.h"
 #include "workload/iteration_builder.h"
 #include "workload/memory.h"
@@ -112,5 +114,20 @@ struct SimulateOptions {
 std::unique_ptr<hw::ComputeModel> compute_model_for(const config::Scenario& s);
 
 SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& options = {});
+
+// The network simulate() builds for `s`: its topology (with dedicated parameter
+// servers as nodes of their own) and the collective planner over it.
+net::Topology network_topology(const config::Scenario& s);
+net::CollectivePlanner planner_for(const config::Scenario& s, const net::Topology& topology);
+
+// The step time simulate(s, options) would give (its timeline's makespan per
+// iteration) for `options.slow_ranks` alone, from `healthy` = simulate(s)'s
+// iteration graph and `planner` (planner_for(s, network_topology(s)), one
+// thread at a time): the graph is not built again, and the planner's routes are
+// those of earlier calls (the failure replay's straggler states, which change no
+// collective; docs/architecture.md, "Engine speed"). Synchronous training only
+// (std::invalid_argument otherwise).
+core::Time step_with_slow_ranks(const config::Scenario& s, const SimulationOutput& healthy,
+                                net::CollectivePlanner& planner, const SimulateOptions& options);
 
 }  // namespace trainsim::exec

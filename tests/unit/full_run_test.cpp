@@ -3,6 +3,7 @@
 // Daly interval and determinism, on a small GPT-2 scenario.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "execution/full_run.h"
@@ -91,6 +92,37 @@ TEST(Straggler, PipelineStageWithAStragglerPacesThePipeline) {
   SimulateOptions all;
   for (long long r = 0; r < 8; ++r) all.slow_ranks.emplace_back(r, 0.10);
   EXPECT_LE(straggler.timeline.makespan, simulate(s, all).timeline.makespan);
+}
+
+// The failure replay's straggler states run the healthy graph again on a
+// planner they share (step_with_slow_ranks): the same step as simulating the
+// state from scratch, on either network model, with the planner reused.
+TEST(Straggler, RerunningTheHealthyGraphGivesTheSimulatedStep) {
+  for (const char* model : {"analytic", "flow"}) {
+    config::Scenario s = gpt2("null", R"(, "pp": 2)", 2);
+    s.simulation.network_model = std::string(model) == "flow" ? config::NetworkModel::kFlow
+                                                               : config::NetworkModel::kAnalytic;
+    const SimulationOutput healthy = simulate(s);
+    const net::Topology topology = network_topology(s);
+    net::CollectivePlanner planner = planner_for(s, topology);
+    for (long long rank : {7LL, 3LL, 12LL}) {
+      SimulateOptions slow;
+      slow.slow_ranks = {{rank, 0.25}};
+      const SimulationOutput fresh = simulate(s, slow);
+      EXPECT_GT(fresh.timeline.makespan, healthy.timeline.makespan) << model << " rank " << rank;
+      EXPECT_EQ(step_with_slow_ranks(s, healthy, planner, slow),
+                fresh.timeline.makespan / fresh.iteration.iterations)
+          << model << " rank " << rank;
+    }
+  }
+}
+
+TEST(Straggler, RerunningTheHealthyGraphIsForSynchronousTrainingOnly) {
+  const config::Scenario s = gpt2("null", R"(, "mode": "local_sgd", "sync_period": 4)");
+  const SimulationOutput healthy = simulate(s);
+  const net::Topology topology = network_topology(s);
+  net::CollectivePlanner planner = planner_for(s, topology);
+  EXPECT_THROW(step_with_slow_ranks(s, healthy, planner, {}), std::invalid_argument);
 }
 
 TEST(FullRun, NoFailuresIsIterationsTimesIterationTimePlusCheckpointsExactly) {
