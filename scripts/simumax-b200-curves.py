@@ -26,9 +26,17 @@ efficiency"), so each efficiency is halved; one point per FLOPs (rows at the sam
 FLOPs, contiguous or not, averaged), rows with d_qk = d_v only (MLA's 192/128 rows
 have no trainsim head_dim to go with).
 
+Under accelerator.op.group_matmul.accurate_efficient_factor it holds Transformer
+Engine's grouped GEMMs at the expert shapes of DeepSeek V2/V3 (ng experts of M
+tokens, N x K weights), each in its three stages (fwd; bwd_grad_act, the data
+gradient; bwd_grad_w, the weight gradient accumulated into fp32 main_grad): the
+grouped_matmul_efficiency curves, one per stage, by octave of one expert's
+F = 2 M N K, by the same rule.
+
 Usage: scripts/simumax-b200-curves.py PATH/TO/b200_bf16_ceperm.json
-Prints the matmul points and the attention_efficiency array as JSON (two lines),
-and per GEMM octave the per-layout medians.
+Prints the matmul points, the attention_efficiency array and the
+grouped_matmul_efficiency object as JSON (three lines), and per GEMM octave the
+per-layout medians.
 """
 import json
 import math
@@ -57,6 +65,15 @@ def attention_curves(system):
     return attention_entries(rows)
 
 
+def grouped_curves(system):
+    stages = {"fwd": "forward", "bwd_grad_act": "data_gradient", "bwd_grad_w": "weight_gradient"}
+    rows = defaultdict(list)
+    for key, efficiency in system["accelerator"]["op"]["group_matmul"]["accurate_efficient_factor"].items():
+        f = fields_of(key)
+        rows[stages[f["stage"]]].append((2.0 * int(f["M"]) * int(f["N"]) * int(f["K"]), float(efficiency)))
+    return {name: octave_points(rows[name]) for name in stages.values()}
+
+
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[-3], file=sys.stderr)
@@ -78,6 +95,7 @@ def main() -> int:
         print(f"octave 2^{octave}: medians by layout {medians}", file=sys.stderr)
     print(json.dumps(points))
     print(json.dumps(attention_curves(system)))
+    print(json.dumps(grouped_curves(system)))
     return 0
 
 

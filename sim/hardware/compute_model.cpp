@@ -28,6 +28,12 @@ RooflineComputeModel::RooflineComputeModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
   if (!gpu_.matmul_efficiency_fp8.empty()) check_curve(gpu_.matmul_efficiency_fp8, gpu_.name + ": matmul_efficiency_fp8");
   if (!gpu_.matmul_efficiency_fp8_fast.empty())
     check_curve(gpu_.matmul_efficiency_fp8_fast, gpu_.name + ": matmul_efficiency_fp8_fast");
+  if (gpu_.grouped_matmul_efficiency) {
+    check_curve(gpu_.grouped_matmul_efficiency->forward, gpu_.name + ": grouped_matmul_efficiency forward");
+    check_curve(gpu_.grouped_matmul_efficiency->data_gradient, gpu_.name + ": grouped_matmul_efficiency data_gradient");
+    check_curve(gpu_.grouped_matmul_efficiency->weight_gradient,
+                gpu_.name + ": grouped_matmul_efficiency weight_gradient");
+  }
   for (AttentionEfficiency& a : gpu_.attention_efficiency) {
     const std::string what = gpu_.name + ": attention_efficiency head_dim " + std::to_string(a.head_dim);
     check_curve(a.forward, what + " forward");
@@ -64,6 +70,20 @@ double RooflineComputeModel::efficiency(const KernelWork& work, Precision precis
   return matmul_efficiency(flops);
 }
 
+// One kernel over `count` experts' GEMMs of F = 2 m n k each: the forward at the
+// forward curve; a backward op (its data and weight gradients, F each) at the
+// curves of those GEMMs (docs/model.md, "Grouped expert GEMMs"). fp8 GEMMs take
+// the same curves at the fp8 peak (no fp8 grouped GEMM measurement).
+double RooflineComputeModel::grouped_matmul_seconds(const KernelWork& work, Precision precision) const {
+  const GroupedMatmulEfficiency& g = *gpu_.grouped_matmul_efficiency;
+  const double peak = gpu_.peak(precision);
+  if (!work.backward) return work.flops / (peak * efficiency_at(g.forward, work.flops / work.count));
+  const double per_gemm = work.flops / work.count / 2.0;
+  const double half = work.flops / 2.0;
+  return half / (peak * efficiency_at(g.data_gradient, per_gemm)) +
+         half / (peak * efficiency_at(g.weight_gradient, per_gemm));
+}
+
 Precision kernel_precision(const KernelWork& work, Precision recipe) {
   if (recipe != Precision::kFp8) return recipe;
   if (work.kind == KernelClass::kAttention || (work.kind == KernelClass::kMatmul && !work.fp8)) return Precision::kBf16;
@@ -81,6 +101,8 @@ double RooflineComputeModel::seconds(const KernelWork& work, Precision recipe) c
       // Elementwise arithmetic runs on the CUDA cores at the fp32 rate.
       const double rate = gpu_.supports(Precision::kFp32) ? gpu_.peak(Precision::kFp32) : gpu_.peak(precision);
       compute_time = work.flops / rate;
+    } else if (work.kind == KernelClass::kMatmul && work.grouped && gpu_.grouped_matmul_efficiency) {
+      compute_time = grouped_matmul_seconds(work, precision);
     } else {
       compute_time = work.flops / (gpu_.peak(precision) * efficiency(work, precision));
     }

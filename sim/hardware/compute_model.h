@@ -37,6 +37,9 @@ struct KernelWork {
   double n = 0.0;
   double k = 0.0;
   bool backward = false;              // a backward-pass op
+  // A grouped expert GEMM: one kernel over `count` experts' GEMMs (priced by
+  // GpuSpec::grouped_matmul_efficiency where the GPU has it).
+  bool grouped = false;
   // Under an fp8 recipe, whether this GEMM runs in fp8 (Transformer Engine's
   // linear layers); false: it stays in 16 bits (Megatron-Core's output layer is
   // not a Transformer Engine layer). Attention stays in 16 bits either way
@@ -91,6 +94,8 @@ class RooflineComputeModel final : public ComputeModel {
   // FlashAttention-2 kernel the GPU has none for takes its default kernel's.
   // None: the matmul curve prices it.
   [[nodiscard]] const AttentionEfficiency* attention_curves(const KernelWork& work) const;
+  // A grouped expert GEMM on a GPU with grouped_matmul_efficiency: its compute time.
+  [[nodiscard]] double grouped_matmul_seconds(const KernelWork& work, Precision precision) const;
 
   GpuSpec gpu_;
 };

@@ -4,6 +4,7 @@
 // files, scenarios/hardware/*.json, and in docs/model.md section "Compute cost").
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,16 @@ struct AttentionEfficiency {
   AttentionKernel kernel = AttentionKernel::kDefault;
 };
 
+// A grouped expert GEMM's efficiency (one kernel over a rank's local experts,
+// as Transformer Engine's and PyTorch's grouped GEMMs run them), by the FLOPs
+// 2 m n k of one expert's GEMM, for each GEMM of a linear layer: the forward,
+// the data gradient and the weight gradient (docs/model.md, "Grouped expert GEMMs").
+struct GroupedMatmulEfficiency {
+  std::vector<EfficiencyPoint> forward;
+  std::vector<EfficiencyPoint> data_gradient;
+  std::vector<EfficiencyPoint> weight_gradient;
+};
+
 struct GpuSpec {
   std::string name;
   std::map<Precision, double> peak_flops;  // dense FLOP/s; a missing entry = not supported
@@ -62,6 +73,9 @@ struct GpuSpec {
   // FlashAttention-2 kernel without curves of its own takes the default kernel's);
   // any other attention takes the matmul curve.
   std::vector<AttentionEfficiency> attention_efficiency;
+  // Grouped expert GEMMs measured apart; none: they take matmul_efficiency at the
+  // FLOPs of one expert's GEMM (forward) or of its two backward GEMMs.
+  std::optional<GroupedMatmulEfficiency> grouped_matmul_efficiency;
   // Relative standard deviation of one kernel's time from run to run on one GPU
   // (docs/model.md, "Step-time variability"); 0: not known.
   double kernel_time_cv = 0.0;

@@ -50,10 +50,11 @@ class ObjectReader {
 
   [[noreturn]] void fail(std::string_view key, std::string expected, const nlohmann::json& found) const;
   [[noreturn]] void fail_message(std::string_view key, std::string message) const;
+  // A required key is absent: "expected <expected>, found nothing (the key is required)".
+  [[noreturn]] void missing(std::string_view key, const std::string& expected) const;
 
  private:
   [[nodiscard]] const nlohmann::json* find(std::string_view key) const;
-  [[noreturn]] void missing(std::string_view key, const std::string& expected) const;
 
   const nlohmann::json& value_;
   std::string file_;

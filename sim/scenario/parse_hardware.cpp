@@ -68,8 +68,9 @@ std::string describe_point(const nlohmann::json& pt) {
 // An array of [flops, efficiency] points under `key` (at least one).
 std::vector<hw::EfficiencyPoint> efficiency_points(const ObjectReader& o, std::string_view key,
                                                    const std::string& file) {
-  const nlohmann::json& pts = o.raw(key);
   const std::string expected = "a non-empty array of [flops, efficiency] pairs with flops > 0 and 0 < efficiency <= 1";
+  if (!o.has(key)) o.missing(key, expected);
+  const nlohmann::json& pts = o.raw(key);
   if (!pts.is_array() || pts.empty()) o.fail(key, expected, pts);
   std::vector<hw::EfficiencyPoint> points;
   for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -115,8 +116,8 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
   const ObjectReader g(value, file, path,
                        {"name", "peak_flops", "memory_capacity", "memory_bandwidth", "memory_bandwidth_efficiency",
                         "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "matmul_efficiency_fp8",
-                        "matmul_efficiency_fp8_fast", "attention_efficiency", "kernel_time_cv", "platform", "sources",
-                        "preset"});
+                        "matmul_efficiency_fp8_fast", "attention_efficiency", "grouped_matmul_efficiency",
+                        "kernel_time_cv", "platform", "sources", "preset"});
   hw::GpuSpec spec;
   spec.name = g.text("name", "custom GPU");
   const ObjectReader peaks = g.object("peak_flops", {"fp32", "tf32", "fp16", "bf16", "fp8"});
@@ -142,6 +143,15 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
   if (g.has("matmul_efficiency_fp8_fast"))
     spec.matmul_efficiency_fp8_fast = efficiency_points(g, "matmul_efficiency_fp8_fast", file);
   if (g.has("attention_efficiency")) spec.attention_efficiency = attention_efficiency(g, file);
+  if (g.has("grouped_matmul_efficiency")) {
+    const ObjectReader grouped =
+        g.object("grouped_matmul_efficiency", {"forward", "data_gradient", "weight_gradient"});
+    hw::GroupedMatmulEfficiency e;
+    e.forward = efficiency_points(grouped, "forward", file);
+    e.data_gradient = efficiency_points(grouped, "data_gradient", file);
+    e.weight_gradient = efficiency_points(grouped, "weight_gradient", file);
+    spec.grouped_matmul_efficiency = std::move(e);
+  }
   spec.kernel_time_cv = g.number("kernel_time_cv", 0.0, 1.0, 0.0);
   return spec;
 }

@@ -750,6 +750,7 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   for (Op* op : {&up_op, &down_op}) {
     op->model_flops /= c;  // padding is not model work
     op->expert_params = true;
+    op->work.grouped = true;
   }
   push_gemm(ops, up_op, false);
   ops.push_back(elementwise("experts_act", (up + f) * per_expert * local_experts * act_bytes_, 0.0, layer,

@@ -147,6 +147,32 @@ TEST(Roofline, Fp8GemmsTakeTheFp8CurvesForwardFastBackwardSplit) {
   EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(gpu).efficiency(forward, hw::Precision::kFp8), 0.4);
 }
 
+TEST(Roofline, GroupedExpertGemmsTakeTheGroupedCurvesOfEachGemm) {
+  // docs/model.md, "Grouped expert GEMMs": 8 experts of F = 1e10 each. Forward at
+  // the forward curve (0.4 at 1e10); backward (2 x 8 F) half at the data-gradient
+  // curve (0.5), half at the weight-gradient curve (0.25, halfway in log F between
+  // 0.2 at 1e9 and 0.3 at 1e11). Ungrouped GEMMs and GPUs without the curves keep
+  // the matmul curve (0.7).
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency = {{1e9, 0.7}};
+  gpu.grouped_matmul_efficiency = hw::GroupedMatmulEfficiency{
+      {{1e10, 0.4}}, {{1e10, 0.5}}, {{1e9, 0.2}, {1e11, 0.3}}};
+  const hw::RooflineComputeModel model(gpu);
+  hw::KernelWork forward{hw::KernelClass::kMatmul, 8e10, 0.0, 8};
+  forward.grouped = true;
+  EXPECT_DOUBLE_EQ(model.seconds(forward, hw::Precision::kBf16), 8e10 / (989e12 * 0.4));
+  hw::KernelWork backward = forward;
+  backward.flops = 16e10;
+  backward.backward = true;
+  EXPECT_DOUBLE_EQ(model.seconds(backward, hw::Precision::kBf16),
+                   8e10 / (989e12 * 0.5) + 8e10 / (989e12 * 0.25));
+  hw::KernelWork dense = forward;
+  dense.grouped = false;
+  EXPECT_DOUBLE_EQ(model.seconds(dense, hw::Precision::kBf16), 8e10 / (989e12 * 0.7));
+  EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(h100()).seconds(forward, hw::Precision::kBf16),
+                   hw::RooflineComputeModel(h100()).seconds(dense, hw::Precision::kBf16));
+}
+
 TEST(Roofline, RejectsImpossibleSpecsAndWork) {
   hw::GpuSpec gpu = h100();
   gpu.matmul_efficiency = {{1e9, 1.5}};

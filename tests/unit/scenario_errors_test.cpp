@@ -387,6 +387,15 @@ std::vector<BadCase> inline_gpu_specs_cases() {
               "/cluster/gpu/matmul_efficiency", {"a non-empty array of [flops, efficiency] pairs", R"(found "high")"}),
       invalid("MatmulEfficiencyEmpty", kInlineGpuHead + R"(, "matmul_efficiency": [])" + kInlineGpuTail,
               "/cluster/gpu/matmul_efficiency", {"a non-empty array", "found an empty array"}),
+      invalid("GroupedMatmulEfficiencyWithoutWeightGradient",
+              kInlineGpuHead +
+                  R"(, "grouped_matmul_efficiency": {"forward": [[1e10, 0.4]], "data_gradient": [[1e10, 0.4]]})" +
+                  kInlineGpuTail,
+              "/cluster/gpu/grouped_matmul_efficiency/weight_gradient",
+              {"a non-empty array of [flops, efficiency] pairs", "found nothing"}),
+      invalid("GroupedMatmulEfficiencyUnknownGemm",
+              kInlineGpuHead + R"(, "grouped_matmul_efficiency": {"fwd": [[1e10, 0.4]]})" + kInlineGpuTail,
+              "/cluster/gpu/grouped_matmul_efficiency/fwd", {"forward"}),
       invalid("MatmulEfficiencyTriple",
               kInlineGpuHead + R"(, "matmul_efficiency": [[1e10, 0.5, 3]])" + kInlineGpuTail,
               "/cluster/gpu/matmul_efficiency/0", {"[flops, efficiency] pairs", "found [10000000000.0,0.5,3]"}),
