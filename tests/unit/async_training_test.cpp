@@ -104,11 +104,13 @@ TEST(AsyncParameterServer, EachStepPushesGradientsAndPullsWeightsOneSthToEachSer
   // The worker's push in the task graph: every gradient, a quarter to each server.
   double pushed = 0.0;
   int pairs = 0;
-  for (const workload::Task& t : out.iteration.graph.tasks())
-    if (out.iteration.graph.work(t).name.starts_with("ps_push")) {
-      pushed += out.iteration.graph.work(t).collective->bytes;
-      pairs = static_cast<int>(out.iteration.graph.work(t).collective->group.members->size());
+  for (const workload::Task& t : out.iteration.graph.tasks()) {
+    const workload::Work& w = out.iteration.graph.work(t);
+    if (w.name.starts_with("ps_push")) {
+      pushed += w.collective->bytes;
+      pairs = static_cast<int>(w.collective->group.members->size());
     }
+  }
   EXPECT_NEAR(pushed * 4, p * 4, p * 1e-12);
   EXPECT_EQ(pairs, 4);
   // A dedicated server node has 8 NICs of 400 Gb/s at the preset's efficiency.
@@ -129,12 +131,14 @@ TEST(LocalSgd, MeanStepSpreadsOneAverageOverThePeriod) {
   // The average moves every fp32 master weight once, over the 8 replicas.
   const double p = workload::count_parameters(s.model).total;
   bool seen = false;
-  for (const workload::Task& t : out.iteration.graph.tasks())
-    if (out.iteration.graph.work(t).name == "param_average") {
+  for (const workload::Task& t : out.iteration.graph.tasks()) {
+    const workload::Work& w = out.iteration.graph.work(t);
+    if (w.name == "param_average") {
       seen = true;
-      EXPECT_DOUBLE_EQ(out.iteration.graph.work(t).collective->bytes, p * 4);
-      EXPECT_EQ(out.iteration.graph.work(t).collective->group.size, 8);
+      EXPECT_DOUBLE_EQ(w.collective->bytes, p * 4);
+      EXPECT_EQ(w.collective->group.size, 8);
     }
+  }
   EXPECT_TRUE(seen);
 }
 

@@ -36,11 +36,12 @@ Traffic layer_traffic(const config::Scenario& s, Stream stream) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   Traffic out;
   for (const workload::Task& t : g.graph.tasks()) {
+    const workload::Work& w = g.graph.work(t);
     if (t.rank != 0 || t.stream != stream || t.microbatch != 0 || t.layer != 0) continue;
-    const bool backward = g.graph.work(t).name.ends_with(".backward");
+    const bool backward = w.name.ends_with(".backward");
     (backward ? out.backward : out.forward) += 1;
-    (backward ? out.backward_bytes : out.forward_bytes) += g.graph.work(t).collective->bytes;
-    out.group_size = g.graph.work(t).collective->group.size;
+    (backward ? out.backward_bytes : out.forward_bytes) += w.collective->bytes;
+    out.group_size = w.collective->group.size;
   }
   return out;
 }
@@ -48,10 +49,12 @@ Traffic layer_traffic(const config::Scenario& s, Stream stream) {
 double layer_attention_flops(const config::Scenario& s) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   double flops = 0.0;
-  for (const workload::Task& t : g.graph.tasks())
+  for (const workload::Task& t : g.graph.tasks()) {
+    const workload::Work& w = g.graph.work(t);
     if (t.rank == 0 && t.microbatch == 0 && t.layer == 0 && t.category == workload::Category::kForward &&
-        g.graph.work(t).compute.kind == hw::KernelClass::kAttention)
-      flops += g.graph.work(t).compute.flops;
+        w.compute.kind == hw::KernelClass::kAttention)
+      flops += w.compute.flops;
+  }
   return flops;
 }
 
@@ -122,9 +125,11 @@ TEST(ContextParallel, AllGatherGathersKAndVAndReduceScattersTheirGradients) {
   // (3 x 4.5 x 256 x 2048 x 2).
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   std::map<std::string, double> bytes;
-  for (const workload::Task& task : g.graph.tasks())
-    if (task.rank == 0 && task.microbatch == 0 && task.layer == 0 && !g.graph.work(task).collective)
-      bytes[g.graph.work(task).name] = g.graph.work(task).compute.bytes;
+  for (const workload::Task& task : g.graph.tasks()) {
+    const workload::Work& w = g.graph.work(task);
+    if (task.rank == 0 && task.microbatch == 0 && task.layer == 0 && !w.collective)
+      bytes[w.name] = w.compute.bytes;
+  }
   EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.kv_reorder"), 2.0 * 4 * 256 * 2048 * 2);
   EXPECT_DOUBLE_EQ(bytes.at("layer0.attention"), 256.0 * (1024 + 1024 + 4.5 * 2048) * 2 + 2.0 * 8 * 128 * 4);
   EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.out_copy"), 2.0 * 256 * 1024 * 2);
@@ -203,11 +208,12 @@ TEST(ExpertParallel, EachRankComputesKCopiesOfItsTokensOverItsExperts) {
   const auto s = testing::make_scenario(kMoe, R"("micro_batch_size": 2)", R"("ep": 8)");
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   for (const workload::Task& t : g.graph.tasks()) {
-    if (t.rank != 0 || t.microbatch != 0 || t.layer != 0 || g.graph.work(t).name != "layer0.experts_up") continue;
+    const workload::Work& w = g.graph.work(t);
+    if (t.rank != 0 || t.microbatch != 0 || t.layer != 0 || w.name != "layer0.experts_up") continue;
     // One local expert of 8 / 8; 2 x k b s x 2f x h.
-    EXPECT_EQ(g.graph.work(t).compute.count, 1);
-    EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
-    EXPECT_DOUBLE_EQ(g.graph.work(t).model_flops, g.graph.work(t).compute.flops);
+    EXPECT_EQ(w.compute.count, 1);
+    EXPECT_DOUBLE_EQ(w.compute.flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(w.model_flops, w.compute.flops);
   }
 }
 
@@ -217,10 +223,11 @@ TEST(ExpertParallel, CapacityFactorPadsExpertWorkNotModelFlops) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   bool seen = false;
   for (const workload::Task& t : g.graph.tasks()) {
-    if (t.rank != 0 || t.microbatch != 0 || g.graph.work(t).name != "layer0.experts_up") continue;
+    const workload::Work& w = g.graph.work(t);
+    if (t.rank != 0 || t.microbatch != 0 || w.name != "layer0.experts_up") continue;
     seen = true;
-    EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 1.25 * 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
-    EXPECT_DOUBLE_EQ(g.graph.work(t).model_flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(w.compute.flops, 1.25 * 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(w.model_flops, 2.0 * (2 * 2 * 512) * (2 * 2048) * 1024);
   }
   EXPECT_TRUE(seen);
   EXPECT_DOUBLE_EQ(layer_traffic(s, Stream::kEpComm).forward_bytes, 1.25 * 2 * kMoeCopies);
@@ -239,17 +246,21 @@ TEST(ExpertParallel, ExpertGradientsReduceOverTheRanksHoldingTheSameExperts) {
   int dense = 0;
   int expert = 0;
   for (const workload::Task& t : g.graph.tasks()) {
+    const workload::Work& w = g.graph.work(t);
     if (t.stream != Stream::kDpComm) continue;
-    const bool is_expert = g.graph.work(t).name.starts_with("expert_");
+    const bool is_expert = w.name.starts_with("expert_");
     (is_expert ? expert : dense) += 1;
-    EXPECT_EQ(g.graph.work(t).collective->group.size, is_expert ? 2 : 8) << g.graph.work(t).name;
+    EXPECT_EQ(w.collective->group.size, is_expert ? 2 : 8) << w.name;
   }
   EXPECT_EQ(dense, 1);
   EXPECT_EQ(expert, 1);
   // With ep = dp each rank holds its experts alone: nothing to reduce.
   const auto alone = testing::make_scenario(kMoe, R"("micro_batch_size": 2)", R"("ep": 8)");
   const auto g8 = workload::build_iteration_graph(alone.model, alone.training, alone.parallel, alone.cluster, 1);
-  for (const workload::Task& t : g8.graph.tasks()) EXPECT_FALSE(g8.graph.work(t).name.starts_with("expert_grad")) << g8.graph.work(t).name;
+  for (const workload::Task& t : g8.graph.tasks()) {
+    const workload::Work& w = g8.graph.work(t);
+    EXPECT_FALSE(w.name.starts_with("expert_grad")) << w.name;
+  }
 }
 
 TEST(ExpertParallel, FoldedExpertsSpanTheTensorRanksWhole) {
@@ -267,12 +278,13 @@ TEST(ExpertParallel, FoldedExpertsSpanTheTensorRanksWhole) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   bool seen = false;
   for (const workload::Task& t : g.graph.tasks()) {
+    const workload::Work& w = g.graph.work(t);
     if (t.rank != 0 || t.microbatch != 0) continue;
-    EXPECT_FALSE(g.graph.work(t).name.starts_with("layer0.moe_f") || g.graph.work(t).name.starts_with("layer0.moe_g")) << g.graph.work(t).name;
-    EXPECT_FALSE(g.graph.work(t).name.starts_with("expert_grad")) << g.graph.work(t).name;
-    if (g.graph.work(t).name != "layer0.experts_up") continue;
+    EXPECT_FALSE(w.name.starts_with("layer0.moe_f") || w.name.starts_with("layer0.moe_g")) << w.name;
+    EXPECT_FALSE(w.name.starts_with("expert_grad")) << w.name;
+    if (w.name != "layer0.experts_up") continue;
     seen = true;
-    EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 2.0 * 1024 * (2 * 2048) * 1024);
+    EXPECT_DOUBLE_EQ(w.compute.flops, 2.0 * 1024 * (2 * 2048) * 1024);
   }
   EXPECT_TRUE(seen);
   // 2 layers x 1 whole expert x 3 matrices of h x f.

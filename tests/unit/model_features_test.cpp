@@ -53,13 +53,14 @@ TEST(SharedExperts, RunAsATensorParallelMlpAfterTheRoutedExperts) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   std::vector<std::string> names;
   for (const workload::Task& t : g.graph.tasks()) {
-    if (t.rank != 0 || t.microbatch != 0 || t.layer != 0 || g.graph.work(t).name.ends_with(".backward")) continue;
-    names.push_back(g.graph.work(t).name);
-    if (g.graph.work(t).name == "layer0.shared_up") {
-      EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 2.0 * 1024 * 1536 * 1024);
+    const workload::Work& w = g.graph.work(t);
+    if (t.rank != 0 || t.microbatch != 0 || t.layer != 0 || w.name.ends_with(".backward")) continue;
+    names.push_back(w.name);
+    if (w.name == "layer0.shared_up") {
+      EXPECT_DOUBLE_EQ(w.compute.flops, 2.0 * 1024 * 1536 * 1024);
     }
-    if (g.graph.work(t).name == "layer0.experts_up") {
-      EXPECT_DOUBLE_EQ(g.graph.work(t).compute.n, 2.0 * 512 / 2);  // routed width 512, split t ways
+    if (w.name == "layer0.experts_up") {
+      EXPECT_DOUBLE_EQ(w.compute.n, 2.0 * 512 / 2);  // routed width 512, split t ways
     }
   }
   const auto at = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
@@ -108,14 +109,15 @@ TEST(DenseLayers, TheDenseLayerRunsTheDenseMlpAndItsStageHoldsIt) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   int dense_up = 0, routers = 0;
   for (const workload::Task& t : g.graph.tasks()) {
-    if (t.microbatch != 0 || g.graph.work(t).name.ends_with(".backward")) continue;
-    if (g.graph.work(t).name == "layer0.mlp_up") {
+    const workload::Work& w = g.graph.work(t);
+    if (t.microbatch != 0 || w.name.ends_with(".backward")) continue;
+    if (w.name == "layer0.mlp_up") {
       ++dense_up;
-      EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 2.0 * 1024 * (2 * 2048) * 1024);
+      EXPECT_DOUBLE_EQ(w.compute.flops, 2.0 * 1024 * (2 * 2048) * 1024);
     }
-    if (g.graph.work(t).name.ends_with(".router")) {
+    if (w.name.ends_with(".router")) {
       ++routers;
-      EXPECT_EQ(g.graph.work(t).name, "layer1.router");
+      EXPECT_EQ(w.name, "layer1.router");
     }
   }
   EXPECT_EQ(dense_up, 1);
@@ -199,18 +201,19 @@ TEST(SlidingWindow, WindowedLayersAttendToTheirWindowOnly) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   bool seen0 = false, seen1 = false;
   for (const workload::Task& t : g.graph.tasks()) {
+    const workload::Work& w = g.graph.work(t);
     if (t.rank != 0 || t.microbatch != 0) continue;
     // b = 2, h = 1024. Layer 0: each of 512 queries sees itself and up to 128 keys
     // before it: 129 x 130 / 2 + (512 - 129) x 129 = 57,792 pairs per head, x 4 b h.
-    if (g.graph.work(t).name == "layer0.attention") {
+    if (w.name == "layer0.attention") {
       seen0 = true;
-      EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 4.0 * 2 * 1024 * 57'792);
-      EXPECT_DOUBLE_EQ(g.graph.work(t).model_flops, 2.0 * 4.0 * 2 * 1024 * 57'792);
+      EXPECT_DOUBLE_EQ(w.compute.flops, 4.0 * 2 * 1024 * 57'792);
+      EXPECT_DOUBLE_EQ(w.model_flops, 2.0 * 4.0 * 2 * 1024 * 57'792);
     }
     // Layer 1: causal, half of 4 b s^2 h.
-    if (g.graph.work(t).name == "layer1.attention") {
+    if (w.name == "layer1.attention") {
       seen1 = true;
-      EXPECT_DOUBLE_EQ(g.graph.work(t).compute.flops, 0.5 * 4.0 * 2 * 512 * 512 * 1024);
+      EXPECT_DOUBLE_EQ(w.compute.flops, 0.5 * 4.0 * 2 * 512 * 512 * 1024);
     }
   }
   EXPECT_TRUE(seen0 && seen1);
@@ -246,10 +249,11 @@ TEST(SquaredRelu, IsANonGatedMlpWithGeluWeightsAndTraffic) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   bool seen = false;
   for (const workload::Task& t : g.graph.tasks()) {
-    if (t.rank != 0 || t.microbatch != 0 || g.graph.work(t).name != "layer0.mlp_act") continue;
+    const workload::Work& w = g.graph.work(t);
+    if (t.rank != 0 || t.microbatch != 0 || w.name != "layer0.mlp_act") continue;
     seen = true;
-    EXPECT_EQ(g.graph.work(t).compute.kernel, hw::KernelId::kNone);
-    EXPECT_DOUBLE_EQ(g.graph.work(t).compute.bytes, 2.0 * 1024 * 4096 * 2);  // reads and writes b s f = 1024 x 4096, bf16
+    EXPECT_EQ(w.compute.kernel, hw::KernelId::kNone);
+    EXPECT_DOUBLE_EQ(w.compute.bytes, 2.0 * 1024 * 4096 * 2);  // reads and writes b s f = 1024 x 4096, bf16
   }
   EXPECT_TRUE(seen);
   refused(kDense.substr(0, kDense.size() - 1) + R"(, "squared_relu": true, "swiglu": true})", "", "set one");

@@ -21,19 +21,20 @@ std::map<Role, int> count_roles(const config::Scenario& s, int iterations = 1) {
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, iterations);
   std::map<Role, int> n;
   for (const workload::Task& t : g.graph.tasks()) {
+    const workload::Work& w = g.graph.work(t);
     ++n[t.role];
     // Compute roles on the compute stream, communication roles with a collective.
     const bool compute = t.role == Role::kEmbedding || t.role == Role::kLayer || t.role == Role::kHead ||
                          t.role == Role::kOptimizerStep;
-    EXPECT_EQ(compute, !g.graph.work(t).collective.has_value()) << g.graph.work(t).name;
+    EXPECT_EQ(compute, !w.collective.has_value()) << w.name;
     if (t.role == Role::kOptimizerStep) {
       EXPECT_EQ(t.category, Category::kOptimizer);
     }
     if (t.role == Role::kLayer) {
-      EXPECT_GE(t.layer, 0) << g.graph.work(t).name;
+      EXPECT_GE(t.layer, 0) << w.name;
     }
     if (t.role == Role::kEmbedding || t.role == Role::kHead) {
-      EXPECT_EQ(t.layer, -1) << g.graph.work(t).name;
+      EXPECT_EQ(t.layer, -1) << w.name;
     }
   }
   return n;

@@ -25,12 +25,13 @@ std::map<net::CollectiveKind, std::pair<int, double>> layer_collectives(const st
   const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
   std::map<net::CollectiveKind, std::pair<int, double>> out;
   for (const workload::Task& t : g.graph.tasks()) {
+    const workload::Work& w = g.graph.work(t);
     if (t.rank != 0 || t.stream != workload::Stream::kTpComm || t.microbatch != 0 || t.layer != 0) continue;
-    auto& [count, bytes] = out[g.graph.work(t).collective->kind];
+    auto& [count, bytes] = out[w.collective->kind];
     ++count;
-    EXPECT_TRUE(bytes == 0.0 || bytes == g.graph.work(t).collective->bytes);
-    bytes = g.graph.work(t).collective->bytes;
-    EXPECT_EQ(g.graph.work(t).collective->group.size, 4);
+    EXPECT_TRUE(bytes == 0.0 || bytes == w.collective->bytes);
+    bytes = w.collective->bytes;
+    EXPECT_EQ(w.collective->group.size, 4);
   }
   return out;
 }
