@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Kernel efficiency curves for issue 23 on a lent GPU, in one call (no build needed):
+#   env        the GPU, driver, PyTorch, cuDNN, clocks and power before the runs
+#   dense      an 8192^3 bf16 torch.mm (random data, median of 20) against the card's
+#              earlier sessions, so the other numbers can be read against its state
+#   grouped    grouped expert GEMMs in their three stages (scripts/pytorch-grouped-gemm-stages.py)
+#   attention  causal flash attention at 4K-128K tokens (scripts/pytorch-long-attention.py)
+# Usage: scripts/device-kernel-curves.sh OUT_DIR
+# Each step writes OUT_DIR/<step>.log (and .json), has its own time limit, and a
+# failing step prints its status and log tail while the others still run.
+set -uo pipefail
+out=${1:?output directory}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/.." || exit 1
+export PYTHONUNBUFFERED=1
+failures=0
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$(date +%s)
+  timeout -k 5 "$limit" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc in $(($(date +%s) - t0)) s (limit $limit s)"
+  [ $rc -eq 0 ] || { failures=$((failures + 1)); tail -8 "$out/$name.log"; }
+}
+step env 30 bash -c 'nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv;
+  python3 -c "import torch; p=torch.cuda.get_device_properties(0); print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), p.name, p.multi_processor_count, \"SMs\")"'
+step dense 60 python3 -c '
+import statistics, torch
+a, b = (torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+for _ in range(5): a @ b
+ts = []
+for _ in range(20):
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(2_000_000); s.record(); a @ b; e.record(); e.synchronize(); ts.append(s.elapsed_time(e) * 1e-3)
+print(f"8192^3 bf16 torch.mm: {2 * 8192**3 / statistics.median(ts) / 1e12:.1f} TFLOP/s (median of 20)")'
+step grouped 200 python3 scripts/pytorch-grouped-gemm-stages.py --fp8 --out "$out/grouped.json"
+step attention 150 python3 scripts/pytorch-long-attention.py --out "$out/attention.json"
+nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv >> "$out/env.log" 2>&1
+cat "$out/dense.log"; tail -4 "$out/grouped.log"; tail -4 "$out/attention.log"
+echo "failures: $failures"
+exit $((failures > 0))
