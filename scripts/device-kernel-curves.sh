@@ -5,14 +5,26 @@
 #              earlier sessions, so the other numbers can be read against its state
 #   grouped    grouped expert GEMMs in their three stages (scripts/pytorch-grouped-gemm-stages.py)
 #   attention  causal flash attention at 4K-128K tokens (scripts/pytorch-long-attention.py)
-# Usage: scripts/device-kernel-curves.sh OUT_DIR
-# Each step writes OUT_DIR/<step>.log (and .json), has its own time limit, and a
-# failing step prints its status and log tail while the others still run.
+#   sdpa       causal attention at 512-4096 tokens, 8192 per batch, as the H100 preset's
+#              curve was measured (scripts/pytorch-kernel-reference.py --only sdpa)
+#   gemm       the GEMM reference table of PUBLIC_DATA.md section 3, the shapes of the H100
+#              preset's matmul curve (scripts/pytorch-gemm-reference.py)
+# Usage: scripts/device-kernel-curves.sh OUT_DIR [steps, default env,dense,grouped,attention]
+# Each step writes build/kernel-curves/<step>.log (and .json), has its own time limit,
+# and a failing step prints its status and log tail while the others still run. That
+# folder is packed into OUT_DIR/kernel-curves.tar.gz after every step (the device tool
+# returns at most 8 files).
 set -uo pipefail
-out=${1:?output directory}
-mkdir -p "$out" && out=$(cd "$out" && pwd)
+dest=${1:?output directory}
+mkdir -p "$dest" && dest=$(cd "$dest" && pwd)
 cd "$(dirname "$0")/.." || exit 1
+out=build/kernel-curves
+rm -rf "$out" && mkdir -p "$out"
+pack() { tar czf "$dest/kernel-curves.tar.gz.tmp" -C build kernel-curves && mv -f "$dest/kernel-curves.tar.gz.tmp" "$dest/kernel-curves.tar.gz"; }
+trap pack EXIT
 export PYTHONUNBUFFERED=1
+steps=${2:-env,dense,grouped,attention}
+has() { [[ ",$steps," == *",$1,"* ]]; }
 failures=0
 step() {
   local name=$1 limit=$2
@@ -22,10 +34,11 @@ step() {
   local rc=$?
   echo "$name: exit $rc in $(($(date +%s) - t0)) s (limit $limit s)"
   [ $rc -eq 0 ] || { failures=$((failures + 1)); tail -8 "$out/$name.log"; }
+  pack
 }
-step env 30 bash -c 'nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv;
+has env && step env 30 bash -c 'nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu --format=csv;
   python3 -c "import torch; p=torch.cuda.get_device_properties(0); print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), p.name, p.multi_processor_count, \"SMs\")"'
-step dense 60 python3 -c '
+has dense && step dense 60 python3 -c '
 import statistics, torch
 a, b = (torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16) for _ in range(2))
 for _ in range(5): a @ b
@@ -34,9 +47,14 @@ for _ in range(20):
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     torch.cuda._sleep(2_000_000); s.record(); a @ b; e.record(); e.synchronize(); ts.append(s.elapsed_time(e) * 1e-3)
 print(f"8192^3 bf16 torch.mm: {2 * 8192**3 / statistics.median(ts) / 1e12:.1f} TFLOP/s (median of 20)")'
-step grouped 200 python3 scripts/pytorch-grouped-gemm-stages.py --fp8 --out "$out/grouped.json"
-step attention 150 python3 scripts/pytorch-long-attention.py --out "$out/attention.json"
+has grouped && step grouped 200 python3 scripts/pytorch-grouped-gemm-stages.py --fp8 --out "$out/grouped.json"
+has attention && step attention 150 python3 scripts/pytorch-long-attention.py --out "$out/attention.json"
+if has sdpa; then
+  echo '{"kernels": []}' > "$out/sdpa.json"
+  step sdpa 120 python3 scripts/pytorch-kernel-reference.py --profile "$out/sdpa.json" --only sdpa
+fi
+has gemm && step gemm 90 python3 scripts/pytorch-gemm-reference.py --out "$out/gemm.json"
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv >> "$out/env.log" 2>&1
-cat "$out/dense.log"; tail -4 "$out/grouped.log"; tail -4 "$out/attention.log"
+for f in dense grouped attention sdpa gemm; do [ -f "$out/$f.log" ] && tail -4 "$out/$f.log"; done
 echo "failures: $failures"
 exit $((failures > 0))

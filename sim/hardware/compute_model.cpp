@@ -70,10 +70,17 @@ double RooflineComputeModel::efficiency(const KernelWork& work, Precision precis
   return matmul_efficiency(flops);
 }
 
+// The grouped curves are bf16 measurements: an fp8 grouped GEMM takes them (at the
+// fp8 peak) only on a GPU without measured fp8 GEMM curves; where it has them, those
+// price each expert's GEMM (docs/model.md, "Grouped expert GEMMs").
+bool RooflineComputeModel::prices_grouped(Precision precision) const {
+  if (!gpu_.grouped_matmul_efficiency) return false;
+  return precision != Precision::kFp8 || (gpu_.matmul_efficiency_fp8.empty() && gpu_.matmul_efficiency_fp8_fast.empty());
+}
+
 // One kernel over `count` experts' GEMMs of F = 2 m n k each: the forward at the
 // forward curve; a backward op (its data and weight gradients, F each) at the
-// curves of those GEMMs (docs/model.md, "Grouped expert GEMMs"). fp8 GEMMs take
-// the same curves at the fp8 peak (no fp8 grouped GEMM measurement).
+// curves of those GEMMs (docs/model.md, "Grouped expert GEMMs").
 double RooflineComputeModel::grouped_matmul_seconds(const KernelWork& work, Precision precision) const {
   const GroupedMatmulEfficiency& g = *gpu_.grouped_matmul_efficiency;
   const double peak = gpu_.peak(precision);
@@ -101,7 +108,7 @@ double RooflineComputeModel::seconds(const KernelWork& work, Precision recipe) c
       // Elementwise arithmetic runs on the CUDA cores at the fp32 rate.
       const double rate = gpu_.supports(Precision::kFp32) ? gpu_.peak(Precision::kFp32) : gpu_.peak(precision);
       compute_time = work.flops / rate;
-    } else if (work.kind == KernelClass::kMatmul && work.grouped && gpu_.grouped_matmul_efficiency) {
+    } else if (work.kind == KernelClass::kMatmul && work.grouped && prices_grouped(precision)) {
       compute_time = grouped_matmul_seconds(work, precision);
     } else {
       compute_time = work.flops / (gpu_.peak(precision) * efficiency(work, precision));

@@ -94,6 +94,8 @@ class RooflineComputeModel final : public ComputeModel {
   // FlashAttention-2 kernel the GPU has none for takes its default kernel's.
   // None: the matmul curve prices it.
   [[nodiscard]] const AttentionEfficiency* attention_curves(const KernelWork& work) const;
+  // Whether a grouped expert GEMM in `precision` is priced by grouped_matmul_efficiency.
+  [[nodiscard]] bool prices_grouped(Precision precision) const;
   // A grouped expert GEMM on a GPU with grouped_matmul_efficiency: its compute time.
   [[nodiscard]] double grouped_matmul_seconds(const KernelWork& work, Precision precision) const;
 

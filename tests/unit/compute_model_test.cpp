@@ -169,8 +169,28 @@ TEST(Roofline, GroupedExpertGemmsTakeTheGroupedCurvesOfEachGemm) {
   hw::KernelWork dense = forward;
   dense.grouped = false;
   EXPECT_DOUBLE_EQ(model.seconds(dense, hw::Precision::kBf16), 8e10 / (989e12 * 0.7));
-  EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(h100()).seconds(forward, hw::Precision::kBf16),
-                   hw::RooflineComputeModel(h100()).seconds(dense, hw::Precision::kBf16));
+  hw::GpuSpec plain = gpu;
+  plain.grouped_matmul_efficiency.reset();
+  EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(plain).seconds(forward, hw::Precision::kBf16),
+                   8e10 / (989e12 * 0.7));
+}
+
+TEST(Roofline, Fp8GroupedGemmsKeepMeasuredFp8CurvesOverTheBf16GroupedOnes) {
+  // docs/model.md, "Grouped expert GEMMs": the grouped curves are bf16 measurements.
+  // In fp8 on a GPU with fp8 GEMM curves each expert's GEMM takes those (forward at
+  // the fast-accumulation curve: 0.3 at 1e10); without them, the grouped curves at
+  // the fp8 peak (0.4 at 1e10, 1979 TFLOP/s).
+  hw::GpuSpec gpu = h100();
+  gpu.grouped_matmul_efficiency = hw::GroupedMatmulEfficiency{{{1e10, 0.4}}, {{1e10, 0.5}}, {{1e10, 0.25}}};
+  gpu.matmul_efficiency_fp8 = {{1e10, 0.2}};
+  gpu.matmul_efficiency_fp8_fast = {{1e10, 0.3}};
+  hw::KernelWork forward{hw::KernelClass::kMatmul, 8e10, 0.0, 8};
+  forward.grouped = true;
+  EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(gpu).seconds(forward, hw::Precision::kFp8), 8e10 / (1979e12 * 0.3));
+  EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(gpu).seconds(forward, hw::Precision::kBf16), 8e10 / (989e12 * 0.4));
+  gpu.matmul_efficiency_fp8.clear();
+  gpu.matmul_efficiency_fp8_fast.clear();
+  EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(gpu).seconds(forward, hw::Precision::kFp8), 8e10 / (1979e12 * 0.4));
 }
 
 TEST(Roofline, RejectsImpossibleSpecsAndWork) {
