@@ -7,6 +7,8 @@
 #   attention  causal flash attention at 4K-128K tokens (scripts/pytorch-long-attention.py)
 #   sdpa       causal attention at 512-4096 tokens, 8192 per batch, as the H100 preset's
 #              curve was measured (scripts/pytorch-kernel-reference.py --only sdpa)
+#   overlap    compute kernels beside a stand-in for an NCCL kernel's footprint
+#              (scripts/pytorch-overlap-contention.py)
 #   gemm       the GEMM reference table of PUBLIC_DATA.md section 3, the shapes of the H100
 #              preset's matmul curve (scripts/pytorch-gemm-reference.py)
 # Usage: scripts/device-kernel-curves.sh OUT_DIR [steps, default env,dense,grouped,attention]
@@ -53,8 +55,9 @@ if has sdpa; then
   echo '{"kernels": []}' > "$out/sdpa.json"
   step sdpa 120 python3 scripts/pytorch-kernel-reference.py --profile "$out/sdpa.json" --only sdpa
 fi
+has overlap && step overlap 240 python3 scripts/pytorch-overlap-contention.py --out "$out/overlap.json"
 has gemm && step gemm 90 python3 scripts/pytorch-gemm-reference.py --out "$out/gemm.json"
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv >> "$out/env.log" 2>&1
-for f in dense grouped attention sdpa gemm; do [ -f "$out/$f.log" ] && tail -4 "$out/$f.log"; done
+for f in dense grouped attention sdpa overlap gemm; do [ -f "$out/$f.log" ] && tail -4 "$out/$f.log"; done
 echo "failures: $failures"
 exit $((failures > 0))
