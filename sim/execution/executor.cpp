@@ -1,6 +1,7 @@
 #include "execution/executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -26,6 +27,18 @@ struct Lane {
   std::size_t issued = static_cast<std::size_t>(-1);
   int host_iteration = 0;
   bool waking = false;  // a wake-up at host_clock is scheduled
+  // The compute chain it runs, when it runs one (docs/model.md, "Compute beside
+  // communication"): its first and last task, the task running at the last
+  // retiming, when it ends, the factor its kernels' times were scaled by, and a
+  // generation that tells the chain's current end event from superseded ones.
+  std::uint32_t rank_index = 0;  // its rank less the graph's least rank
+  bool computing = false;
+  double factor = 1.0;
+  std::uint64_t generation = 0;
+  std::uint32_t chain_first = 0;
+  std::uint32_t chain_cursor = 0;
+  std::uint32_t chain_last = 0;
+  core::Time chain_end = 0;
 };
 
 // The mutable state of one run; lives on Executor::run's stack.
@@ -33,9 +46,9 @@ class Run {
  public:
   Run(const TaskGraph& graph, core::Simulator& sim, const hw::ComputeModel& compute,
       net::CommunicationBackend& network, hw::Precision precision, const std::map<int, double>& slowdown,
-      core::Progress* progress)
+      double overlap_slowdown, core::Progress* progress)
       : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision), slowdown_(slowdown),
-        progress_(progress) {
+        overlap_(overlap_slowdown), progress_(progress) {
     const std::size_t n = graph.size();
     slot_.resize(n + 1);
     // Which works are collectives, in one pass over them: the tasks then read
@@ -74,6 +87,7 @@ class Run {
       if (lane < 0) {
         lane = static_cast<std::int32_t>(lanes_.size());
         lanes_.emplace_back();
+        lanes_.back().rank_index = static_cast<std::uint32_t>(static_cast<long long>(t.rank) - min_rank);
       }
       slot.lane = static_cast<std::uint32_t>(lane);
       lanes_[static_cast<std::size_t>(lane)].order.push_back(id);
@@ -89,6 +103,11 @@ class Run {
     // Runs of compute tasks a lane can run back to back as one event: the next
     // task has no dependencies and is issued at once, and the one before it has
     // no dependents (docs/architecture.md, "Engine speed").
+    if (overlap_ > 0.0) {
+      inflight_.assign(static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1, 0);
+      rank_lanes_.resize(inflight_.size());
+      for (std::size_t l = 0; l < lanes_.size(); ++l) rank_lanes_[lanes_[l].rank_index].push_back(l);
+    }
     for (const Lane& lane : lanes_)
       for (std::size_t k = 0; k + 1 < lane.order.size(); ++k) {
         const TaskId a = lane.order[k];
@@ -108,7 +127,8 @@ class Run {
       if (!slot_[id].finished)
         throw std::logic_error("task graph deadlocked: task '" + graph_.work(id).name + "' on rank " +
                                std::to_string(graph_[id].rank) + " never ran");
-    timeline_.makespan = sim_.now();
+    // The last task's end: a retimed chain's superseded end event may fire after it.
+    timeline_.makespan = last_finish_;
     return std::move(timeline_);
   }
 
@@ -160,16 +180,7 @@ class Run {
     if (t.host && !issued_by_host(lane_id, graph_[id])) return;
     lane.busy = true;
     if (!t.collective) {
-      core::Time at = sim_.now();
-      TaskId last = id;
-      for (TaskId k = id;; k = slot_[k].chain_next) {
-        Slot& sk = slot_[k];
-        sk.start = at;
-        at += sk.duration;
-        last = k;
-        if (sk.chain_next == kNoTask) break;
-      }
-      sim_.schedule_at(at, [this, id, last] { finish_chain(id, last); });
+      start_chain(lane_id, id);
       return;
     }
     const std::int64_t instance = graph_[id].collective_instance;
@@ -208,13 +219,86 @@ class Run {
     return false;
   }
 
+  // A compute task and the chain behind it, back to back, each kernel's time scaled
+  // by the factor of its rank now; one event at the chain's end.
+  void start_chain(std::size_t lane_id, TaskId id) {
+    Lane& lane = lanes_[lane_id];
+    const double f = overlap_ > 0.0 && inflight_[lane.rank_index] > 0 ? 1.0 + overlap_ : 1.0;
+    core::Time at = sim_.now();
+    TaskId last = id;
+    for (TaskId k = id;; k = slot_[k].chain_next) {
+      Slot& sk = slot_[k];
+      sk.start = at;
+      at += scaled(sk.duration, f);
+      last = k;
+      if (sk.chain_next == kNoTask) break;
+    }
+    lane.computing = true;
+    lane.factor = f;
+    lane.chain_first = lane.chain_cursor = static_cast<std::uint32_t>(id);
+    lane.chain_last = static_cast<std::uint32_t>(last);
+    lane.chain_end = at;
+    schedule_chain_end(lane_id);
+  }
+
+  static core::Time scaled(core::Time t, double f) {
+    return f == 1.0 ? t : static_cast<core::Time>(std::llround(static_cast<double>(t) * f));
+  }
+
+  void schedule_chain_end(std::size_t lane_id) {
+    Lane& lane = lanes_[lane_id];
+    const std::uint64_t generation = ++lane.generation;
+    sim_.schedule_at(lane.chain_end, [this, lane_id, generation] {
+      Lane& l = lanes_[lane_id];
+      if (l.generation != generation) return;  // retimed since: a later event ends it
+      l.computing = false;
+      finish_chain(l.chain_first, l.chain_last);
+    });
+  }
+
+  // A collective on a rank starts (+1) or ends (-1). When the rank's count of
+  // collectives in flight turns positive or returns to zero, its running compute
+  // chains are retimed at the new factor (docs/model.md, "Compute beside communication").
+  void collectives_in_flight(std::uint32_t rank_index, int delta) {
+    int& count = inflight_[rank_index];
+    const bool before = count > 0;
+    count += delta;
+    if (before == (count > 0)) return;
+    const double f = count > 0 ? 1.0 + overlap_ : 1.0;
+    for (std::size_t l : rank_lanes_[rank_index])
+      if (lanes_[l].computing) retime(l, f);
+  }
+
+  // The running chain from now on at factor f: the kernel running now keeps the
+  // work it has done and does the rest at f, the kernels after it start anew.
+  void retime(std::size_t lane_id, double f) {
+    Lane& lane = lanes_[lane_id];
+    const core::Time now = sim_.now();
+    TaskId k = lane.chain_cursor;
+    while (k != lane.chain_last && slot_[slot_[k].chain_next].start <= now) k = slot_[k].chain_next;
+    lane.chain_cursor = static_cast<std::uint32_t>(k);
+    const core::Time end = k == lane.chain_last ? lane.chain_end : slot_[slot_[k].chain_next].start;
+    core::Time at = now + static_cast<core::Time>(std::llround(static_cast<double>(end - now) * f / lane.factor));
+    while (k != lane.chain_last) {
+      k = slot_[k].chain_next;
+      slot_[k].start = at;
+      at += scaled(slot_[k].duration, f);
+    }
+    lane.factor = f;
+    lane.chain_end = at;
+    schedule_chain_end(lane_id);
+  }
+
   // A collective of one task, or of an instance's members (which outlive the run's events).
   void launch_collective(TaskId id) {
     slot_[id].start = sim_.now();
+    if (overlap_ > 0.0) collectives_in_flight(lanes_[slot_[id].lane].rank_index, +1);
     network_.start(*graph_.work(id).collective, sim_, [this, id] { finish(id); });
   }
   void launch_collective(const std::vector<TaskId>& members) {
     for (TaskId m : members) slot_[m].start = sim_.now();
+    if (overlap_ > 0.0)
+      for (TaskId m : members) collectives_in_flight(lanes_[slot_[m].lane].rank_index, +1);
     const net::Collective& c = *graph_.work(members.front()).collective;
     network_.start(c, sim_, [this, &members] {
       for (TaskId m : members) finish(m);
@@ -237,7 +321,9 @@ class Run {
   void finish(TaskId id) {
     Slot& slot = slot_[id];
     slot.finished = true;
+    if (overlap_ > 0.0 && slot.collective) collectives_in_flight(lanes_[slot.lane].rank_index, -1);
     timeline_.spans.push_back({id, slot.start, sim_.now()});
+    last_finish_ = sim_.now();
     Lane& lane = lanes_[slot.lane];
     lane.busy = false;
     ++lane.head;
@@ -255,19 +341,23 @@ class Run {
   net::CommunicationBackend& network_;
   hw::Precision precision_;
   const std::map<int, double>& slowdown_;
+  double overlap_;  // compute kernels take (1 + overlap_) as long beside a collective of their rank
   core::Progress* progress_;
+  std::vector<int> inflight_;                        // by rank index: collectives in flight (overlap_ > 0)
+  std::vector<std::vector<std::size_t>> rank_lanes_;  // by rank index: its lanes (overlap_ > 0)
   std::vector<Slot> slot_;  // by task id, and one more
   std::vector<TaskId> dependents_;
   std::vector<Lane> lanes_;
   std::vector<Priced> priced_;  // by work id
   std::unordered_map<std::int64_t, Instance> instances_;  // elements stay put: events hold their members
   Timeline timeline_;
+  core::Time last_finish_ = 0;
 };
 
 }  // namespace
 
 Timeline Executor::run(const workload::TaskGraph& graph, core::Simulator& sim, core::Progress* progress) {
-  Run state(graph, sim, compute_, network_, precision_, slowdown_, progress);
+  Run state(graph, sim, compute_, network_, precision_, slowdown_, overlap_slowdown_, progress);
   return state.execute();
 }
 

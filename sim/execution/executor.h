@@ -29,8 +29,13 @@ class Executor {
   // straggler (docs/model.md, "Reliability").
   void set_compute_slowdown(std::map<int, double> slowdown) { slowdown_ = std::move(slowdown); }
 
+  // Compute kernels take (1 + s) times as long while a collective of their rank is
+  // in flight (docs/model.md, "Compute beside communication"); 0: no slowdown.
+  void set_overlap_slowdown(double s) { overlap_slowdown_ = s; }
+
  private:
   std::map<int, double> slowdown_;
+  double overlap_slowdown_ = 0.0;
   const hw::ComputeModel& compute_;
   net::CommunicationBackend& network_;
   hw::Precision precision_;

@@ -79,6 +79,10 @@ struct GpuSpec {
   // Relative standard deviation of one kernel's time from run to run on one GPU
   // (docs/model.md, "Step-time variability"); 0: not known.
   double kernel_time_cv = 0.0;
+  // Compute kernels take (1 + s) times as long while a collective of their GPU is
+  // in flight: NCCL's blocks hold SMs and HBM bandwidth (docs/model.md, "Compute
+  // beside communication"); 0: no slowdown.
+  double overlap_compute_slowdown = 0.0;
 
   [[nodiscard]] bool supports(Precision p) const { return peak_flops.contains(p); }
   // Throws std::invalid_argument when the GPU has no peak for p.

@@ -58,8 +58,10 @@ struct Fixture {
   FlopsAreSeconds compute_model;
   net::AnalyticBackend backend{std::make_unique<BytesAreSeconds>()};
   core::Simulator sim;
+  double overlap_slowdown = 0.0;
   exec::Timeline run(const TaskGraph& g) {
     exec::Executor e(compute_model, backend, hw::Precision::kBf16);
+    e.set_overlap_slowdown(overlap_slowdown);
     return e.run(g, sim);
   }
 };
@@ -87,6 +89,47 @@ TEST(Executor, CommunicationOverlapsLaterComputation) {
   g.add(compute(g, 0, 1.0, {ar}));
   Fixture f;
   EXPECT_EQ(f.run(g).makespan, at(5.0));
+}
+
+TEST(Executor, ComputeBesideACollectiveIsSlowedForTheOverlapOnly) {
+  // docs/model.md, "Compute beside communication", s = 0.5. backward 1 s, then the
+  // all-reduce (2 s, t = 1..3) beside a 4 s backward started at t = 1: for 2 s it
+  // does 2 / 1.5 s of its work, the remaining 4 - 4/3 s at full speed after t = 3:
+  // it ends at 3 + 8/3 s. Without the slowdown: at 5 s.
+  TaskGraph g;
+  const auto b1 = g.add(compute(g, 0, 1.0));
+  g.add(collective(g, 0, 2.0, {b1}));
+  const auto b2 = g.add(compute(g, 0, 4.0));
+  Fixture f;
+  f.overlap_slowdown = 0.5;
+  const auto tl = f.run(g);
+  EXPECT_NEAR(static_cast<double>(tl.makespan), static_cast<double>(at(3.0 + 8.0 / 3.0)), 1.0);
+  for (const auto& span : tl.spans)
+    if (span.task == b2) {
+      EXPECT_NEAR(static_cast<double>(span.end), static_cast<double>(at(3.0 + 8.0 / 3.0)), 1.0);
+    }
+  Fixture plain;
+  EXPECT_EQ(plain.run(g).makespan, at(5.0));
+}
+
+TEST(Executor, AChainStartedBesideACollectiveSpeedsUpWhenItEnds) {
+  // s = 0.5: an all-reduce of 1 s (t = 0..1) and two back-to-back kernels of 2 s
+  // each on the compute lane, started beside it at 1.5x: the first would end at 3;
+  // at t = 1 it has done 1 / 1.5 s of its work, the rest (4/3 s) at full speed: it
+  // ends at 7/3 s, the second runs 7/3 .. 13/3 s.
+  TaskGraph g;
+  g.add(collective(g, 0, 1.0, {}));
+  g.add(compute(g, 0, 2.0));
+  const auto c1 = g.add(compute(g, 0, 2.0));
+  Fixture f;
+  f.overlap_slowdown = 0.5;
+  const auto tl = f.run(g);
+  for (const auto& span : tl.spans)
+    if (span.task == c1) {
+      EXPECT_NEAR(static_cast<double>(span.start), static_cast<double>(at(7.0 / 3.0)), 1.0);
+      EXPECT_NEAR(static_cast<double>(span.end), static_cast<double>(at(13.0 / 3.0)), 1.0);
+    }
+  EXPECT_NEAR(static_cast<double>(tl.makespan), static_cast<double>(at(13.0 / 3.0)), 1.0);
 }
 
 TEST(Executor, ExposedCommunicationWhenComputeIsShort) {
