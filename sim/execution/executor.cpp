@@ -27,17 +27,17 @@ struct Lane {
   std::size_t issued = static_cast<std::size_t>(-1);
   int host_iteration = 0;
   bool waking = false;  // a wake-up at host_clock is scheduled
+  std::uint32_t rank_index = 0;  // its rank less the graph's least rank
   // The compute chain it runs, when it runs one (docs/model.md, "Compute beside
   // communication"): its first and last task, the task running at the last
   // retiming, when it ends, the factor its kernels' times were scaled by, and a
   // generation that tells the chain's current end event from superseded ones.
-  std::uint32_t rank_index = 0;  // its rank less the graph's least rank
   bool computing = false;
   double factor = 1.0;
   std::uint64_t generation = 0;
-  std::uint32_t chain_first = 0;
-  std::uint32_t chain_cursor = 0;
-  std::uint32_t chain_last = 0;
+  TaskId chain_first = 0;
+  TaskId chain_cursor = 0;
+  TaskId chain_last = 0;
   core::Time chain_end = 0;
 };
 
@@ -100,14 +100,14 @@ class Run {
       slot.duration = core::from_seconds(p.seconds * factor);
       slot.host = p.host_s > 0.0;
     }
-    // Runs of compute tasks a lane can run back to back as one event: the next
-    // task has no dependencies and is issued at once, and the one before it has
-    // no dependents (docs/architecture.md, "Engine speed").
     if (overlap_ > 0.0) {
       inflight_.assign(static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1, 0);
       rank_lanes_.resize(inflight_.size());
       for (std::size_t l = 0; l < lanes_.size(); ++l) rank_lanes_[lanes_[l].rank_index].push_back(l);
     }
+    // Runs of compute tasks a lane can run back to back as one event: the next
+    // task has no dependencies and is issued at once, and the one before it has
+    // no dependents (docs/architecture.md, "Engine speed").
     for (const Lane& lane : lanes_)
       for (std::size_t k = 0; k + 1 < lane.order.size(); ++k) {
         const TaskId a = lane.order[k];
@@ -235,8 +235,8 @@ class Run {
     }
     lane.computing = true;
     lane.factor = f;
-    lane.chain_first = lane.chain_cursor = static_cast<std::uint32_t>(id);
-    lane.chain_last = static_cast<std::uint32_t>(last);
+    lane.chain_first = lane.chain_cursor = id;
+    lane.chain_last = last;
     lane.chain_end = at;
     schedule_chain_end(lane_id);
   }
@@ -276,7 +276,7 @@ class Run {
     const core::Time now = sim_.now();
     TaskId k = lane.chain_cursor;
     while (k != lane.chain_last && slot_[slot_[k].chain_next].start <= now) k = slot_[k].chain_next;
-    lane.chain_cursor = static_cast<std::uint32_t>(k);
+    lane.chain_cursor = k;
     const core::Time end = k == lane.chain_last ? lane.chain_end : slot_[slot_[k].chain_next].start;
     core::Time at = now + static_cast<core::Time>(std::llround(static_cast<double>(end - now) * f / lane.factor));
     while (k != lane.chain_last) {
