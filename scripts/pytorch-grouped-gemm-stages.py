@@ -27,6 +27,7 @@ operand sets rotated so that a repeat does not run from the L2.
 Usage: pytorch-grouped-gemm-stages.py --out FILE.json [--peak TFLOPS]
 """
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -34,6 +35,8 @@ import sys
 import time
 
 import torch
+
+from cuda_event_timing import busy, event_seconds
 
 # (model, hidden h, expert ffn f, local experts c): Qwen3-30B-A3B (128 experts, EP 8),
 # Qwen3-235B-A22B (128, EP 8), gpt-oss-120b (128, EP 8) and -20b (32, EP 8), DeepSeek-V3
@@ -48,18 +51,10 @@ SET_BYTES = 2 * 50 * 2**20  # rotate until the sets exceed twice an H100's 50 Mi
 
 
 def timed(fn, n, warmup=3, repeats=20):
-    for i in range(warmup):
-        fn(i % n)
-    times = []
-    for i in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(BUSY_CYCLES)
-        start.record()
-        fn(i % n)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return statistics.median(times), (statistics.pstdev(times) / statistics.mean(times))
+    """Median seconds of fn(i), i rotating over n operand sets, and the spread (stddev / mean)."""
+    calls = itertools.count()
+    times = event_seconds(lambda: fn(next(calls) % n), warmup, repeats, busy(BUSY_CYCLES))
+    return statistics.median(times), statistics.pstdev(times) / statistics.mean(times)
 
 
 def rnd(*shape):

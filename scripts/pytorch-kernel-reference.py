@@ -50,6 +50,7 @@ through a temporary file and a rename; rows of the same names are replaced.
 """
 import argparse
 import importlib.util
+import itertools
 import json
 import os
 import statistics
@@ -59,6 +60,8 @@ import traceback
 
 import torch
 import torch.nn.functional as F
+
+from cuda_event_timing import busy, median_seconds
 
 TOKENS = 8192
 VOCAB = 50304
@@ -74,18 +77,8 @@ BUSY_CYCLES = 2_000_000
 
 def timed(fn, n, warmup=3, repeats=20, busy_cycles=BUSY_CYCLES):
     """Median seconds of fn(i) between CUDA events, i rotating over n input sets."""
-    for i in range(warmup):
-        fn(i % n)
-    times = []
-    for i in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(busy_cycles)
-        start.record()
-        fn(i % n)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return statistics.median(times)
+    calls = itertools.count()
+    return median_seconds(lambda: fn(next(calls) % n), warmup, repeats, busy(busy_cycles))
 
 
 def copies_for(set_bytes, l2_bytes, repeats=20):

@@ -23,7 +23,6 @@ Usage: pytorch-long-attention.py --out FILE.json
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -31,24 +30,12 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from cuda_event_timing import busy, median_seconds
+
 BUSY_CYCLES = 2_000_000
 SEQS = [4096, 8192, 16384, 32768, 65536, 131072]
 CASES = [(128, 8), (128, 32), (64, 16)]  # (head_dim, heads)
 BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
-
-
-def timed(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(BUSY_CYCLES)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return statistics.median(times)
 
 
 def case_rows(backend, d, h, s, peak):
@@ -60,8 +47,9 @@ def case_rows(backend, d, h, s, peak):
     repeats = 3 if flops > 2e13 else 10
     with sdpa_kernel([BACKENDS[backend]]):
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        t_f = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), repeats)
-        t_b = timed(lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True), repeats)
+        t_f = median_seconds(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), 1, repeats, busy(BUSY_CYCLES))
+        t_b = median_seconds(lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True), 1, repeats,
+                             busy(BUSY_CYCLES))
     nbytes = 4.0 * b * s * h * d * 2 + b * h * s * 4.0
     shape = {"batch": b, "heads": h, "seq": s, "head_dim": d}
     rows = [{"name": "sdpa_forward", "backend": backend, "shape": shape, "bytes": nbytes, "flops": flops,

@@ -35,6 +35,8 @@ import cupy
 import torch
 import torch.nn.functional as F
 
+from cuda_event_timing import busy, median_seconds
+
 BLOCKS = [8, 16, 24, 32]
 COPY_BYTES = 1 << 30
 
@@ -58,15 +60,6 @@ THREADS = 512
 SMEM = 100 * 1024  # with 512 threads: no GEMM block shares the SM, as with an NCCL block
 
 
-def event_ms(fn):
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    fn()
-    e.record()
-    e.synchronize()
-    return s.elapsed_time(e)
-
-
 class Standin:
     """C blocks of 512 threads and 100 KiB of shared memory each, on the current stream."""
     def __init__(self, kind, blocks):
@@ -82,7 +75,7 @@ class Standin:
         self.launch(1)
         torch.cuda.synchronize()
         units = 2 if kind == "copy" else 50
-        self.unit_ms = statistics.median(event_ms(lambda: self.launch(units)) for _ in range(3)) / units
+        self.unit_ms = median_seconds(lambda: self.launch(units), 0, 3) * 1e3 / units
 
     def launch(self, units):
         with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
@@ -112,14 +105,8 @@ def compute_kernels():
 
 
 def timed(fn, repeats=15, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        torch.cuda._sleep(1_000_000)
-        times.append(event_ms(fn))
-    return statistics.median(times)
+    """Median milliseconds of fn alone, behind a GPU sleep."""
+    return median_seconds(fn, warmup, repeats, busy(1_000_000)) * 1e3
 
 
 def timed_beside(fn, alone_ms, standin, side, repeats=15):
