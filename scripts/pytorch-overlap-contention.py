@@ -10,11 +10,11 @@ rate. The compute kernels beside it lose those SMs and part of the bandwidth.
 With one GPU there is no collective to run, so two stand-ins for its footprint run on a
 second stream, each C blocks of 512 threads holding 100 KiB of shared memory (CuPy raw
 kernels), so that no GEMM block shares their SMs, as NCCL's blocks leave none:
-  hold  the blocks spin on a flag in L2 (an NCCL kernel waiting on a slow network:
+  hold  one warp per block spins on a flag in L2 (an NCCL kernel waiting on a slow network:
         SMs held, almost no HBM traffic)
   copy  the blocks copy a 1 GiB buffer over and over (an NCCL kernel moving NVLink
         traffic: SMs held and HBM bandwidth taken)
-For C in 8, 16, 24, 32 and compute kernels of a transformer step (bf16 GEMMs of
+For C in 4, 8, 16, 24, 32, 48 and compute kernels of a transformer step (bf16 GEMMs of
 Llama 3 8B's layer at 8192 tokens, 8192^3, a small GEMM, causal attention, an
 elementwise add), each kernel's time is measured alone and with the stand-in running
 (launched first on the other stream, the compute stream held back 50 us so the
@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 from cuda_event_timing import busy, median_seconds
 
-BLOCKS = [8, 16, 24, 32]
+BLOCKS = [4, 8, 16, 24, 32, 48]
 COPY_BYTES = 1 << 30
 
 
@@ -45,7 +45,9 @@ SOURCE = r"""
 extern "C" __global__ void hold(const volatile int* flag, int* out, long long iters) {
   extern __shared__ char smem[];
   int acc = 0;
-  for (long long i = 0; i < iters; ++i) acc += *flag;
+  if (threadIdx.x < 32)  // one warp polls, as an NCCL block waits on its peer's flag
+    for (long long i = 0; i < iters; ++i) acc += *flag;
+  __syncthreads();       // the others stay resident at the barrier
   if (threadIdx.x == 0) out[blockIdx.x] = acc + smem[threadIdx.x];
 }
 extern "C" __global__ void copy(const int4* src, int4* dst, long long n, int passes) {
