@@ -30,10 +30,11 @@ struct Lane {
   std::uint32_t rank_index = 0;  // its rank less the graph's least rank
   // The compute chain it runs, when it runs one (docs/model.md, "Compute beside
   // communication"): its first and last task, the task running at the last
-  // retiming, when it ends, the factor its kernels' times were scaled by, and a
-  // generation that tells the chain's current end event from superseded ones.
+  // retiming, when it ends, whether its kernels' times were scaled by their
+  // factors beside a collective, and a generation that tells the chain's current
+  // end event from superseded ones.
   bool computing = false;
-  double factor = 1.0;
+  bool beside = false;
   std::uint64_t generation = 0;
   TaskId chain_first = 0;
   TaskId chain_cursor = 0;
@@ -46,9 +47,9 @@ class Run {
  public:
   Run(const TaskGraph& graph, core::Simulator& sim, const hw::ComputeModel& compute,
       net::CommunicationBackend& network, hw::Precision precision, const std::map<int, double>& slowdown,
-      double overlap_slowdown, core::Progress* progress)
+      Executor::OverlapFactors overlap, core::Progress* progress)
       : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision), slowdown_(slowdown),
-        overlap_(overlap_slowdown), progress_(progress) {
+        overlap_(overlap), progress_(progress) {
     const std::size_t n = graph.size();
     slot_.resize(n + 1);
     // Which works are collectives, in one pass over them: the tasks then read
@@ -98,9 +99,10 @@ class Run {
       const auto slow = slowdown_.find(t.rank);
       const double factor = slow == slowdown_.end() ? 1.0 : 1.0 + slow->second;
       slot.duration = core::from_seconds(p.seconds * factor);
+      slot.beside_factor = overlap_.of(graph.works()[t.work].compute.kind);
       slot.host = p.host_s > 0.0;
     }
-    if (overlap_ > 0.0) {
+    if (overlap_.any()) {
       inflight_.assign(static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1, 0);
       rank_lanes_.resize(inflight_.size());
       for (std::size_t l = 0; l < lanes_.size(); ++l) rank_lanes_[lanes_[l].rank_index].push_back(l);
@@ -146,6 +148,7 @@ class Run {
   struct Slot {
     core::Time start = -1;
     core::Time duration = 0;       // compute tasks: the kernel's time, with the rank's slowdown
+    double beside_factor = 1.0;    // compute tasks: its duration's factor beside a collective
     std::uint64_t dependents = 0;  // its first entry in dependents_; the next slot's ends them
     std::uint32_t remaining = 0;   // dependencies not yet finished
     std::uint32_t lane = 0;
@@ -220,29 +223,32 @@ class Run {
   }
 
   // A compute task and the chain behind it, back to back, each kernel's time scaled
-  // by the factor of its rank now; one event at the chain's end.
+  // by its factor while its rank has a collective in flight; one event at the chain's end.
   void start_chain(std::size_t lane_id, TaskId id) {
     Lane& lane = lanes_[lane_id];
-    const double f = overlap_ > 0.0 && inflight_[lane.rank_index] > 0 ? 1.0 + overlap_ : 1.0;
+    const bool beside = overlap_.any() && inflight_[lane.rank_index] > 0;
     core::Time at = sim_.now();
     TaskId last = id;
     for (TaskId k = id;; k = slot_[k].chain_next) {
       Slot& sk = slot_[k];
       sk.start = at;
-      at += scaled(sk.duration, f);
+      at += scaled(sk, beside);
       last = k;
       if (sk.chain_next == kNoTask) break;
     }
     lane.computing = true;
-    lane.factor = f;
+    lane.beside = beside;
     lane.chain_first = lane.chain_cursor = id;
     lane.chain_last = last;
     lane.chain_end = at;
     schedule_chain_end(lane_id);
   }
 
-  static core::Time scaled(core::Time t, double f) {
-    return f == 1.0 ? t : static_cast<core::Time>(std::llround(static_cast<double>(t) * f));
+  // A compute task's time, beside a collective or not.
+  static core::Time scaled(const Slot& s, bool beside) {
+    return !beside || s.beside_factor == 1.0
+               ? s.duration
+               : static_cast<core::Time>(std::llround(static_cast<double>(s.duration) * s.beside_factor));
   }
 
   void schedule_chain_end(std::size_t lane_id) {
@@ -264,27 +270,30 @@ class Run {
     const bool before = count > 0;
     count += delta;
     if (before == (count > 0)) return;
-    const double f = count > 0 ? 1.0 + overlap_ : 1.0;
     for (std::size_t l : rank_lanes_[rank_index])
-      if (lanes_[l].computing) retime(l, f);
+      if (lanes_[l].computing) retime(l, count > 0);
   }
 
-  // The running chain from now on at factor f: the kernel running now keeps the
-  // work it has done and does the rest at f, the kernels after it start anew.
-  void retime(std::size_t lane_id, double f) {
+  // The running chain from now on beside a collective or not: the kernel running
+  // now keeps the work it has done and does the rest at its new factor, the
+  // kernels after it start anew.
+  void retime(std::size_t lane_id, bool beside) {
     Lane& lane = lanes_[lane_id];
+    if (lane.beside == beside) return;
     const core::Time now = sim_.now();
     TaskId k = lane.chain_cursor;
     while (k != lane.chain_last && slot_[slot_[k].chain_next].start <= now) k = slot_[k].chain_next;
     lane.chain_cursor = k;
     const core::Time end = k == lane.chain_last ? lane.chain_end : slot_[slot_[k].chain_next].start;
-    core::Time at = now + static_cast<core::Time>(std::llround(static_cast<double>(end - now) * f / lane.factor));
+    const double f = slot_[k].beside_factor;
+    const double ratio = beside ? f : 1.0 / f;
+    core::Time at = now + static_cast<core::Time>(std::llround(static_cast<double>(end - now) * ratio));
     while (k != lane.chain_last) {
       k = slot_[k].chain_next;
       slot_[k].start = at;
-      at += scaled(slot_[k].duration, f);
+      at += scaled(slot_[k], beside);
     }
-    lane.factor = f;
+    lane.beside = beside;
     lane.chain_end = at;
     schedule_chain_end(lane_id);
   }
@@ -292,12 +301,12 @@ class Run {
   // A collective of one task, or of an instance's members (which outlive the run's events).
   void launch_collective(TaskId id) {
     slot_[id].start = sim_.now();
-    if (overlap_ > 0.0) collectives_in_flight(lanes_[slot_[id].lane].rank_index, +1);
+    if (overlap_.any()) collectives_in_flight(lanes_[slot_[id].lane].rank_index, +1);
     network_.start(*graph_.work(id).collective, sim_, [this, id] { finish(id); });
   }
   void launch_collective(const std::vector<TaskId>& members) {
     for (TaskId m : members) slot_[m].start = sim_.now();
-    if (overlap_ > 0.0)
+    if (overlap_.any())
       for (TaskId m : members) collectives_in_flight(lanes_[slot_[m].lane].rank_index, +1);
     const net::Collective& c = *graph_.work(members.front()).collective;
     network_.start(c, sim_, [this, &members] {
@@ -321,7 +330,7 @@ class Run {
   void finish(TaskId id) {
     Slot& slot = slot_[id];
     slot.finished = true;
-    if (overlap_ > 0.0 && slot.collective) collectives_in_flight(lanes_[slot.lane].rank_index, -1);
+    if (overlap_.any() && slot.collective) collectives_in_flight(lanes_[slot.lane].rank_index, -1);
     timeline_.spans.push_back({id, slot.start, sim_.now()});
     last_finish_ = sim_.now();
     Lane& lane = lanes_[slot.lane];
@@ -341,10 +350,10 @@ class Run {
   net::CommunicationBackend& network_;
   hw::Precision precision_;
   const std::map<int, double>& slowdown_;
-  double overlap_;  // compute kernels take (1 + overlap_) as long beside a collective of their rank
+  Executor::OverlapFactors overlap_;  // compute kernels' factors beside a collective of their rank
   core::Progress* progress_;
-  std::vector<int> inflight_;                        // by rank index: collectives in flight (overlap_ > 0)
-  std::vector<std::vector<std::size_t>> rank_lanes_;  // by rank index: its lanes (overlap_ > 0)
+  std::vector<int> inflight_;                        // by rank index: collectives in flight (overlap_.any())
+  std::vector<std::vector<std::size_t>> rank_lanes_;  // by rank index: its lanes (overlap_.any())
   std::vector<Slot> slot_;  // by task id, and one more
   std::vector<TaskId> dependents_;
   std::vector<Lane> lanes_;
@@ -357,7 +366,7 @@ class Run {
 }  // namespace
 
 Timeline Executor::run(const workload::TaskGraph& graph, core::Simulator& sim, core::Progress* progress) {
-  Run state(graph, sim, compute_, network_, precision_, slowdown_, overlap_slowdown_, progress);
+  Run state(graph, sim, compute_, network_, precision_, slowdown_, overlap_, progress);
   return state.execute();
 }
 

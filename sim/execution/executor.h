@@ -30,12 +30,25 @@ class Executor {
   void set_compute_slowdown(std::map<int, double> slowdown) { slowdown_ = std::move(slowdown); }
 
   // Compute kernels take (1 + s) times as long while a collective of their rank is
-  // in flight (docs/model.md, "Compute beside communication"); 0: no slowdown.
-  void set_overlap_slowdown(double s) { overlap_slowdown_ = s; }
+  // in flight (docs/model.md, "Compute beside communication"): s = tensor_core for
+  // matmul and attention kernels, memory_bound for the others; 0: no slowdown.
+  void set_overlap_slowdown(double tensor_core, double memory_bound) {
+    overlap_ = {1.0 + tensor_core, 1.0 + memory_bound};
+  }
+
+  // The factors (1 + s) of kernels beside a collective, by kernel class.
+  struct OverlapFactors {
+    double tensor_core = 1.0;   // hw::KernelClass::kMatmul and kAttention
+    double memory_bound = 1.0;  // hw::KernelClass::kMemoryBound
+    [[nodiscard]] bool any() const { return tensor_core != 1.0 || memory_bound != 1.0; }
+    [[nodiscard]] double of(hw::KernelClass kind) const {
+      return kind == hw::KernelClass::kMemoryBound ? memory_bound : tensor_core;
+    }
+  };
 
  private:
   std::map<int, double> slowdown_;
-  double overlap_slowdown_ = 0.0;
+  OverlapFactors overlap_;
   const hw::ComputeModel& compute_;
   net::CommunicationBackend& network_;
   hw::Precision precision_;

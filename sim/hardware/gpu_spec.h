@@ -81,8 +81,10 @@ struct GpuSpec {
   double kernel_time_cv = 0.0;
   // Compute kernels take (1 + s) times as long while a collective of their GPU is
   // in flight: NCCL's blocks hold SMs and HBM bandwidth (docs/model.md, "Compute
-  // beside communication"); 0: no slowdown.
-  double overlap_compute_slowdown = 0.0;
+  // beside communication"); s of tensor-core kernels (GEMMs, attention) and of
+  // memory-bound kernels apart; 0: no slowdown.
+  double overlap_compute_slowdown = 0.0;  // KernelClass::kMatmul and kAttention
+  double overlap_memory_slowdown = 0.0;   // KernelClass::kMemoryBound
 
   [[nodiscard]] bool supports(Precision p) const { return peak_flops.contains(p); }
   // Throws std::invalid_argument when the GPU has no peak for p.

@@ -32,9 +32,9 @@ class BytesAreSeconds final : public net::CollectiveModel {
 };
 
 Task compute(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskId> deps = {},
-             hw::HostPass pass = hw::HostPass::kNone) {
+             hw::HostPass pass = hw::HostPass::kNone, hw::KernelClass kind = hw::KernelClass::kMatmul) {
   Task t;
-  workload::Work w{"k", {hw::KernelClass::kMatmul, seconds, 0.0, 1}, std::nullopt, 0.0};
+  workload::Work w{"k", {kind, seconds, 0.0, 1}, std::nullopt, 0.0};
   w.compute.host_pass = pass;
   t.work = g.add_work(std::move(w));
   t.rank = rank;
@@ -58,10 +58,11 @@ struct Fixture {
   FlopsAreSeconds compute_model;
   net::AnalyticBackend backend{std::make_unique<BytesAreSeconds>()};
   core::Simulator sim;
-  double overlap_slowdown = 0.0;
+  double overlap_slowdown = 0.0;  // tensor-core kernels
+  double overlap_memory = 0.0;    // memory-bound kernels
   exec::Timeline run(const TaskGraph& g) {
     exec::Executor e(compute_model, backend, hw::Precision::kBf16);
-    e.set_overlap_slowdown(overlap_slowdown);
+    e.set_overlap_slowdown(overlap_slowdown, overlap_memory);
     return e.run(g, sim);
   }
 };
@@ -130,6 +131,33 @@ TEST(Executor, AChainStartedBesideACollectiveSpeedsUpWhenItEnds) {
       EXPECT_NEAR(static_cast<double>(span.end), static_cast<double>(at(13.0 / 3.0)), 1.0);
     }
   EXPECT_NEAR(static_cast<double>(tl.makespan), static_cast<double>(at(13.0 / 3.0)), 1.0);
+}
+
+TEST(Executor, MemoryBoundKernelsBesideACollectiveTakeTheirOwnFactor) {
+  // s = 0.5 for tensor-core kernels, 0.1 for memory-bound ones: an all-reduce of
+  // 1.5 s (t = 0..1.5) beside a chain of a memory-bound kernel (1.1 s) and a GEMM
+  // (2 s). The first takes 1.1 x 1.1 = 1.21 s; the GEMM starts at 1.21 at 1.5x, does
+  // 0.29 / 1.5 s of its work by t = 1.5 and the rest at full speed: it ends at
+  // 1.5 + 2 - 0.29 / 1.5 = 3.306667 s. Without the slowdown: 3.1 s.
+  TaskGraph g;
+  g.add(collective(g, 0, 1.5, {}));
+  const auto m = g.add(compute(g, 0, 1.1, {}, hw::HostPass::kNone, hw::KernelClass::kMemoryBound));
+  const auto k = g.add(compute(g, 0, 2.0));
+  Fixture f;
+  f.overlap_slowdown = 0.5;
+  f.overlap_memory = 0.1;
+  const auto tl = f.run(g);
+  for (const auto& span : tl.spans) {
+    if (span.task == m) {
+      EXPECT_NEAR(static_cast<double>(span.end), static_cast<double>(at(1.21)), 1.0);
+    }
+    if (span.task == k) {
+      EXPECT_NEAR(static_cast<double>(span.end), static_cast<double>(at(1.5 + 2.0 - 0.29 / 1.5)), 1.0);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(tl.makespan), static_cast<double>(at(1.5 + 2.0 - 0.29 / 1.5)), 1.0);
+  Fixture plain;
+  EXPECT_EQ(plain.run(g).makespan, at(3.1));
 }
 
 TEST(Executor, ExposedCommunicationWhenComputeIsShort) {

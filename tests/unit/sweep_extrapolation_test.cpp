@@ -44,7 +44,7 @@ config::Scenario only_point(const std::string& space, long long global_batch, bo
   const Enumeration e = enumerate(spec);
   EXPECT_EQ(e.candidates.size(), 1u) << space;
   config::Scenario s = scenario_of(spec, e.candidates.at(0));
-  if (!overlap_slowdown) s.cluster.gpu.overlap_compute_slowdown = 0.0;
+  if (!overlap_slowdown) s.cluster.gpu.overlap_compute_slowdown = s.cluster.gpu.overlap_memory_slowdown = 0.0;
   return s;
 }
 
