@@ -11,6 +11,10 @@
 #              (scripts/pytorch-overlap-contention.py)
 #   gemm       the GEMM reference table of PUBLIC_DATA.md section 3, the shapes of the H100
 #              preset's matmul curve (scripts/pytorch-gemm-reference.py)
+#   llama      torchtitan's Llama 3 8B step (Dec 2024 model code, op SAC, 2 x 8192 tokens) at
+#              2, 4 and 8 layers, eager and compiled, flash attention (scripts/pytorch-llama-step.py),
+#              with the SM clock and power sampled every 200 ms (llama-clocks.csv)
+#   llamacudnn the same, eager, at 2 and 8 layers on cuDNN attention
 # Usage: scripts/device-kernel-curves.sh OUT_DIR [steps, default env,dense,grouped,attention]
 # Each step writes build/kernel-curves/<step>.log (and .json), has its own time limit,
 # and a failing step prints its status and log tail while the others still run. That
@@ -57,7 +61,14 @@ if has sdpa; then
 fi
 has overlap && step overlap 240 python3 scripts/pytorch-overlap-contention.py --out "$out/overlap.json"
 has gemm && step gemm 90 python3 scripts/pytorch-gemm-reference.py --out "$out/gemm.json"
+if has llama; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv -lms 200 > "$out/llama-clocks.csv" 2>&1 &
+  smi=$!
+  step llama 330 python3 scripts/pytorch-llama-step.py --compile --out "$out/llama.json"
+  kill $smi 2> /dev/null
+fi
+has llamacudnn && step llama-cudnn 120 python3 scripts/pytorch-llama-step.py --attention cudnn --layers 2,8 --out "$out/llama-cudnn.json"
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv >> "$out/env.log" 2>&1
-for f in dense grouped attention sdpa overlap gemm; do [ -f "$out/$f.log" ] && tail -4 "$out/$f.log"; done
+for f in dense grouped attention sdpa overlap gemm llama llama-cudnn; do [ -f "$out/$f.log" ] && tail -4 "$out/$f.log"; done
 echo "failures: $failures"
 exit $((failures > 0))
