@@ -27,7 +27,8 @@ cd "$(dirname "$0")/.." || exit 1
 out=build/kernel-curves
 rm -rf "$out" && mkdir -p "$out"
 pack() { tar czf "$dest/kernel-curves.tar.gz.tmp" -C build kernel-curves && mv -f "$dest/kernel-curves.tar.gz.tmp" "$dest/kernel-curves.tar.gz"; }
-trap pack EXIT
+smi=
+trap 'pack; [ -n "$smi" ] && kill "$smi" 2> /dev/null' EXIT
 export PYTHONUNBUFFERED=1
 steps=${2:-env,dense,grouped,attention}
 has() { [[ ",$steps," == *",$1,"* ]]; }
@@ -65,7 +66,8 @@ if has llama; then
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv -lms 200 > "$out/llama-clocks.csv" 2>&1 &
   smi=$!
   step llama 330 python3 scripts/pytorch-llama-step.py --compile --out "$out/llama.json"
-  kill $smi 2> /dev/null
+  kill "$smi" 2> /dev/null
+  smi=
 fi
 has llamacudnn && step llama-cudnn 120 python3 scripts/pytorch-llama-step.py --attention cudnn --layers 2,8 --out "$out/llama-cudnn.json"
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv >> "$out/env.log" 2>&1

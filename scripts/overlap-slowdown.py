@@ -9,7 +9,8 @@ stand-ins (hold: SMs held; copy: SMs and HBM bandwidth held):
   overlap_compute_slowdown  the median slowdown of the tensor-core kernels (GEMMs
                             and attention: rows with FLOPs)
   overlap_memory_slowdown   the median slowdown of the memory-bound kernels (rows
-                            without FLOPs)
+                            without FLOPs: one elementwise add per stand-in and run, so
+                            with one run it is the midpoint of the hold and copy rows)
 and the table by C and stand-in, so the choice of C can be read against the rest.
 
 Usage: overlap-slowdown.py [--blocks C] overlap.json [overlap-rerun.json ...]

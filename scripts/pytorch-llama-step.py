@@ -100,6 +100,10 @@ class Block(nn.Module):
         return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
 
 
+# torchtitan's list of December 2024 (less reduce_scatter and abs, which a one-GPU bf16
+# step does not run). It names the flash and efficient SDPA ops only; the cuDNN op is
+# added so that --attention cudnn keeps the attention output as the flash run does (a
+# variant: torchtitan then would have recomputed a cuDNN attention).
 SAVE = {torch.ops.aten.mm.default, torch.ops.aten._scaled_dot_product_flash_attention.default,
         torch.ops.aten._scaled_dot_product_efficient_attention.default, torch.ops.aten.max.default}
 if hasattr(torch.ops.aten, "_scaled_dot_product_cudnn_attention"):
@@ -179,9 +183,19 @@ def profile_step(step, device):
 
 
 def run(c, layers, compile_blocks, steps, device, backend):
+    """One configuration's row; its model and buffers are freed even when it fails."""
     torch.manual_seed(0)
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
     model = Model(c, layers, compile_blocks).to(device=device, dtype=dtype)
+    try:
+        return measure(model, c, layers, compile_blocks, steps, device, backend)
+    finally:
+        del model
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+def measure(model, c, layers, compile_blocks, steps, device, backend):
     table = rope_table(c["dim"] // c["heads"], c["seq"], c["theta"], device)
 
     def step():
@@ -220,9 +234,6 @@ def run(c, layers, compile_blocks, steps, device, backend):
     if device.type == "cuda":
         row["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
     row.update(profile_step(step, device))
-    del model
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
     return row
 
 

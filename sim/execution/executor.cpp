@@ -264,7 +264,8 @@ class Run {
 
   // A collective on a rank starts (+1) or ends (-1). When the rank's count of
   // collectives in flight turns positive or returns to zero, its running compute
-  // chains are retimed at the new factor (docs/model.md, "Compute beside communication").
+  // chains are retimed, beside a collective or not, each kernel at its own class's
+  // factor (docs/model.md, "Compute beside communication").
   void collectives_in_flight(std::uint32_t rank_index, int delta) {
     int& count = inflight_[rank_index];
     const bool before = count > 0;

@@ -5,6 +5,7 @@
 // concurrently, so communication overlaps computation. Collectives start once all
 // their simulated participants are ready and finish when the backend says so.
 #include <map>
+#include <stdexcept>
 #include <utility>
 
 #include "core/progress.h"
@@ -32,7 +33,11 @@ class Executor {
   // Compute kernels take (1 + s) times as long while a collective of their rank is
   // in flight (docs/model.md, "Compute beside communication"): s = tensor_core for
   // matmul and attention kernels, memory_bound for the others; 0: no slowdown.
+  // Throws std::invalid_argument for a negative s (a kernel beside a collective is
+  // never faster than alone).
   void set_overlap_slowdown(double tensor_core, double memory_bound) {
+    if (!(tensor_core >= 0.0) || !(memory_bound >= 0.0))
+      throw std::invalid_argument("overlap slowdown must be >= 0");
     overlap_ = {1.0 + tensor_core, 1.0 + memory_bound};
   }
 

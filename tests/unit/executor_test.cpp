@@ -158,6 +158,31 @@ TEST(Executor, MemoryBoundKernelsBesideACollectiveTakeTheirOwnFactor) {
   EXPECT_NEAR(static_cast<double>(tl.makespan), static_cast<double>(at(1.5 + 2.0 - 0.29 / 1.5)), 1.0);
   Fixture plain;
   EXPECT_EQ(plain.run(g).makespan, at(3.1));
+
+  // The all-reduce ends (t = 1) inside the memory-bound kernel: it has done 1 / 1.1 s
+  // of its work, the rest (1.1 - 1 / 1.1 s) at full speed: it ends at 1.190909 s, the
+  // GEMM at full speed after it, at 3.190909 s.
+  TaskGraph h;
+  h.add(collective(h, 0, 1.0, {}));
+  const auto m2 = h.add(compute(h, 0, 1.1, {}, hw::HostPass::kNone, hw::KernelClass::kMemoryBound));
+  h.add(compute(h, 0, 2.0));
+  Fixture g2;
+  g2.overlap_slowdown = 0.5;
+  g2.overlap_memory = 0.1;
+  const auto tl2 = g2.run(h);
+  for (const auto& span : tl2.spans)
+    if (span.task == m2) {
+      EXPECT_NEAR(static_cast<double>(span.end), static_cast<double>(at(1.0 + 1.1 - 1.0 / 1.1)), 1.0);
+    }
+  EXPECT_NEAR(static_cast<double>(tl2.makespan), static_cast<double>(at(3.0 + 1.1 - 1.0 / 1.1)), 1.0);
+}
+
+TEST(Executor, ANegativeOverlapSlowdownIsRefused) {
+  FlopsAreSeconds compute_model;
+  net::AnalyticBackend backend{std::make_unique<BytesAreSeconds>()};
+  exec::Executor e(compute_model, backend, hw::Precision::kBf16);
+  EXPECT_THROW(e.set_overlap_slowdown(-0.1, 0.0), std::invalid_argument);
+  EXPECT_THROW(e.set_overlap_slowdown(0.0, -1.0), std::invalid_argument);
 }
 
 TEST(Executor, ExposedCommunicationWhenComputeIsShort) {
