@@ -25,6 +25,8 @@ void check_curve(std::vector<EfficiencyPoint>& points, const std::string& what) 
 
 RooflineComputeModel::RooflineComputeModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
   check_curve(gpu_.matmul_efficiency, gpu_.name + ": matmul_efficiency");
+  if (!(gpu_.training_clock_ratio > 0.0 && gpu_.training_clock_ratio <= 1.0))
+    throw std::invalid_argument(gpu_.name + ": training_clock_ratio must be in (0, 1]");
   if (!gpu_.matmul_efficiency_fp8.empty()) check_curve(gpu_.matmul_efficiency_fp8, gpu_.name + ": matmul_efficiency_fp8");
   if (!gpu_.matmul_efficiency_fp8_fast.empty())
     check_curve(gpu_.matmul_efficiency_fp8_fast, gpu_.name + ": matmul_efficiency_fp8_fast");
@@ -58,8 +60,10 @@ double RooflineComputeModel::matmul_efficiency(double flops_per_gemm) const {
 double RooflineComputeModel::efficiency(const KernelWork& work, Precision precision) const {
   const double flops = work.flops / work.count;
   if (work.kind == KernelClass::kAttention && is_attention(work.kernel)) {
-    if (const AttentionEfficiency* a = attention_curves(work))
-      return efficiency_at(is_backward_attention(work.kernel) ? a->backward : a->forward, flops);
+    if (const AttentionEfficiency* a = attention_curves(work)) {
+      const double measured = efficiency_at(is_backward_attention(work.kernel) ? a->backward : a->forward, flops);
+      return a->kernel == AttentionKernel::kDefault ? measured * gpu_.training_clock_ratio : measured;
+    }
   }
   if (work.kind == KernelClass::kMatmul && precision == Precision::kFp8) {
     // Forward: fast accumulation; the data and weight gradients: split accumulation.
@@ -83,7 +87,7 @@ bool RooflineComputeModel::prices_grouped(Precision precision) const {
 // curves of those GEMMs (docs/model.md, "Grouped expert GEMMs").
 double RooflineComputeModel::grouped_matmul_seconds(const KernelWork& work, Precision precision) const {
   const GroupedMatmulEfficiency& g = *gpu_.grouped_matmul_efficiency;
-  const double peak = gpu_.peak(precision);
+  const double peak = gpu_.peak(precision) * gpu_.training_clock_ratio;
   if (!work.backward) return work.flops / (peak * efficiency_at(g.forward, work.flops / work.count));
   const double per_gemm = work.flops / work.count / 2.0;
   const double half = work.flops / 2.0;

@@ -8,7 +8,13 @@
 namespace trainsim {
 namespace {
 
-hw::GpuSpec h100() { return testing::make_scenario("\"gpt2-124m\"").cluster.gpu; }
+// The H100 preset's peaks and bandwidth; the tests give it curves of their own, so
+// those run at the clock they are given (training_clock_ratio 1) unless a test says.
+hw::GpuSpec h100() {
+  hw::GpuSpec gpu = testing::make_scenario("\"gpt2-124m\"").cluster.gpu;
+  gpu.training_clock_ratio = 1.0;
+  return gpu;
+}
 
 TEST(Roofline, EfficiencyPassesThroughEveryMeasuredPoint) {
   const hw::GpuSpec gpu = h100();
@@ -122,6 +128,38 @@ TEST(Roofline, FlashAttention2TakesItsOwnCurvesElseTheDefaultKernels) {
   EXPECT_DOUBLE_EQ(model.efficiency(head64, hw::Precision::kBf16), 0.4);
   head64.head_dim = 32;  // no curves at all: the matmul curve
   EXPECT_DOUBLE_EQ(model.efficiency(head64, hw::Precision::kBf16), 0.7);
+}
+
+TEST(Roofline, CurvesMeasuredAtTheBoostClockRunAtTheTrainingClock) {
+  // docs/model.md, "Clock under training load": the default attention kernel's
+  // curves and the grouped curves are scaled by training_clock_ratio (0.8 here);
+  // "flash2"'s published curves and the dense matmul curve are not.
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency = {{1e9, 0.7}};
+  gpu.attention_efficiency = {{128, {{1e10, 0.5}}, {{1e10, 0.4}}},
+                              {128, {{1e10, 0.3}}, {{1e10, 0.2}}, hw::AttentionKernel::kFlash2}};
+  gpu.grouped_matmul_efficiency = hw::GroupedMatmulEfficiency{{{1e10, 0.4}}, {{1e10, 0.5}}, {{1e10, 0.25}}};
+  gpu.training_clock_ratio = 0.8;
+  const hw::RooflineComputeModel model(gpu);
+  hw::KernelWork attention{hw::KernelClass::kAttention, 1e11, 0.0};
+  attention.kernel = hw::KernelId::kAttentionForward;
+  attention.head_dim = 128;
+  EXPECT_DOUBLE_EQ(model.efficiency(attention, hw::Precision::kBf16), 0.5 * 0.8);
+  attention.kernel = hw::KernelId::kAttentionBackward;
+  EXPECT_DOUBLE_EQ(model.efficiency(attention, hw::Precision::kBf16), 0.4 * 0.8);
+  attention.attention_kernel = hw::AttentionKernel::kFlash2;
+  EXPECT_DOUBLE_EQ(model.efficiency(attention, hw::Precision::kBf16), 0.2);
+  hw::KernelWork grouped{hw::KernelClass::kMatmul, 8e10, 0.0, 8};
+  grouped.grouped = true;
+  EXPECT_DOUBLE_EQ(model.seconds(grouped, hw::Precision::kBf16), 8e10 / (989e12 * 0.8 * 0.4));
+  grouped.backward = true;
+  grouped.flops = 16e10;
+  EXPECT_DOUBLE_EQ(model.seconds(grouped, hw::Precision::kBf16),
+                   8e10 / (989e12 * 0.8 * 0.5) + 8e10 / (989e12 * 0.8 * 0.25));
+  hw::KernelWork dense{hw::KernelClass::kMatmul, 1e11, 0.0};
+  EXPECT_DOUBLE_EQ(model.seconds(dense, hw::Precision::kBf16), 1e11 / (989e12 * 0.7));
+  gpu.training_clock_ratio = 0.0;
+  EXPECT_THROW(hw::RooflineComputeModel{gpu}, std::invalid_argument);
 }
 
 TEST(Roofline, Fp8GemmsTakeTheFp8CurvesForwardFastBackwardSplit) {
