@@ -60,10 +60,9 @@ double RooflineComputeModel::matmul_efficiency(double flops_per_gemm) const {
 double RooflineComputeModel::efficiency(const KernelWork& work, Precision precision) const {
   const double flops = work.flops / work.count;
   if (work.kind == KernelClass::kAttention && is_attention(work.kernel)) {
-    if (const AttentionEfficiency* a = attention_curves(work)) {
-      const double measured = efficiency_at(is_backward_attention(work.kernel) ? a->backward : a->forward, flops);
-      return a->kernel == AttentionKernel::kDefault ? measured * gpu_.training_clock_ratio : measured;
-    }
+    if (const AttentionEfficiency* a = attention_curves(work))
+      return gpu_.training_clock_ratio *
+             efficiency_at(is_backward_attention(work.kernel) ? a->backward : a->forward, flops);
   }
   if (work.kind == KernelClass::kMatmul && precision == Precision::kFp8) {
     // Forward: fast accumulation; the data and weight gradients: split accumulation.

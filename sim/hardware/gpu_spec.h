@@ -85,10 +85,10 @@ struct GpuSpec {
   // memory-bound kernels apart; 0: no slowdown.
   double overlap_compute_slowdown = 0.0;  // KernelClass::kMatmul and kAttention
   double overlap_memory_slowdown = 0.0;   // KernelClass::kMemoryBound
-  // The SM clock a training step holds over the clock the GPU's own attention and
-  // grouped-GEMM curves ran at, each kernel timed alone behind a GPU sleep (at the
-  // boost clock): those curves (the default attention kernel's, not "flash2"'s) are
-  // scaled by it (docs/model.md, "Clock under training load"); 1: no scaling.
+  // The SM clock a training step holds over the clock the GPU's attention and
+  // grouped-GEMM curves ran at, each kernel timed alone (behind a GPU sleep, at the
+  // boost clock): those curves are scaled by it (docs/model.md, "Clock under
+  // training load"); 1: no scaling.
   double training_clock_ratio = 1.0;
 
   [[nodiscard]] bool supports(Precision p) const { return peak_flops.contains(p); }
