@@ -1,7 +1,7 @@
 """The median time of a GPU operation between CUDA events, shared by the PyTorch
 scripts that time single operations (pytorch-gemm-reference.py,
 pytorch-backward-gemms.py, pytorch-grouped-gemm-stages.py, pytorch-long-attention.py,
-pytorch-overlap-contention.py)."""
+pytorch-overlap-contention.py, pytorch-llama-step.py)."""
 import statistics
 
 import torch
