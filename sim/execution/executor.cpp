@@ -99,7 +99,7 @@ class Run {
       const auto slow = slowdown_.find(t.rank);
       const double factor = slow == slowdown_.end() ? 1.0 : 1.0 + slow->second;
       slot.duration = core::from_seconds(p.seconds * factor);
-      slot.beside_factor = overlap_.of(graph.works()[t.work].compute.kind);
+      slot.memory_bound = graph.works()[t.work].compute.kind == hw::KernelClass::kMemoryBound;
       slot.host = p.host_s > 0.0;
     }
     if (overlap_.any()) {
@@ -148,7 +148,6 @@ class Run {
   struct Slot {
     core::Time start = -1;
     core::Time duration = 0;       // compute tasks: the kernel's time, with the rank's slowdown
-    double beside_factor = 1.0;    // compute tasks: its duration's factor beside a collective
     std::uint64_t dependents = 0;  // its first entry in dependents_; the next slot's ends them
     std::uint32_t remaining = 0;   // dependencies not yet finished
     std::uint32_t lane = 0;
@@ -156,6 +155,7 @@ class Run {
     bool collective = false;
     bool host = false;  // issued by the host thread (Priced::host_s > 0)
     bool finished = false;
+    bool memory_bound = false;  // compute tasks: beside a collective at overlap_.memory_bound, else tensor_core
   };
   // A work's costs, a compute work's priced once for all the tasks that repeat
   // it (when its first task is read).
@@ -244,11 +244,13 @@ class Run {
     schedule_chain_end(lane_id);
   }
 
+  // A compute task's factor beside a collective, by its kernel class.
+  double beside_factor(const Slot& s) const { return s.memory_bound ? overlap_.memory_bound : overlap_.tensor_core; }
+
   // A compute task's time, beside a collective or not.
-  static core::Time scaled(const Slot& s, bool beside) {
-    return !beside || s.beside_factor == 1.0
-               ? s.duration
-               : static_cast<core::Time>(std::llround(static_cast<double>(s.duration) * s.beside_factor));
+  core::Time scaled(const Slot& s, bool beside) const {
+    const double f = beside ? beside_factor(s) : 1.0;
+    return f == 1.0 ? s.duration : static_cast<core::Time>(std::llround(static_cast<double>(s.duration) * f));
   }
 
   void schedule_chain_end(std::size_t lane_id) {
@@ -286,7 +288,7 @@ class Run {
     while (k != lane.chain_last && slot_[slot_[k].chain_next].start <= now) k = slot_[k].chain_next;
     lane.chain_cursor = k;
     const core::Time end = k == lane.chain_last ? lane.chain_end : slot_[slot_[k].chain_next].start;
-    const double f = slot_[k].beside_factor;
+    const double f = beside_factor(slot_[k]);
     const double ratio = beside ? f : 1.0 / f;
     core::Time at = now + static_cast<core::Time>(std::llround(static_cast<double>(end - now) * ratio));
     while (k != lane.chain_last) {

@@ -46,9 +46,6 @@ class Executor {
     double tensor_core = 1.0;   // hw::KernelClass::kMatmul and kAttention
     double memory_bound = 1.0;  // hw::KernelClass::kMemoryBound
     [[nodiscard]] bool any() const { return tensor_core != 1.0 || memory_bound != 1.0; }
-    [[nodiscard]] double of(hw::KernelClass kind) const {
-      return kind == hw::KernelClass::kMemoryBound ? memory_bound : tensor_core;
-    }
   };
 
  private:
