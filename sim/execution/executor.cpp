@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
@@ -95,7 +96,13 @@ class Run {
       if (t.collective_instance >= 0) instances_[t.collective_instance].members.push_back(id);
       const Priced& p = priced(t.work);
       slot.collective = p.collective;
-      if (slot.collective) continue;
+      if (slot.collective) {
+        if (t.collective_instance > std::numeric_limits<std::int32_t>::max())
+          throw std::invalid_argument("Executor: collective_instance " + std::to_string(t.collective_instance) +
+                                      " is above 2^31 - 1");
+        slot.comm = {t.work, static_cast<std::int32_t>(t.collective_instance < 0 ? -1 : t.collective_instance)};
+        continue;
+      }
       const auto slow = slowdown_.find(t.rank);
       const double factor = slow == slowdown_.end() ? 1.0 : 1.0 + slow->second;
       slot.duration = core::from_seconds(p.seconds * factor);
@@ -147,7 +154,17 @@ class Run {
   // the rest from their task.
   struct Slot {
     core::Time start = -1;
-    core::Time duration = 0;       // compute tasks: the kernel's time, with the rank's slowdown
+    // Compute tasks: the kernel's time, with the rank's slowdown. Collectives: their
+    // work and Task::collective_instance, read here rather than from the task (one
+    // record the run touches instead of two).
+    struct CollectiveRef {
+      workload::WorkId work;
+      std::int32_t instance;
+    };
+    union {
+      core::Time duration = 0;
+      CollectiveRef comm;
+    };
     std::uint64_t dependents = 0;  // its first entry in dependents_; the next slot's ends them
     std::uint32_t remaining = 0;   // dependencies not yet finished
     std::uint32_t lane = 0;
@@ -186,7 +203,9 @@ class Run {
       start_chain(lane_id, id);
       return;
     }
-    const std::int64_t instance = graph_[id].collective_instance;
+    const std::int64_t instance = t.comm.instance;
+    // The lane's next task is read when this one ends: fetch its record meanwhile.
+    if (lane.head + 1 < lane.order.size()) __builtin_prefetch(&slot_[lane.order[lane.head + 1]]);
     if (instance < 0) {
       launch_collective(id);
       return;
@@ -229,13 +248,17 @@ class Run {
     const bool beside = overlap_.any() && inflight_[lane.rank_index] > 0;
     core::Time at = sim_.now();
     TaskId last = id;
+    std::size_t length = 0;
     for (TaskId k = id;; k = slot_[k].chain_next) {
       Slot& sk = slot_[k];
       sk.start = at;
       at += scaled(sk, beside);
       last = k;
+      ++length;
       if (sk.chain_next == kNoTask) break;
     }
+    // The lane's task after the chain is read when the chain ends: fetch its record meanwhile.
+    if (lane.head + length < lane.order.size()) __builtin_prefetch(&slot_[lane.order[lane.head + length]]);
     lane.computing = true;
     lane.beside = beside;
     lane.chain_first = lane.chain_cursor = id;
@@ -305,7 +328,7 @@ class Run {
   void launch_collective(TaskId id) {
     slot_[id].start = sim_.now();
     if (overlap_.any()) collectives_in_flight(lanes_[slot_[id].lane].rank_index, +1);
-    network_.start(*graph_.work(id).collective, sim_, [this, id] { finish(id); });
+    network_.start(*graph_.works()[slot_[id].comm.work].collective, sim_, [this, id] { finish(id); });
   }
   void launch_collective(const std::vector<TaskId>& members) {
     for (TaskId m : members) slot_[m].start = sim_.now();

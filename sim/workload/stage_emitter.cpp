@@ -58,7 +58,7 @@ std::vector<TaskId> StageEmitter::add(const std::vector<Op>& ops, Category categ
     t.role = role;
     t.iteration = iteration_;
     t.microbatch = microbatch_;
-    t.layer = op.layer;
+    t.layer = static_cast<std::int32_t>(op.layer);
     t.deps = std::move(pending_);
     pending_.clear();
     if (after_comm_) t.deps.push_back(*after_comm_);
@@ -85,7 +85,7 @@ TaskId StageEmitter::add_comm(const Op& op, WorkId work) {
   t.role = Role::kLayerCollective;
   t.iteration = iteration_;
   t.microbatch = microbatch_;
-  t.layer = op.layer;
+  t.layer = static_cast<std::int32_t>(op.layer);
   if (last_) t.deps.push_back(*last_);
   if (!op.overlapped) {
     t.deps.append(pending_);

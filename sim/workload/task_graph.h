@@ -63,7 +63,9 @@ struct Task {
   Role role = Role::kLayer;
   int iteration = 0;
   int microbatch = -1;
-  long long layer = -1;
+  // -1: none. 32 bits (the reader bounds num_layers far below): a task takes 48
+  // bytes, not 56, and a large graph holds millions of them.
+  std::int32_t layer = -1;
   // Tasks of one collective call on different simulated ranks share an instance
   // id and start together once every one of them is ready; -1: not shared.
   std::int64_t collective_instance = -1;

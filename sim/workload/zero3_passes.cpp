@@ -91,7 +91,7 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
       Task t = parameter_gather(graph, "param_all_gather." + share_name(units[u], group) + pass, params, l, *group,
                                 stage.rank, stage.iteration);
       t.microbatch = step.microbatch;
-      t.layer = units[u].layer;
+      t.layer = static_cast<std::int32_t>(units[u].layer);
       // Its buffer is free once the unit computed before the current one is done.
       if (const auto before = emit.last_task()) t.deps.push_back(*before);
       else if (stage.carry.previous_step) t.deps.push_back(*stage.carry.previous_step);
@@ -114,7 +114,7 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
                                   stage.rank, stage.iteration);
       t.deps = {emit.last()};
       t.microbatch = step.microbatch;
-      t.layer = units[u].layer;
+      t.layer = static_cast<std::int32_t>(units[u].layer);
       stage.reductions.push_back(graph.add(std::move(t)));
     }
   }
