@@ -71,10 +71,9 @@ class Run {
       for (TaskId d : t.deps) ++slot_[d + 1].dependents;
       if (t.collective_instance >= 0) ++instances;
     }
+    min_rank_ = min_rank;
     for (std::size_t i = 0; i < n; ++i) slot_[i + 1].dependents += slot_[i].dependents;
     dependents_.resize(slot_[n].dependents);
-    std::vector<std::uint64_t> fill(n);
-    for (std::size_t i = 0; i < n; ++i) fill[i] = slot_[i].dependents;
     constexpr auto kStreams = static_cast<std::size_t>(workload::kNumStreams);
     std::vector<std::int32_t> lane_index(
         (static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1) * kStreams, -1);
@@ -83,7 +82,8 @@ class Run {
       const Task& t = graph[id];
       Slot& slot = slot_[id];
       slot.remaining = static_cast<std::uint32_t>(t.deps.size());
-      for (TaskId d : t.deps) dependents_[fill[d]++] = id;
+      // Slot d's first entry serves as its fill cursor (moved back below).
+      for (TaskId d : t.deps) dependents_[slot_[d].dependents++] = id;
       std::int32_t& lane = lane_index[static_cast<std::size_t>(static_cast<long long>(t.rank) - min_rank) * kStreams +
                                       static_cast<std::size_t>(t.stream)];
       if (lane < 0) {
@@ -109,6 +109,9 @@ class Run {
       slot.memory_bound = graph.works()[t.work].compute.kind == hw::KernelClass::kMemoryBound;
       slot.host = p.host_s > 0.0;
     }
+    // Each cursor ended at the next slot's first entry: move them back one slot.
+    for (std::size_t i = n; i-- > 1;) slot_[i].dependents = slot_[i - 1].dependents;
+    if (n > 0) slot_[0].dependents = 0;
     if (overlap_.any()) {
       inflight_.assign(static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1, 0);
       rank_lanes_.resize(inflight_.size());
@@ -132,7 +135,9 @@ class Run {
   Timeline execute() {
     for (std::size_t l = 0; l < lanes_.size(); ++l) try_start(l);
     sim_.run();
-    for (TaskId id = 0; id < graph_.size(); ++id)
+    // Every task ran, or a dependency cycle (a bug in the graph) left some waiting:
+    // counted as they finish, searched only then.
+    for (TaskId id = 0; finished_ != graph_.size() && id < graph_.size(); ++id)
       if (!slot_[id].finished)
         throw std::logic_error("task graph deadlocked: task '" + graph_.work(id).name + "' on rank " +
                                std::to_string(graph_[id].rank) + " never ran");
@@ -267,6 +272,9 @@ class Run {
     schedule_chain_end(lane_id);
   }
 
+  // A slot's task's rank, from its lane.
+  int rank_of(const Slot& s) const { return static_cast<int>(lanes_[s.lane].rank_index) + min_rank_; }
+
   // A compute task's factor beside a collective, by its kernel class.
   double beside_factor(const Slot& s) const { return s.memory_bound ? overlap_.memory_bound : overlap_.tensor_core; }
 
@@ -345,7 +353,8 @@ class Run {
     for (TaskId k = first; k != last;) {
       Slot& sk = slot_[k];
       sk.finished = true;
-      timeline_.spans.push_back({k, sk.start, slot_[sk.chain_next].start});
+      ++finished_;
+      timeline_.spans.push_back({k, rank_of(sk), sk.start, slot_[sk.chain_next].start});
       ++lanes_[sk.lane].head;
       if (progress_ != nullptr) progress_->advance();
       k = sk.chain_next;
@@ -356,8 +365,9 @@ class Run {
   void finish(TaskId id) {
     Slot& slot = slot_[id];
     slot.finished = true;
+    ++finished_;
     if (overlap_.any() && slot.collective) collectives_in_flight(lanes_[slot.lane].rank_index, -1);
-    timeline_.spans.push_back({id, slot.start, sim_.now()});
+    timeline_.spans.push_back({id, rank_of(slot), slot.start, sim_.now()});
     last_finish_ = sim_.now();
     Lane& lane = lanes_[slot.lane];
     lane.busy = false;
@@ -387,6 +397,8 @@ class Run {
   std::unordered_map<std::int64_t, Instance> instances_;  // elements stay put: events hold their members
   Timeline timeline_;
   core::Time last_finish_ = 0;
+  int min_rank_ = 0;  // the graph's least rank (Lane::rank_index is relative to it)
+  std::size_t finished_ = 0;  // tasks that ran
 };
 
 }  // namespace

@@ -73,8 +73,8 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
   std::map<PassKey, Window> backward;
   std::map<PassKey, Window> recompute;
   for (const Span& span : out.timeline.spans) {
+    if (span.rank != rank) continue;
     const workload::Task& t = out.iteration.graph[span.task];
-    if (t.rank != rank) continue;
     if (const auto& collective = out.iteration.graph.work(t).collective) {
       // Data-parallel reductions work in place on the gradient buffer and ZeRO's
       // gathers land in the weights counted above; other transfers need a buffer
@@ -144,8 +144,8 @@ void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, i
   std::map<std::tuple<int, int, std::string>, Window> named;
   std::map<int, Window> iterations;
   for (const Span& span : out.timeline.spans) {
+    if (span.rank != rank) continue;
     const workload::Task& t = out.iteration.graph[span.task];
-    if (t.rank != rank) continue;
     const workload::Work& w = out.iteration.graph.work(t);
     if (w.collective) continue;
     iterations[t.iteration].add(span);

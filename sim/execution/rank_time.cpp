@@ -27,8 +27,8 @@ RankTime rank_time(const SimulationOutput& out, int rank) {
   std::vector<Interval> tp, dp, other, comm;
   RankTime r;
   for (const Span& span : out.timeline.spans) {
+    if (span.rank != rank) continue;
     const workload::Task& t = graph[span.task];
-    if (t.rank != rank) continue;
     const core::Time length = span.end - span.start;
     switch (t.stream) {
       case workload::Stream::kCompute:

@@ -20,7 +20,7 @@ std::map<int, std::vector<std::size_t>> spans_by_rank(const exec::SimulationOutp
   std::map<int, std::vector<std::size_t>> by_rank;
   const auto& graph = out.iteration.graph;
   for (std::size_t i = 0; i < out.timeline.spans.size(); ++i)
-    by_rank[graph[out.timeline.spans[i].task].rank].push_back(i);
+    by_rank[out.timeline.spans[i].rank].push_back(i);
   for (auto& [rank, idx] : by_rank) {
     std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
       const auto& sa = out.timeline.spans[a];

@@ -272,6 +272,22 @@ TEST(Executor, TasksSharingAWorkKeepTheirRanksSlowdown) {
   for (const exec::Span& sp : tl.spans) EXPECT_EQ(sp.end - sp.start, at(g[sp.task].rank == 0 ? 1.0 : 1.5));
 }
 
+// A span carries its task's rank (per-rank passes read no task): ranks 3 and 5,
+// compute and collectives, chained kernels and single ones.
+TEST(Executor, ASpanCarriesItsTasksRank) {
+  TaskGraph g;
+  const auto a = g.add(compute(g, 5, 1.0));
+  g.add(compute(g, 5, 1.0));
+  const auto b = g.add(compute(g, 3, 2.0));
+  g.add(collective(g, 3, 1.0, {b}));
+  g.add(collective(g, 5, 1.0, {a}));
+  g.add(compute(g, 3, 1.0));
+  Fixture f;
+  const exec::Timeline tl = f.run(g);
+  ASSERT_EQ(tl.spans.size(), 6U);
+  for (const exec::Span& sp : tl.spans) EXPECT_EQ(sp.rank, g[sp.task].rank) << "task " << sp.task;
+}
+
 // A task must name a work of its own graph.
 TEST(TaskGraph, RefusesATaskWithoutItsWork) {
   TaskGraph g;
