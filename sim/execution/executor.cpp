@@ -30,16 +30,15 @@ struct Lane {
   bool waking = false;  // a wake-up at host_clock is scheduled
   std::uint32_t rank_index = 0;  // its rank less the graph's least rank
   // The compute chain it runs, when it runs one (docs/model.md, "Compute beside
-  // communication"): its first and last task, the task running at the last
-  // retiming, when it ends, whether its kernels' times were scaled by their
-  // factors beside a collective, and a generation that tells the chain's current
-  // end event from superseded ones.
+  // communication"): from `head`, its last task and the task running at the last
+  // retiming (indices into `order`), when it ends, whether its kernels' times were
+  // scaled by their factors beside a collective, and a generation that tells the
+  // chain's current end event from superseded ones.
   bool computing = false;
   bool beside = false;
   std::uint64_t generation = 0;
-  TaskId chain_first = 0;
-  TaskId chain_cursor = 0;
-  TaskId chain_last = 0;
+  std::size_t chain_cursor = 0;
+  std::size_t chain_last = 0;
   core::Time chain_end = 0;
 };
 
@@ -72,8 +71,15 @@ class Run {
       if (t.collective_instance >= 0) ++instances;
     }
     min_rank_ = min_rank;
-    for (std::size_t i = 0; i < n; ++i) slot_[i + 1].dependents += slot_[i].dependents;
-    dependents_.resize(slot_[n].dependents);
+    // Slot i holds task i - 1's count: summed up to it, task i's first entry.
+    std::uint64_t entries = 0;
+    for (std::size_t i = 0; i <= n; ++i) {
+      entries += slot_[i].dependents;
+      if (entries > std::numeric_limits<std::uint32_t>::max())
+        throw std::length_error("Executor: the task graph has 2^32 dependencies or more");
+      slot_[i].dependents = static_cast<std::uint32_t>(entries);
+    }
+    dependents_.resize(entries);
     constexpr auto kStreams = static_cast<std::size_t>(workload::kNumStreams);
     std::vector<std::int32_t> lane_index(
         (static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1) * kStreams, -1);
@@ -128,7 +134,7 @@ class Run {
         const Slot& sb = slot_[b];
         if (sa.collective || sb.collective || sa.host || sb.host) continue;
         if (sb.remaining != 0 || sa.dependents != slot_[a + 1].dependents) continue;
-        slot_[a].chain_next = b;
+        slot_[a].chained = true;
       }
   }
 
@@ -147,7 +153,6 @@ class Run {
   }
 
  private:
-  static constexpr TaskId kNoTask = static_cast<TaskId>(-1);
   struct Instance {
     std::vector<TaskId> members;
     std::size_t arrived = 0;
@@ -170,15 +175,17 @@ class Run {
       core::Time duration = 0;
       CollectiveRef comm;
     };
-    std::uint64_t dependents = 0;  // its first entry in dependents_; the next slot's ends them
+    std::uint32_t dependents = 0;  // its first entry in dependents_; the next slot's ends them
     std::uint32_t remaining = 0;   // dependencies not yet finished
     std::uint32_t lane = 0;
-    TaskId chain_next = kNoTask;   // the next task of its chain, or kNoTask
-    bool collective = false;
-    bool host = false;  // issued by the host thread (Priced::host_s > 0)
-    bool finished = false;
-    bool memory_bound = false;  // compute tasks: beside a collective at overlap_.memory_bound, else tensor_core
+    // Flags in one byte: a slot is 32 bytes, so a cache line holds two whole ones.
+    bool chained : 1 = false;     // the lane's next task runs right after it, in one event with it
+    bool collective : 1 = false;
+    bool host : 1 = false;  // issued by the host thread (Priced::host_s > 0)
+    bool finished : 1 = false;
+    bool memory_bound : 1 = false;  // compute tasks: beside a collective at overlap_.memory_bound, else tensor_core
   };
+  static_assert(sizeof(Slot) == 32);
   // A work's costs, a compute work's priced once for all the tasks that repeat
   // it (when its first task is read).
   struct Priced {
@@ -205,7 +212,7 @@ class Run {
     if (t.host && !issued_by_host(lane_id, graph_[id])) return;
     lane.busy = true;
     if (!t.collective) {
-      start_chain(lane_id, id);
+      start_chain(lane_id);
       return;
     }
     const std::int64_t instance = t.comm.instance;
@@ -246,27 +253,25 @@ class Run {
     return false;
   }
 
-  // A compute task and the chain behind it, back to back, each kernel's time scaled
-  // by its factor while its rank has a collective in flight; one event at the chain's end.
-  void start_chain(std::size_t lane_id, TaskId id) {
+  // The compute task at the lane's head and the chain behind it, back to back, each
+  // kernel's time scaled by its factor while its rank has a collective in flight;
+  // one event at the chain's end.
+  void start_chain(std::size_t lane_id) {
     Lane& lane = lanes_[lane_id];
     const bool beside = overlap_.any() && inflight_[lane.rank_index] > 0;
     core::Time at = sim_.now();
-    TaskId last = id;
-    std::size_t length = 0;
-    for (TaskId k = id;; k = slot_[k].chain_next) {
-      Slot& sk = slot_[k];
+    std::size_t last = lane.head;
+    for (;; ++last) {
+      Slot& sk = slot_[lane.order[last]];
       sk.start = at;
       at += scaled(sk, beside);
-      last = k;
-      ++length;
-      if (sk.chain_next == kNoTask) break;
+      if (!sk.chained) break;
     }
     // The lane's task after the chain is read when the chain ends: fetch its record meanwhile.
-    if (lane.head + length < lane.order.size()) __builtin_prefetch(&slot_[lane.order[lane.head + length]]);
+    if (last + 1 < lane.order.size()) __builtin_prefetch(&slot_[lane.order[last + 1]]);
     lane.computing = true;
     lane.beside = beside;
-    lane.chain_first = lane.chain_cursor = id;
+    lane.chain_cursor = lane.head;
     lane.chain_last = last;
     lane.chain_end = at;
     schedule_chain_end(lane_id);
@@ -291,7 +296,7 @@ class Run {
       Lane& l = lanes_[lane_id];
       if (l.generation != generation) return;  // retimed since: a later event ends it
       l.computing = false;
-      finish_chain(l.chain_first, l.chain_last);
+      finish_chain(l);
     });
   }
 
@@ -315,17 +320,18 @@ class Run {
     Lane& lane = lanes_[lane_id];
     if (lane.beside == beside) return;
     const core::Time now = sim_.now();
-    TaskId k = lane.chain_cursor;
-    while (k != lane.chain_last && slot_[slot_[k].chain_next].start <= now) k = slot_[k].chain_next;
+    const auto& order = lane.order;
+    std::size_t k = lane.chain_cursor;
+    while (k != lane.chain_last && slot_[order[k + 1]].start <= now) ++k;
     lane.chain_cursor = k;
-    const core::Time end = k == lane.chain_last ? lane.chain_end : slot_[slot_[k].chain_next].start;
-    const double f = beside_factor(slot_[k]);
+    const core::Time end = k == lane.chain_last ? lane.chain_end : slot_[order[k + 1]].start;
+    const double f = beside_factor(slot_[order[k]]);
     const double ratio = beside ? f : 1.0 / f;
     core::Time at = now + static_cast<core::Time>(std::llround(static_cast<double>(end - now) * ratio));
     while (k != lane.chain_last) {
-      k = slot_[k].chain_next;
-      slot_[k].start = at;
-      at += scaled(slot_[k], beside);
+      Slot& sk = slot_[order[++k]];
+      sk.start = at;
+      at += scaled(sk, beside);
     }
     lane.beside = beside;
     lane.chain_end = at;
@@ -348,18 +354,17 @@ class Run {
     });
   }
 
-  // A chain's tasks (finish() for the last one).
-  void finish_chain(TaskId first, TaskId last) {
-    for (TaskId k = first; k != last;) {
+  // A lane's chain, from its head to chain_last (finish() for the last task).
+  void finish_chain(Lane& lane) {
+    for (; lane.head != lane.chain_last; ++lane.head) {
+      const TaskId k = lane.order[lane.head];
       Slot& sk = slot_[k];
       sk.finished = true;
       ++finished_;
-      timeline_.spans.push_back({k, rank_of(sk), sk.start, slot_[sk.chain_next].start});
-      ++lanes_[sk.lane].head;
+      timeline_.spans.push_back({k, rank_of(sk), sk.start, slot_[lane.order[lane.head + 1]].start});
       if (progress_ != nullptr) progress_->advance();
-      k = sk.chain_next;
     }
-    finish(last);
+    finish(lane.order[lane.chain_last]);
   }
 
   void finish(TaskId id) {
@@ -373,7 +378,7 @@ class Run {
     lane.busy = false;
     ++lane.head;
     try_start(slot.lane);
-    for (std::uint64_t k = slot.dependents; k < slot_[id + 1].dependents; ++k) {
+    for (std::uint32_t k = slot.dependents; k < slot_[id + 1].dependents; ++k) {
       const TaskId d = dependents_[k];
       if (--slot_[d].remaining == 0) try_start(slot_[d].lane);
     }
