@@ -63,12 +63,10 @@ class Run {
     // in compressed rows (the same order as pushing them one by one).
     int min_rank = n > 0 ? graph[0].rank : 0;
     int max_rank = min_rank;
-    std::size_t instances = 0;
     for (const Task& t : graph.tasks()) {
       min_rank = std::min(min_rank, t.rank);
       max_rank = std::max(max_rank, t.rank);
       for (TaskId d : t.deps) ++slot_[d + 1].dependents;
-      if (t.collective_instance >= 0) ++instances;
     }
     min_rank_ = min_rank;
     // Slot i holds task i - 1's count: summed up to it, task i's first entry.
@@ -83,7 +81,6 @@ class Run {
     constexpr auto kStreams = static_cast<std::size_t>(workload::kNumStreams);
     std::vector<std::int32_t> lane_index(
         (static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1) * kStreams, -1);
-    instances_.reserve(instances);
     for (TaskId id = 0; id < n; ++id) {
       const Task& t = graph[id];
       Slot& slot = slot_[id];
@@ -99,14 +96,10 @@ class Run {
       }
       slot.lane = static_cast<std::uint32_t>(lane);
       lanes_[static_cast<std::size_t>(lane)].order.push_back(id);
-      if (t.collective_instance >= 0) instances_[t.collective_instance].members.push_back(id);
       const Priced& p = priced(t.work);
       slot.collective = p.collective;
       if (slot.collective) {
-        if (t.collective_instance > std::numeric_limits<std::int32_t>::max())
-          throw std::invalid_argument("Executor: collective_instance " + std::to_string(t.collective_instance) +
-                                      " is above 2^31 - 1");
-        slot.comm = {t.work, static_cast<std::int32_t>(t.collective_instance < 0 ? -1 : t.collective_instance)};
+        slot.comm = {t.work, -1};
         continue;
       }
       const auto slow = slowdown_.find(t.rank);
@@ -114,6 +107,15 @@ class Run {
       slot.duration = core::from_seconds(p.seconds * factor);
       slot.memory_bound = graph.works()[t.work].compute.kind == hw::KernelClass::kMemoryBound;
       slot.host = p.host_s > 0.0;
+    }
+    // Shared collectives: the graph's instances numbered 0, 1, ... in order of
+    // first member, each member's slot naming its own.
+    std::unordered_map<std::int64_t, std::int32_t> index;
+    for (const workload::TaskGraph::SharedCollective& sc : graph.shared_collectives()) {
+      const auto [it, added] = index.try_emplace(sc.instance, static_cast<std::int32_t>(instances_.size()));
+      if (added) instances_.emplace_back();
+      instances_[static_cast<std::size_t>(it->second)].members.push_back(sc.task);
+      slot_[sc.task].comm.instance = it->second;
     }
     // Each cursor ended at the next slot's first entry: move them back one slot.
     for (std::size_t i = n; i-- > 1;) slot_[i].dependents = slot_[i - 1].dependents;
@@ -165,8 +167,8 @@ class Run {
   struct Slot {
     core::Time start = -1;
     // Compute tasks: the kernel's time, with the rank's slowdown. Collectives: their
-    // work and Task::collective_instance, read here rather than from the task (one
-    // record the run touches instead of two).
+    // work and their shared instance (an index into instances_, -1: none), read
+    // here rather than from the graph (one record the run touches instead of two).
     struct CollectiveRef {
       workload::WorkId work;
       std::int32_t instance;
@@ -222,7 +224,7 @@ class Run {
       launch_collective(id);
       return;
     }
-    Instance& inst = instances_[instance];
+    Instance& inst = instances_[static_cast<std::size_t>(instance)];
     if (++inst.arrived == inst.members.size()) launch_collective(inst.members);
   }
 
@@ -399,7 +401,7 @@ class Run {
   std::vector<TaskId> dependents_;
   std::vector<Lane> lanes_;
   std::vector<Priced> priced_;  // by work id
-  std::unordered_map<std::int64_t, Instance> instances_;  // elements stay put: events hold their members
+  std::vector<Instance> instances_;  // not resized once built: events hold their members
   Timeline timeline_;
   core::Time last_finish_ = 0;
   int min_rank_ = 0;  // the graph's least rank (Lane::rank_index is relative to it)

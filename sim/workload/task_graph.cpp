@@ -66,4 +66,13 @@ TaskId TaskGraph::add(Task task) {
   return id;
 }
 
+void TaskGraph::share_collective(TaskId task, std::int64_t instance) {
+  if (task >= tasks_.size() || !works_[tasks_[task].work].collective)
+    throw std::invalid_argument("share_collective: task " + std::to_string(task) + " is not a collective of the graph");
+  if (instance < 0) throw std::invalid_argument("share_collective: instance must be >= 0");
+  if (!shared_.empty() && shared_.back().task >= task)
+    throw std::invalid_argument("share_collective: tasks must be marked in the order they were added");
+  shared_.push_back({task, instance});
+}
+
 }  // namespace trainsim::workload

@@ -63,14 +63,13 @@ struct Task {
   Role role = Role::kLayer;
   int iteration = 0;
   int microbatch = -1;
-  // -1: none. 32 bits (the reader bounds num_layers far below): a task takes 48
-  // bytes, not 56, and a large graph holds millions of them.
+  // -1: none. 32 bits (the reader bounds num_layers far below): with the shared
+  // collectives kept apart (TaskGraph::share_collective) a task takes 40 bytes,
+  // and a large graph holds millions of them.
   std::int32_t layer = -1;
-  // Tasks of one collective call on different simulated ranks share an instance
-  // id and start together once every one of them is ready; -1: not shared.
-  std::int64_t collective_instance = -1;
   TaskDeps deps;
 };
+static_assert(sizeof(Task) == 40, "a task's size sets a large graph's memory (docs/architecture.md, \"Engine speed\")");
 
 class TaskGraph {
  public:
@@ -82,6 +81,15 @@ class TaskGraph {
   void reserve(std::size_t n) { tasks_.reserve(n); }
   // A dependency on a task added later (pipeline transfers between stages).
   void add_dep(TaskId task, TaskId dep) { tasks_.at(task).deps.push_back(dep); }
+  // Collective tasks of one call on different simulated ranks share an instance
+  // and start together once every one of them is ready. Tasks are marked in the
+  // order they were added (the executor starts an instance's members in it).
+  void share_collective(TaskId task, std::int64_t instance);
+  struct SharedCollective {
+    TaskId task;
+    std::int64_t instance;
+  };
+  [[nodiscard]] const std::vector<SharedCollective>& shared_collectives() const { return shared_; }
   [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
   [[nodiscard]] const Task& operator[](TaskId id) const { return tasks_[id]; }
   [[nodiscard]] std::size_t size() const { return tasks_.size(); }
@@ -92,6 +100,7 @@ class TaskGraph {
  private:
   std::vector<Task> tasks_;
   std::vector<Work> works_;
+  std::vector<SharedCollective> shared_;  // by task, ascending
 };
 
 }  // namespace trainsim::workload

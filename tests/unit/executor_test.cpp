@@ -42,16 +42,22 @@ Task compute(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskI
   return t;
 }
 
-Task collective(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskId> deps,
-                std::int64_t instance = -1) {
+Task collective(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskId> deps) {
   Task t;
   t.work = g.add_work({"ar", {}, net::Collective{net::CollectiveKind::kAllReduce, seconds, {2, 1, 2, nullptr}}, 0.0});
   t.rank = rank;
   t.stream = Stream::kDpComm;
   t.category = Category::kAllReduce;
   t.deps = std::move(deps);
-  t.collective_instance = instance;
   return t;
+}
+
+// A collective sharing `instance` with the other tasks of one call.
+workload::TaskId add_shared(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskId> deps,
+                            std::int64_t instance) {
+  const workload::TaskId id = g.add(collective(g, rank, seconds, std::move(deps)));
+  g.share_collective(id, instance);
+  return id;
 }
 
 struct Fixture {
@@ -199,8 +205,8 @@ TEST(Executor, SharedCollectiveStartsWhenTheLastParticipantArrives) {
   TaskGraph g;
   const auto a = g.add(compute(g, 0, 1.0));
   const auto b = g.add(compute(g, 1, 4.0));
-  const auto c0 = g.add(collective(g, 0, 2.0, {a}, 7));
-  const auto c1 = g.add(collective(g, 1, 2.0, {b}, 7));
+  const auto c0 = add_shared(g, 0, 2.0, {a}, 7);
+  const auto c1 = add_shared(g, 1, 2.0, {b}, 7);
   Fixture f;
   const auto tl = f.run(g);
   for (const auto& s : tl.spans)
@@ -288,6 +294,22 @@ TEST(Executor, ASpanCarriesItsTasksRank) {
   for (const exec::Span& sp : tl.spans) EXPECT_EQ(sp.rank, g[sp.task].rank) << "task " << sp.task;
 }
 
+// Only a collective of the graph shares an instance, marked in the order the
+// tasks were added, with an instance >= 0.
+TEST(TaskGraph, RefusesASharedCollectiveItCannotRun) {
+  TaskGraph g;
+  const auto k = g.add(compute(g, 0, 1.0));
+  const auto c = g.add(collective(g, 0, 1.0, {k}));
+  const auto d = g.add(collective(g, 1, 1.0, {}));
+  EXPECT_THROW(g.share_collective(k, 1), std::invalid_argument);      // a kernel
+  EXPECT_THROW(g.share_collective(d + 1, 1), std::invalid_argument);  // no such task
+  EXPECT_THROW(g.share_collective(c, -1), std::invalid_argument);
+  g.share_collective(d, 1);
+  EXPECT_THROW(g.share_collective(c, 1), std::invalid_argument);  // before d
+  ASSERT_EQ(g.shared_collectives().size(), 1U);
+  EXPECT_EQ(g.shared_collectives()[0].task, d);
+}
+
 // A task must name a work of its own graph.
 TEST(TaskGraph, RefusesATaskWithoutItsWork) {
   TaskGraph g;
@@ -301,8 +323,8 @@ TEST(Executor, ReportsADeadlockInsteadOfHanging) {
   // for the second, which can never reach the head of the lane.
   TaskGraph stuck;
   const auto x = stuck.add(compute(stuck, 0, 1.0));
-  stuck.add(collective(stuck, 0, 1.0, {x}, 9));
-  stuck.add(collective(stuck, 0, 1.0, {}, 9));
+  add_shared(stuck, 0, 1.0, {x}, 9);
+  add_shared(stuck, 0, 1.0, {}, 9);
   Fixture f;
   EXPECT_THROW(f.run(stuck), std::logic_error);
 }
