@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Engine speed (issue 22, item 7): `trainsim run -q` on every scenario in scenarios/,
 # scenarios/strategies/ and scenarios/validation/ (the PyTorch and trainer rows of
-# tests/validation/) and the ten Megatron-LM SC'21 rows of tests/validation/ with the
-# validation test's settings, each pinned
+# tests/validation/), the ten Megatron-LM SC'21 rows of tests/validation/ with the
+# validation test's settings and the 136 recipes of the validation corpus
+# (tests/validation/corpus/*_tables.json), each pinned
 # to one core, best of N runs. Prints one line per case (seconds, peak memory) and how
 # many take longer than the target of 1 s. A benchmark: it always exits 0.
 # Usage: scripts/bench-run-speed.sh [TRAINSIM] [REPEATS]
@@ -21,12 +22,19 @@ for row in json.load(open("tests/validation/megatron_sc21_table1.json")):
     sc["training"]["cross_entropy"] = "unfused"
     sc["cluster"]["inter_node"]["multipath"] = 8
     json.dump(sc, open(f"{out}/{row['id']}.json", "w"))
+import glob, os
+os.makedirs(f"{out}/corpus")
+for table in sorted(glob.glob("tests/validation/corpus/*_tables.json")):
+    doc = json.load(open(table))
+    for case in doc["cases"] if isinstance(doc, dict) else doc:
+        if case.get("scenario"):
+            json.dump(case["scenario"], open(f"{out}/corpus/{case['id']}.json", "w"))
 PY
 cpu=$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')
 slow=0
 total=0
 printf '%-48s %9s %10s\n' case "seconds" "peak MiB"
-for f in scenarios/*.json scenarios/strategies/*.json scenarios/validation/gpt2-*m-*.json "$work"/*.json; do
+for f in scenarios/*.json scenarios/strategies/*.json scenarios/validation/gpt2-*m-*.json "$work"/*.json "$work"/corpus/*.json; do
   best=
   rss=0
   for _ in $(seq "$repeats"); do
