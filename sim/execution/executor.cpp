@@ -162,8 +162,8 @@ class Run {
   // A task's state in the run, the fields every task's start and finish read
   // kept together (one record, not an entry in each of several arrays: the run
   // visits tasks in an order far from the graph's). One more record than tasks
-  // ends the last one's dependents. Collectives and host-dispatched kernels read
-  // the rest from their task.
+  // ends the last one's dependents. Host-dispatched kernels read the rest from
+  // their task.
   struct Slot {
     core::Time start = -1;
     // Compute tasks: the kernel's time, with the rank's slowdown. Collectives: their
