@@ -177,9 +177,10 @@ class FlowSolver {
   struct Flow {
     double bytes = 0.0;  // remaining bytes at time `since`
     double since = 0.0;
-    std::uint64_t ticket = 0;  // its live entry in completions_; 0 = none
+    std::uint64_t ticket = 0;  // its entry in completions_ (live while it matches); 0 = none
     std::uint64_t tag = 0;     // add_flow's
     bool active = false;
+    bool queued = false;  // completions_ holds a live entry for it
     std::vector<std::uint32_t> long_path;  // when path_size > kInlineHops
   };
   // Which solve last visited a flow slot and its index in that solve's arrays;
@@ -229,6 +230,10 @@ class FlowSolver {
   void progressive_filling();
   void fix(std::uint32_t local, double rate);
   void set_rate(std::uint32_t slot, double rate);
+  // The flow's entry in completions_, if any, counts as dead from now on (the
+  // caller changes its ticket).
+  void drop_entry(Flow& f);
+  void push_completion(Flow& f, std::uint32_t slot, double finish);
   void drop_dead_completions();
   // The slots of the flows finished by now() + tolerance_s, in ascending id.
   void completed_slots(double tolerance_s, std::vector<std::uint32_t>& slots) const;
@@ -250,6 +255,7 @@ class FlowSolver {
 
   double now_ = 0.0;
   std::vector<Completion> completions_;  // binary min-heap on (finish, ticket)
+  std::size_t queued_ = 0;               // its live entries (the rest are dead)
   std::uint64_t next_ticket_ = 0;
   std::uint64_t version_ = 0;  // version()
 
@@ -267,7 +273,12 @@ class FlowSolver {
   std::vector<std::uint8_t> comp_fixed_;
   std::vector<LinkShare> link_heap_;
   std::vector<std::uint32_t> path_scratch_;  // add_flow's checked path
-  mutable std::vector<std::size_t> walk_;     // completed_slots()'s heap walk
+  struct Found {  // a finished flow met by completed_slots(): its id and slot
+    std::uint64_t seq;
+    std::uint32_t slot;
+  };
+  mutable std::vector<std::size_t> walk_;  // completed_slots()'s heap walk
+  mutable std::vector<Found> found_;       // ... and what it found
   std::vector<std::uint32_t> taken_;          // take_completed()'s slots
   std::vector<std::uint8_t> leaving_;         // take_completed(): by slot, 1 while being removed
   std::vector<std::uint32_t> touched_links_;  // take_completed(): the links they leave
