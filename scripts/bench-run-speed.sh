@@ -4,8 +4,10 @@
 # tests/validation/), the ten Megatron-LM SC'21 rows of tests/validation/ with the
 # validation test's settings and the 136 recipes of the validation corpus
 # (tests/validation/corpus/*_tables.json), each pinned
-# to one core, best of N runs. Prints one line per case (seconds, peak memory) and how
-# many take longer than the target of 1 s. A benchmark: it always exits 0.
+# to one core, best of N runs. Prints one line per case (seconds, peak memory, and
+# whether the summary of `run` equals that of `run --exact`, which simulates every
+# micro-batch where `run` extrapolates the steady state) and how many take longer
+# than the target of 1 s. Exits 1 only when a summary differs from the exact one.
 # Usage: scripts/bench-run-speed.sh [TRAINSIM] [REPEATS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +35,8 @@ PY
 cpu=$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')
 slow=0
 total=0
-printf '%-48s %9s %10s\n' case "seconds" "peak MiB"
+differ=0
+printf '%-48s %9s %10s %6s\n' case "seconds" "peak MiB" exact
 for f in scenarios/*.json scenarios/strategies/*.json scenarios/validation/gpt2-*m-*.json "$work"/*.json "$work"/corpus/*.json; do
   best=
   rss=0
@@ -46,6 +49,14 @@ for f in scenarios/*.json scenarios/strategies/*.json scenarios/validation/gpt2-
   done
   total=$((total + 1))
   if awk -v a="$best" 'BEGIN { exit !(a >= 1.0) }'; then slow=$((slow + 1)); fi
-  printf '%-48s %9s %10d\n' "$(basename "$f" .json)" "$best" $((rss / 1024))
+  "$bin" run "$f" > "$work/default.txt" 2>&1 || true
+  "$bin" run --exact "$f" > "$work/exact.txt" 2>&1 || true
+  # The failure replay says how long its Monte Carlo took.
+  sed -E -i 's/ in [0-9]+\.[0-9]+ s/ in (wall time) s/' "$work/default.txt" "$work/exact.txt"
+  same=same
+  cmp -s "$work/default.txt" "$work/exact.txt" || { same=DIFFERS; differ=$((differ + 1)); }
+  printf '%-48s %9s %10d %6s\n' "$(basename "$f" .json)" "$best" $((rss / 1024)) "$same"
 done
 echo "$slow of $total cases take 1 s or more (best of $repeats, one core: $cpu; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+echo "$differ of $total summaries differ from run --exact"
+[[ $differ -eq 0 ]]

@@ -24,6 +24,7 @@
 #include "scenario/collective_options.h"
 #include "report/json_text.h"
 #include "report/metrics.h"
+#include "report/microbatch_extrapolation.h"
 #include "report/rank_list.h"
 #include "report/result_json.h"
 #include "report/run_timeline.h"
@@ -50,6 +51,7 @@ struct RunOptions {
   std::string calibration;
   bool gzip_timeline = false;
   bool quiet = false;
+  bool exact = false;
 };
 
 // "result.json" -> "result.timeline.json" (or "result.timeline.json.gz"), beside it;
@@ -72,13 +74,21 @@ int run(const RunOptions& o) {
                                   : report::parse_rank_list(o.trace_ranks, s.cluster.num_gpus());
   }
   // A run that takes more than a second shows how far it is (the Megatron-LM 1T
-  // layout simulates for about 15 s on one core).
+  // layout simulates for about a second on one core).
   exec::SimulateOptions options;
   cli::ProgressBar simulating(!o.quiet, kProgressDelayS);
   options.progress = [&](double f) { simulating.update(f, fmt::format("simulating {:3.0f}%", 100.0 * f)); };
-  const exec::SimulationOutput out = exec::simulate(s, options);
+  // Without files that need every span (the timeline, the trace) or the
+  // failure replay (which reuses the simulated graph), a scenario with many
+  // micro-batches is timed from short runs: the same result, byte for byte
+  // (report/microbatch_extrapolation.h; --exact simulates every micro-batch).
+  std::optional<report::Metrics> extrapolated;
+  if (!o.exact && o.out.empty() && o.trace.empty() && !s.failures)
+    extrapolated = report::extrapolated_metrics(s, options);
+  exec::SimulationOutput out;
+  if (!extrapolated) out = exec::simulate(s, options);
   simulating.finish();
-  report::Metrics m = report::compute_metrics(s, out);
+  report::Metrics m = extrapolated ? std::move(*extrapolated) : report::compute_metrics(s, out);
   double replay_s = 0.0;
   int stopped_by = 0;  // the signal that ended the Monte Carlo early
   if (s.failures) {
@@ -222,6 +232,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--calibration", run_opts.calibration,
                       "Take kernel costs from this calibration profile (overrides the scenario's \"calibration\")");
   run_cmd->add_flag("--quiet,-q", run_opts.quiet, "Print nothing but errors");
+  run_cmd->add_flag("--exact", run_opts.exact,
+                    "Simulate every micro-batch, also where the steady state is extrapolated from short runs "
+                    "(the same result; see docs/user-guide.md)");
   CLI::App* presets_cmd = app.add_subcommand("presets", "List the built-in GPU and model presets");
 
   // Flags after nccl-tests' (-b -e -f -g), so its users know them.

@@ -131,15 +131,18 @@ MemoryReport memory_report(const config::Scenario& s, const exec::SimulationOutp
 }
 
 // What the flow model saw, the busiest links first.
-NetworkSummary network_summary(const exec::SimulationOutput& out) {
+NetworkSummary network_summary(const exec::SimulationOutput& out, const RunTotals& totals) {
   NetworkSummary n;
   n.topology = out.network.topology;
-  n.flows = out.network.flows;
-  n.solves = out.network.solves;
+  n.flows = totals.flows;
+  n.solves = totals.solves;
   n.links_used = out.network.links.size();
-  const double simulated_s = core::to_seconds(out.timeline.makespan);
-  for (const exec::LinkUsage& l : out.network.links)
-    n.busiest.push_back({l.name, l.bytes, l.capacity, simulated_s > 0.0 ? l.bytes / (l.capacity * simulated_s) : 0.0});
+  const double simulated_s = core::to_seconds(totals.makespan);
+  for (std::size_t i = 0; i < out.network.links.size(); ++i) {
+    const exec::LinkUsage& l = out.network.links[i];
+    const double bytes = totals.link_bytes[i];
+    n.busiest.push_back({l.name, bytes, l.capacity, simulated_s > 0.0 ? bytes / (l.capacity * simulated_s) : 0.0});
+  }
   std::stable_sort(n.busiest.begin(), n.busiest.end(),
                    [](const LinkSummary& a, const LinkSummary& b) { return a.mean_utilization > b.mean_utilization; });
   if (n.busiest.size() > NetworkSummary::kBusiestLinks) n.busiest.resize(NetworkSummary::kBusiestLinks);
@@ -147,19 +150,20 @@ NetworkSummary network_summary(const exec::SimulationOutput& out) {
 }
 
 // The calibration profile behind the compute costs; none without one.
-std::optional<CalibrationReport> calibration_report(const config::Scenario& s, const exec::SimulationOutput& out) {
+std::optional<CalibrationReport> calibration_report(const config::Scenario& s, const exec::SimulationOutput& out,
+                                                   const RunTotals& totals) {
   if (!s.calibration || !out.calibration) return std::nullopt;
   CalibrationReport c;
   c.profile = s.calibration->file;
   c.device = s.calibration->profile->device.name;
   c.date = s.calibration->profile->date;
   c.complete = s.calibration->profile->complete;
-  c.measured = out.calibration->measured;
-  c.fallback = out.calibration->fallback;
-  c.stand_in = out.calibration->stand_in;
+  c.measured = totals.measured;
+  c.fallback = totals.fallback;
+  c.stand_in = totals.stand_in;
   c.fallback_reasons = out.calibration->fallback_reasons;
-  c.collectives_measured = out.calibration->collectives_measured;
-  c.collectives_modeled = out.calibration->collectives_modeled;
+  c.collectives_measured = totals.collectives_measured;
+  c.collectives_modeled = totals.collectives_modeled;
   const hw::FallbackEfficiency& e = out.calibration->fallback_efficiency;
   c.fallback_memory_bandwidth = e.memory_bandwidth;
   c.fallback_matmul_points = e.matmul_points;
@@ -170,24 +174,47 @@ std::optional<CalibrationReport> calibration_report(const config::Scenario& s, c
   return c;
 }
 
-// Compute kernels the first simulated rank runs in one iteration (K of
-// report/step_interval.h).
-double kernels_per_step(const exec::SimulationOutput& out) {
+// Compute kernels the first simulated rank runs over the simulated iterations
+// (K of report/step_interval.h, per iteration).
+long long compute_kernels(const exec::SimulationOutput& out) {
   const int rank = out.iteration.simulated_ranks.front();
   long long kernels = 0;
   const workload::TaskGraph& graph = out.iteration.graph;
   for (const workload::Task& t : graph.tasks())
     if (t.rank == rank && t.stream == workload::Stream::kCompute && !graph.work(t).collective) ++kernels;
-  return static_cast<double>(kernels) / out.iteration.iterations;
+  return kernels;
 }
 
 }  // namespace
 
+RunTotals run_totals(const exec::SimulationOutput& out) {
+  RunTotals t;
+  t.makespan = out.timeline.makespan;
+  t.busy = exec::compute_busy(out);
+  t.rank_time = exec::rank_time(out, out.iteration.simulated_ranks.front());
+  t.kernels = compute_kernels(out);
+  t.flows = out.network.flows;
+  t.solves = out.network.solves;
+  for (const exec::LinkUsage& l : out.network.links) t.link_bytes.push_back(l.bytes);
+  if (const auto& c = out.calibration) {
+    t.measured = c->measured;
+    t.fallback = c->fallback;
+    t.stand_in = c->stand_in;
+    t.collectives_measured = c->collectives_measured;
+    t.collectives_modeled = c->collectives_modeled;
+  }
+  return t;
+}
+
 Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out) {
-  double iteration_time_s = core::to_seconds(out.timeline.makespan) / out.iteration.iterations;
+  return compute_metrics(s, out, run_totals(out));
+}
+
+Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out, const RunTotals& totals) {
+  double iteration_time_s = core::to_seconds(totals.makespan) / out.iteration.iterations;
   // Asynchronous modes: the mean over the replayed steps (docs/model.md, "Asynchronous training").
   if (const auto async = out.async.iteration_time_s(s.parallel.data)) iteration_time_s = *async;
-  const exec::ComputeBusy busy = exec::compute_busy(out);
+  const exec::ComputeBusy& busy = totals.busy;
   const double busy_per_iteration_s = core::to_seconds(busy.total) / out.iteration.iterations;
   Metrics m = rates(s, iteration_time_s, static_cast<double>(out.iteration.tokens_per_iteration),
                     out.iteration.model_flops_per_iteration,
@@ -196,7 +223,7 @@ Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput&
   m.compute_ranks = busy.ranks;
   m.scenario = s.name;
   m.iterations_simulated = out.iteration.iterations;
-  m.measured_rank_time = exec::rank_time(out, out.iteration.simulated_ranks.front());
+  m.measured_rank_time = totals.rank_time;
   m.breakdown_s = breakdown_of(out, m.measured_rank_time);
   if (out.async.async_ps || out.async.local_sgd) {
     // The timeline is one worker's step; the mean step comes from the replay (or
@@ -212,11 +239,12 @@ Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput&
   m.memory = memory_report(s, out);
   m.compute_model = out.compute_model;
   m.network_model = out.network_model;
-  m.network = network_summary(out);
-  m.calibration = calibration_report(s, out);
+  m.network = network_summary(out, totals);
+  m.calibration = calibration_report(s, out, totals);
   if (!out.async.async_ps && !out.async.local_sgd)
     m.iteration_time_interval =
-        step_interval(m.iteration_time_s, m.breakdown_s, kernels_per_step(out), m.num_gpus,
+        step_interval(m.iteration_time_s, m.breakdown_s,
+                      static_cast<double>(totals.kernels) / out.iteration.iterations, m.num_gpus,
                       s.cluster.gpu_speed_spread, s.cluster.gpu.kernel_time_cv);
   if (!out.async.async_ps && !out.async.local_sgd)
     m.prediction_interval = prediction_interval(m.iteration_time_s, scenario::shipped_model_error());

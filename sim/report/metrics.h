@@ -8,6 +8,7 @@
 
 #include "execution/full_run.h"
 #include "execution/rank_time.h"
+#include "execution/utilization.h"
 #include "execution/simulate.h"
 #include "config/scenario.h"
 
@@ -176,7 +177,29 @@ struct Metrics {
   std::optional<PredictionInterval> prediction_interval;
 };
 
+// What of a simulation grows with its micro-batches: totals over every
+// simulated iteration, in whole nanoseconds and counts (the link bytes are sums
+// of bytes). compute_metrics() reads these from here and the rest from the
+// simulation's output, so that `trainsim run` can give it totals extrapolated
+// from short runs (report/microbatch_extrapolation.h).
+struct RunTotals {
+  core::Time makespan = 0;
+  exec::ComputeBusy busy;     // busy.ranks does not grow
+  exec::RankTime rank_time;   // of the first simulated rank
+  long long kernels = 0;      // compute kernels of the first simulated rank
+  std::uint64_t flows = 0;    // the flow model's flows and rate solves
+  std::uint64_t solves = 0;
+  std::vector<double> link_bytes;  // of out.network.links, in order
+  // The calibration profile's kernel and collective counts (exec::CalibrationUsage).
+  long long measured = 0, fallback = 0, stand_in = 0, collectives_measured = 0, collectives_modeled = 0;
+};
+RunTotals run_totals(const exec::SimulationOutput& out);
+
 Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out);
+// The same with the growing parts from `totals`: run_totals(out), or totals for
+// the scenario's micro-batches when `out` simulated fewer (then out.iteration's
+// tokens, FLOPs and micro-batches and out.memory must be the scenario's).
+Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput& out, const RunTotals& totals);
 
 // The figures that follow from an iteration time and the iteration's work
 // (docs/results.md): the GPU count, tokens/s, TFLOP/s per GPU, MFU, and with

@@ -1,0 +1,194 @@
+#include "report/microbatch_extrapolation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "workload/iteration_builder.h"
+#include "workload/memory.h"
+#include "workload/pipeline_schedule.h"
+
+namespace trainsim::report {
+
+std::optional<std::array<long long, 3>> extrapolation_counts(const config::Scenario& s) {
+  const workload::ParallelConfig& p = s.parallel;
+  if (p.mode != workload::TrainingMode::kSync) return std::nullopt;
+  const long long replicas_batch = s.training.micro_batch_size * p.data;
+  if (replicas_batch <= 0 || s.training.global_batch_size % replicas_batch != 0) return std::nullopt;
+  const long long m = workload::microbatches_per_replica(s.training, p);
+  long long chunks = 1;
+  try {
+    chunks = workload::model_chunks(s.model.num_layers, p);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // the full simulation says why
+  }
+  // The steady state repeats every pp micro-batches or a divisor of it (stages
+  // wait on each other around the pipeline), not always every one.
+  const long long step = p.pipeline;
+  const long long least = std::max<long long>(2, p.pipeline * chunks);
+  // The least count >= least in m's class modulo step.
+  const long long a = least + (((m - least) % step) + step) % step;
+  const std::array<long long, 3> counts{a, a + step, a + 2 * step};
+  if (m < 2 * counts[2]) return std::nullopt;
+  return counts;
+}
+
+std::optional<std::vector<long long>> extrapolate_totals(const config::Scenario& s,
+                                                         const std::array<long long, 3>& counts,
+                                                         const TotalsAt& run) {
+  const long long m = workload::microbatches_per_replica(s.training, s.parallel);
+  const long long step = counts[1] - counts[0];
+  const auto linear = [](const std::vector<long long>& a, const std::vector<long long>& b,
+                         const std::vector<long long>& c) {
+    if (a.size() != b.size() || b.size() != c.size()) return false;
+    for (std::size_t j = 0; j < a.size(); ++j)
+      if (c[j] - b[j] != b[j] - a[j]) return false;
+    return true;
+  };
+  // runs[i]: the run with counts[0] + i x step micro-batches.
+  std::array<std::vector<long long>, 4> runs;
+  for (std::size_t i = 0; i < 3; ++i) {
+    std::optional<std::vector<long long>> r = run(counts[i]);
+    if (!r) return std::nullopt;
+    runs[i] = std::move(*r);
+  }
+  std::size_t c = 2;  // the last run of the three on a line
+  if (!linear(runs[0], runs[1], runs[2])) {
+    // A warm-up transient one step longer: one more run, m_d = m_c + pp, and
+    // the same check on the last three. m >= 2 m_c >= m_d, so the line still
+    // ends at or below m.
+    std::optional<std::vector<long long>> r = run(counts[2] + step);
+    if (!r) return std::nullopt;
+    runs[3] = std::move(*r);
+    c = 3;
+    if (!linear(runs[1], runs[2], runs[3])) return std::nullopt;
+  }
+  const long long further = (m - (counts[0] + static_cast<long long>(c) * step)) / step;  // exact: same class mod step
+  std::vector<long long> at_m(runs[c].size());
+  for (std::size_t j = 0; j < at_m.size(); ++j) {
+    at_m[j] = runs[c][j] + further * (runs[c][j] - runs[c - 1][j]);
+    if (at_m[j] < 0) return std::nullopt;
+  }
+  return at_m;
+}
+
+namespace {
+
+// Link bytes are extrapolated as whole numbers; a sum of bytes below 2^53 that
+// is one is exact in any order of addition.
+constexpr double kExactBelow = 9007199254740992.0;  // 2^53
+
+// RunTotals as a list of whole numbers (none when a link's bytes are not one),
+// and back.
+std::optional<std::vector<long long>> whole_numbers(const RunTotals& t) {
+  const exec::RankTime& r = t.rank_time;
+  std::vector<long long> v{t.makespan,   t.busy.total,     r.compute,         r.recompute,
+                           r.optimizer,  r.exposed,        r.exposed_tp,      r.exposed_dp,
+                           r.exposed_other, r.idle,        t.kernels,         static_cast<long long>(t.flows),
+                           static_cast<long long>(t.solves), t.measured,      t.fallback,
+                           t.stand_in,   t.collectives_measured, t.collectives_modeled};
+  for (const double bytes : t.link_bytes) {
+    if (!(bytes >= 0.0 && bytes < kExactBelow) || std::floor(bytes) != bytes) return std::nullopt;
+    v.push_back(static_cast<long long>(bytes));
+  }
+  return v;
+}
+
+RunTotals from_whole_numbers(const std::vector<long long>& v, int busy_ranks) {
+  RunTotals t;
+  exec::RankTime& r = t.rank_time;
+  std::size_t i = 0;
+  for (core::Time* x : {&t.makespan, &t.busy.total, &r.compute, &r.recompute, &r.optimizer, &r.exposed,
+                        &r.exposed_tp, &r.exposed_dp, &r.exposed_other, &r.idle})
+    *x = v[i++];
+  t.busy.ranks = busy_ranks;
+  t.kernels = v[i++];
+  t.flows = static_cast<std::uint64_t>(v[i++]);
+  t.solves = static_cast<std::uint64_t>(v[i++]);
+  for (long long* x : {&t.measured, &t.fallback, &t.stand_in, &t.collectives_measured, &t.collectives_modeled})
+    *x = v[i++];
+  for (; i < v.size(); ++i) t.link_bytes.push_back(static_cast<double>(v[i]));
+  return t;
+}
+
+// What does not grow with the micro-batches, and must be the same in every
+// short run for their output to stand for the scenario's.
+bool same_constants(const exec::SimulationOutput& a, const exec::SimulationOutput& b, const RunTotals& ta,
+                    const RunTotals& tb) {
+  if (ta.busy.ranks != tb.busy.ranks || a.iteration.gradient_buckets != b.iteration.gradient_buckets) return false;
+  const exec::MemoryTimeline& ma = a.memory_over_time;
+  const exec::MemoryTimeline& mb = b.memory_over_time;
+  if (ma.rank != mb.rank || ma.peak_bytes != mb.peak_bytes || ma.peak_time != mb.peak_time ||
+      ma.peak_task != mb.peak_task)
+    return false;
+  if (a.network.links.size() != b.network.links.size()) return false;
+  for (std::size_t i = 0; i < a.network.links.size(); ++i)
+    if (a.network.links[i].name != b.network.links[i].name) return false;
+  if (a.calibration.has_value() != b.calibration.has_value()) return false;
+  return !a.calibration || a.calibration->fallback_reasons == b.calibration->fallback_reasons;
+}
+
+}  // namespace
+
+std::optional<Metrics> extrapolated_metrics(const config::Scenario& s, const exec::SimulateOptions& options) {
+  const std::optional<std::array<long long, 3>> counts = extrapolation_counts(s);
+  if (!counts) return std::nullopt;
+  const long long m = workload::microbatches_per_replica(s.training, s.parallel);
+  const long long step = (*counts)[1] - (*counts)[0];
+  // At most half of the micro-batches in the three short runs, so that even
+  // with a fourth (m_c + pp < m_a + m_b + m_c) they simulate fewer than m.
+  if (2 * ((*counts)[0] + (*counts)[1] + (*counts)[2]) > m) return std::nullopt;
+  const long long replicas_batch = s.training.micro_batch_size * s.parallel.data;
+  const double planned = static_cast<double>((*counts)[0] + (*counts)[1] + (*counts)[2] + (*counts)[2] + step);
+  double done = 0.0;  // micro-batches of the short runs simulated so far
+
+  std::optional<exec::SimulationOutput> first;  // the first run: the constants the others must have
+  RunTotals first_totals;
+  std::optional<exec::SimulationOutput> last;   // the latest run, whose output the result is made from
+  const TotalsAt run = [&](long long count) -> std::optional<std::vector<long long>> {
+    config::Scenario shorter = s;
+    shorter.training.global_batch_size = count * replicas_batch;
+    exec::SimulateOptions o = options;
+    o.memory.reset();  // the short run's own estimate
+    if (options.progress) {
+      const double before = done;
+      o.progress = [&, before, count](double f) {
+        options.progress((before + f * static_cast<double>(count)) / planned);
+      };
+    }
+    exec::SimulationOutput out = exec::simulate(shorter, o);
+    done += static_cast<double>(count);
+    const RunTotals totals = run_totals(out);
+    if (!first) {
+      first_totals = totals;
+      first = std::move(out);
+    } else {
+      if (!same_constants(*first, out, first_totals, totals)) return std::nullopt;
+      last = std::move(out);
+    }
+    return whole_numbers(totals);
+  };
+  std::optional<std::vector<long long>> at_m;
+  try {
+    at_m = extrapolate_totals(s, *counts, run);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // the full simulation says why
+  }
+  if (!at_m || !last) return std::nullopt;
+  // The latest short run's output with the scenario's own work and estimate.
+  const workload::IterationWork work = workload::iteration_work(s.model, s.training, s.parallel);
+  last->iteration.num_microbatches = m;
+  last->iteration.tokens_per_iteration = work.tokens;
+  last->iteration.model_flops_per_iteration = work.model_flops;
+  workload::MemoryEstimate memory =
+      options.memory ? *options.memory : workload::estimate_memory(s.model, s.training, s.parallel);
+  // The memory timeline follows the stage of the estimate's peak.
+  if (memory.stage != last->memory.stage) return std::nullopt;
+  last->memory = std::move(memory);
+  const Metrics metrics = compute_metrics(s, *last, from_whole_numbers(*at_m, first_totals.busy.ranks));
+  if (options.progress) options.progress(1.0);
+  return metrics;
+}
+
+}  // namespace trainsim::report
