@@ -62,6 +62,51 @@ fs::path timeline_path_for(const fs::path& result, const std::string& kind, bool
   return p.string() + "." + kind + ".json" + (gzip ? ".gz" : "");
 }
 
+// The failure replay of `run` (docs/reliability.md), with its progress bar and
+// its ETA once a second has passed (for logs too, where the bar is not drawn).
+struct Replay {
+  std::optional<exec::FullRunReport> report;  // none: stopped before the first trial ended
+  double seconds = 0.0;
+  int stopped_by = 0;  // the signal that ended the Monte Carlo early
+};
+
+Replay replay_failures(const config::Scenario& s, const exec::SimulationOutput& out, bool quiet) {
+  cli::ProgressBar replaying(!quiet, kProgressDelayS);
+  const int trials = s.failures->trials;
+  const int threads = std::clamp(core::threads_or_every_core(s.failures->threads), 1, trials);
+  bool estimated = quiet;
+  const auto progress = [&](double f) {
+    const double elapsed = replaying.elapsed_s();
+    if (!estimated && elapsed >= kProgressDelayS && f < 1.0) {
+      estimated = true;
+      const double left = elapsed * (1.0 - f) / f;
+      std::cerr << fmt::format("monte carlo: {} trials on {} threads, {:.0f}% in {:.1f} s, about {} left; Ctrl-C "
+                               "stops early with the trials done\n",
+                               trials, threads, 100.0 * f, elapsed,
+                               left < 120 ? fmt::format("{:.0f} s", left) : fmt::format("{:.1f} min", left / 60.0));
+    }
+    replaying.update(f, fmt::format("monte carlo {:3.0f}%", 100.0 * f));
+  };
+  // Ctrl-C or SIGTERM here: the trials that ran make a partial result (docs/reliability.md).
+  const cli::InterruptGuard guard;
+  exec::FullRunReport full_run =
+      exec::simulate_full_run(s, out, progress, [] { return cli::InterruptGuard::signal() != 0; });
+  replaying.finish();
+  Replay r;
+  r.seconds = replaying.elapsed_s();
+  if (full_run.monte_carlo.trials < full_run.monte_carlo.trials_requested) {
+    r.stopped_by = cli::InterruptGuard::signal();
+    full_run.stopped_by = cli::InterruptGuard::name(r.stopped_by);
+    if (full_run.monte_carlo.trials == 0) {
+      std::cerr << fmt::format("stopped by {} before the first Monte Carlo trial ended: nothing written\n",
+                               full_run.stopped_by);
+      return r;
+    }
+  }
+  r.report = std::move(full_run);
+  return r;
+}
+
 int run(const RunOptions& o) {
   scenario::ReadOptions read;
   if (!o.calibration.empty()) read.calibration = o.calibration;
@@ -89,44 +134,14 @@ int run(const RunOptions& o) {
   if (!extrapolated) out = exec::simulate(s, options);
   simulating.finish();
   report::Metrics m = extrapolated ? std::move(*extrapolated) : report::compute_metrics(s, out);
-  double replay_s = 0.0;
-  int stopped_by = 0;  // the signal that ended the Monte Carlo early
+  Replay replay;
   if (s.failures) {
-    cli::ProgressBar replaying(!o.quiet, kProgressDelayS);
-    // Once a second has passed, how long the rest will take (for logs too, where
-    // the bar is not drawn), said once.
-    const int trials = s.failures->trials;
-    const int threads = std::clamp(core::threads_or_every_core(s.failures->threads), 1, trials);
-    bool estimated = o.quiet;
-    const auto progress = [&](double f) {
-      const double elapsed = replaying.elapsed_s();
-      if (!estimated && elapsed >= kProgressDelayS && f < 1.0) {
-        estimated = true;
-        const double left = elapsed * (1.0 - f) / f;
-        std::cerr << fmt::format("monte carlo: {} trials on {} threads, {:.0f}% in {:.1f} s, about {} left; Ctrl-C "
-                                 "stops early with the trials done\n",
-                                 trials, threads, 100.0 * f, elapsed,
-                                 left < 120 ? fmt::format("{:.0f} s", left) : fmt::format("{:.1f} min", left / 60.0));
-      }
-      replaying.update(f, fmt::format("monte carlo {:3.0f}%", 100.0 * f));
-    };
-    // Ctrl-C or SIGTERM here: the trials that ran make a partial result (docs/reliability.md).
-    const cli::InterruptGuard guard;
-    exec::FullRunReport full_run =
-        exec::simulate_full_run(s, out, progress, [] { return cli::InterruptGuard::signal() != 0; });
-    replaying.finish();
-    replay_s = replaying.elapsed_s();
-    if (full_run.monte_carlo.trials < full_run.monte_carlo.trials_requested) {
-      stopped_by = cli::InterruptGuard::signal();
-      full_run.stopped_by = cli::InterruptGuard::name(stopped_by);
-      if (full_run.monte_carlo.trials == 0) {
-        std::cerr << fmt::format("stopped by {} before the first Monte Carlo trial ended: nothing written\n",
-                                 full_run.stopped_by);
-        return cli::InterruptGuard::exit_status(stopped_by);
-      }
-    }
-    report::add_reliability(m, std::move(full_run));
+    replay = replay_failures(s, out, o.quiet);
+    if (!replay.report) return cli::InterruptGuard::exit_status(replay.stopped_by);  // stopped before a trial ended
+    report::add_reliability(m, std::move(*replay.report));
   }
+  const double replay_s = replay.seconds;
+  const int stopped_by = replay.stopped_by;
   if (!o.quiet) {
     std::cout << report::summary_text(s, m);
     if (m.reliability)
