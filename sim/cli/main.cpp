@@ -120,19 +120,28 @@ int run(const RunOptions& o) {
   }
   // A run that takes more than a second shows how far it is (the Megatron-LM 1T
   // layout simulates for about a second on one core).
-  exec::SimulateOptions options;
-  cli::ProgressBar simulating(!o.quiet, kProgressDelayS);
-  options.progress = [&](double f) { simulating.update(f, fmt::format("simulating {:3.0f}%", 100.0 * f)); };
   // Without files that need every span (the timeline, the trace) or the
   // failure replay (which reuses the simulated graph), a scenario with many
   // micro-batches is timed from short runs: the same result, byte for byte
   // (report/microbatch_extrapolation.h; --exact simulates every micro-batch).
+  // Each phase has its own bar, so that a full simulation after short runs
+  // that were not on a line starts its own ETA.
   std::optional<report::Metrics> extrapolated;
-  if (!o.exact && o.out.empty() && o.trace.empty() && !s.failures)
+  if (!o.exact && o.out.empty() && o.trace.empty() && !s.failures) {
+    exec::SimulateOptions options;
+    cli::ProgressBar shortened(!o.quiet, kProgressDelayS);
+    options.progress = [&](double f) { shortened.update(f, fmt::format("short runs {:3.0f}%", 100.0 * f)); };
     extrapolated = report::extrapolated_metrics(s, options);
+    shortened.finish();
+  }
   exec::SimulationOutput out;
-  if (!extrapolated) out = exec::simulate(s, options);
-  simulating.finish();
+  if (!extrapolated) {
+    exec::SimulateOptions options;
+    cli::ProgressBar simulating(!o.quiet, kProgressDelayS);
+    options.progress = [&](double f) { simulating.update(f, fmt::format("simulating {:3.0f}%", 100.0 * f)); };
+    out = exec::simulate(s, options);
+    simulating.finish();
+  }
   report::Metrics m = extrapolated ? std::move(*extrapolated) : report::compute_metrics(s, out);
   Replay replay;
   if (s.failures) {
