@@ -232,6 +232,33 @@ Journaled run_journaled(const config::SweepSpec& spec, const sweep::Enumeration&
   return out;
 }
 
+// The sweep's or plan's files from a run that finished or was stopped, and the
+// exit status: 0, or after a stop the signal's status (kExitPartial without one),
+// the journal kept for --resume.
+template <class Options>
+int write_outcome(const config::SweepSpec& spec, sweep::Enumeration e, Journaled run, const Options& o, bool planning,
+                  const fs::path& dir, SweepJournal& journal) {
+  std::vector<sweep::PointResult> results = std::move(run.results);
+  const std::optional<sweep::Outcome::Partial> partial = std::move(run.partial);
+  if (partial && partial->points_done < partial->points_total) e.candidates = std::move(run.candidates);
+  sweep::Outcome outcome = sweep::summarize(spec, std::move(e), std::move(results));
+  outcome.partial = partial;
+  if (planning) {
+    write_plan(spec, outcome, o);
+  } else {
+    write_sweep(spec, outcome, o, dir);
+  }
+  if (partial) {
+    std::cerr << fmt::format("stopped by {}: the outputs cover what was done; {} keeps it, and the same command "
+                             "with --resume finishes the run\n",
+                             partial->stopped_by, journal.path().string());
+    const int signal = InterruptGuard::signal();
+    return signal != 0 ? InterruptGuard::exit_status(signal) : kExitPartial;
+  }
+  journal.remove();
+  return 0;
+}
+
 }  // namespace
 
 SweepCommands::SweepCommands(CLI::App& app) {
@@ -339,25 +366,7 @@ int SweepCommands::run(int* argc, char*** argv) {
                           o.stop_after, announce_replays);
   #endif
       resumed = run.resumed;
-      std::vector<sweep::PointResult> results = std::move(run.results);
-      const std::optional<sweep::Outcome::Partial> partial = std::move(run.partial);
-      if (partial && partial->points_done < partial->points_total) e.candidates = std::move(run.candidates);
-      sweep::Outcome outcome = sweep::summarize(spec, std::move(e), std::move(results));
-      outcome.partial = partial;
-      if (planning) {
-        write_plan(spec, outcome, o);
-      } else {
-        write_sweep(spec, outcome, o, dir);
-      }
-      if (partial) {
-        std::cerr << fmt::format("stopped by {}: the outputs cover what was done; {} keeps it, and the same command "
-                                 "with --resume finishes the run\n",
-                                 partial->stopped_by, journal->path().string());
-        const int signal = InterruptGuard::signal();
-        return signal != 0 ? InterruptGuard::exit_status(signal) : kExitPartial;
-      }
-      if (journal) journal->remove();
-      return 0;
+      return write_outcome(spec, std::move(e), std::move(run), o, planning, dir, *journal);
     } catch (...) {
       // Every rank reads the same spec and fails alike; rank 0 alone reports it.
       if (rank != 0) return 1;

@@ -366,12 +366,46 @@ MemoryEstimate trainer_estimate(const ModelConfig& m, const TrainingConfig& t, c
   return est;
 }
 
+// Pipeline stage `s`'s parameters and the bytes of its weights, gradients and
+// optimizer states (docs/model.md, "Memory"), sharded by ZeRO where it is on.
+MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p, int s) {
+  const StateBytes per = state_bytes_per_parameter(t);
+  MemoryEstimate est;
+  est.stage = s;
+  est.parameters = stage_parameters(m, p, s);
+  if (p.zero_stage == 0) {
+    est.weights = per.weights * est.parameters;
+    est.gradients = per.gradients * est.parameters;
+    est.optimizer_states = per.optimizer * est.parameters;
+  } else {
+    // Dense weights are sharded over the dp x cp ranks that replicate them,
+    // expert weights over the ranks holding the same experts (dp x cp / ep, or
+    // tp x cp x dp / ep with folded experts).
+    const double expert = stage_expert_parameters(m, p, s);
+    const int dense_dp = p.data * p.context;
+    const StateBytes dense = sharded_state_bytes(t, est.parameters - expert, p.zero_stage, dense_dp);
+    const StateBytes experts =
+        sharded_state_bytes(t, expert, p.zero_stage, static_cast<int>(p.expert_data_parallel_size()));
+    est.weights = dense.weights + experts.weights;
+    est.gradients = dense.gradients + experts.gradients;
+    est.optimizer_states = dense.optimizer + experts.optimizer;
+    if (p.zero_stage >= 3 && dense_dp > 1) {
+      // The layer being computed, and the next one when its gather is prefetched.
+      const double units = p.overlap_param_gather ? 2.0 : 1.0;
+      est.gathered_weights = units * per.weights * largest_gathered_unit(m, p, s);
+      est.weights += est.gathered_weights;
+    }
+  }
+  // async_ps: the servers keep the optimizer states (and the master weights).
+  if (p.mode == TrainingMode::kAsyncPs) est.optimizer_states = 0.0;
+  return est;
+}
+
 }  // namespace
 
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
   if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t)};
   if (t.framework == Framework::kTrainsimTrain) return {trainer_estimate(m, t, p)};
-  const StateBytes per = state_bytes_per_parameter(t);
   const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
   const long long b = t.micro_batch_size;
   const int chunks = model_chunks(m.num_layers, p);
@@ -393,34 +427,7 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
 
   std::vector<MemoryEstimate> out;
   for (int s = 0; s < p.pipeline; ++s) {
-    MemoryEstimate est;
-    est.stage = s;
-    est.parameters = stage_parameters(m, p, s);
-    if (p.zero_stage == 0) {
-      est.weights = per.weights * est.parameters;
-      est.gradients = per.gradients * est.parameters;
-      est.optimizer_states = per.optimizer * est.parameters;
-    } else {
-      // Dense weights are sharded over the dp x cp ranks that replicate them,
-      // expert weights over the ranks holding the same experts (dp x cp / ep, or
-      // tp x cp x dp / ep with folded experts).
-      const double expert = stage_expert_parameters(m, p, s);
-      const int dense_dp = p.data * p.context;
-      const StateBytes dense = sharded_state_bytes(t, est.parameters - expert, p.zero_stage, dense_dp);
-      const StateBytes experts =
-          sharded_state_bytes(t, expert, p.zero_stage, static_cast<int>(p.expert_data_parallel_size()));
-      est.weights = dense.weights + experts.weights;
-      est.gradients = dense.gradients + experts.gradients;
-      est.optimizer_states = dense.optimizer + experts.optimizer;
-      if (p.zero_stage >= 3 && dense_dp > 1) {
-        // The layer being computed, and the next one when its gather is prefetched.
-        const double units = p.overlap_param_gather ? 2.0 : 1.0;
-        est.gathered_weights = units * per.weights * largest_gathered_unit(m, p, s);
-        est.weights += est.gathered_weights;
-      }
-    }
-    // async_ps: the servers keep the optimizer states (and the master weights).
-    if (p.mode == TrainingMode::kAsyncPs) est.optimizer_states = 0.0;
+    MemoryEstimate est = stage_states(m, t, p, s);
     // Walk the stage's schedule: a pass's activations live from its forward to
     // its backward; the peak is after a forward or inside a backward.
     const auto chunk_layers = [&](int c) {

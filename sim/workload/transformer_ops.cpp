@@ -299,53 +299,8 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
     op.model_flops = full_flops * fraction / kCausalFraction;
     if (cp_ <= 1.0) return {op};
     if (context_comm_ == ContextComm::kAllGather) return all_gather_attention_forward(op, layer);
-    if (context_comm_ == ContextComm::kAllToAll) {
-      // Ulysses (Jacobs et al. 2023, DeepSpeed-Ulysses; Megatron-Core's cp_comm_type
-      // "a2a" through Transformer Engine): an all-to-all turns the rank's s/c tokens
-      // of every head into all s tokens of a/c heads for Q, K and V, one kernel attends,
-      // and another all-to-all returns the output; the same two run backward. The
-      // kernel's work and bytes equal the ring's total (b s^2 over a/c heads).
-      const auto exchange = [&](std::string name, double width) {
-        Op a2a;
-        a2a.name = std::move(name);
-        a2a.layer = layer;
-        a2a.comm_marker = true;
-        a2a.scope = CommScope::kContext;
-        a2a.comm_forward = net::CollectiveKind::kAllToAll;
-        a2a.comm_backward = net::CollectiveKind::kAllToAll;
-        a2a.comm_bytes = tokens_ * width * act_bytes_;
-        return a2a;
-      };
-      return {exchange("attention.a2a_qkv", q + 2.0 * kv), op, exchange("attention.a2a_out", out)};
-    }
-    // Ring attention (Liu et al. 2023; Megatron-LM's context parallelism through
-    // Transformer Engine): c blocks, one per K, V chunk, each a c-th of the work
-    // with the causal mask balanced across ranks (2c chunks per sequence); while
-    // block i computes, the K, V chunk of block i + 1 arrives from the ring
-    // neighbour, so c - 1 transfers of the local K and V overlap the blocks.
-    std::vector<Op> ring;
-    const int blocks = static_cast<int>(cp_);
-    for (int i = 0; i < blocks; ++i) {
-      if (i + 1 < blocks) {
-        Op kv_step;
-        kv_step.name = "attention.ring_kv" + std::to_string(i);
-        kv_step.layer = layer;
-        kv_step.comm_marker = true;
-        kv_step.scope = CommScope::kContext;
-        kv_step.overlapped = true;
-        kv_step.comm_forward = net::CollectiveKind::kSendRecv;
-        kv_step.comm_bytes = ring_kv_bytes();
-        ring.push_back(kv_step);
-      }
-      Op block = op;
-      block.name = "attention.block" + std::to_string(i);
-      block.work.flops /= cp_;
-      block.work.bytes = tokens_ * (q + out + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;
-      block.model_flops /= cp_;
-      block.waits_for_ring = i > 0;
-      ring.push_back(block);
-    }
-    return ring;
+    if (context_comm_ == ContextComm::kAllToAll) return ulysses_attention_forward(op, q + 2.0 * kv, out, layer);
+    return ring_attention_forward(op, layer);
   }
   // Unfused (Megatron-LM, SC'21): batched GEMMs per head plus a softmax kernel
   // over the b a s^2 scores, which are written to and read from HBM.

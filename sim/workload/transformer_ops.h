@@ -118,8 +118,15 @@ class TransformerOps {
   [[nodiscard]] hw::KernelId activation_kernel() const;
   // Multi-head latent attention's projections, from the input norm's output to Q, K, V.
   [[nodiscard]] std::vector<Op> mla_projections(long long layer) const;
-  // Ring attention's backward: c blocks, each passing K, V and their gradients on.
+  // Ring attention around the flash attention op `attention` (cp_comm_type "p2p"):
+  // c blocks, the local K and V passed on beside them; backward, each block passes
+  // K, V and their gradients on.
+  [[nodiscard]] std::vector<Op> ring_attention_forward(const Op& attention, long long layer) const;
   [[nodiscard]] std::vector<Op> ring_attention_backward(long long layer) const;
+  // cp_comm_type "a2a" (Ulysses) around `attention`: Q, K, V of `qkv_width` and the
+  // output of `out_width` elements per token exchanged over the context group.
+  [[nodiscard]] std::vector<Op> ulysses_attention_forward(const Op& attention, double qkv_width, double out_width,
+                                                          long long layer) const;
   // cp_comm_type "all_gather" around the flash attention op `attention`.
   [[nodiscard]] std::vector<Op> all_gather_attention_forward(const Op& attention, long long layer) const;
   [[nodiscard]] std::vector<Op> all_gather_attention_backward(long long layer) const;

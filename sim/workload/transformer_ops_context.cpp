@@ -1,6 +1,6 @@
 // TransformerOps: context-parallel attention (docs/model.md, "Context and expert
-// parallelism"): the ring's backward, the all-gather method, the context group's
-// collectives and the K/V widths they move.
+// parallelism"): the ring, Ulysses' all-to-alls, the all-gather method, the
+// context group's collectives and the K/V widths they move.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -13,6 +13,59 @@ namespace trainsim::workload {
 namespace {
 constexpr double kFp32Bytes = 4.0;  // the attention's log-sum-exp statistics
 }  // namespace
+
+// Ring attention (Liu et al. 2023; Megatron-LM's context parallelism through
+// Transformer Engine): c blocks, one per K, V chunk, each a c-th of the work
+// with the causal mask balanced across ranks (2c chunks per sequence); while
+// block i computes, the K, V chunk of block i + 1 arrives from the ring
+// neighbour, so c - 1 transfers of the local K and V overlap the blocks. Each
+// block reads and writes what the whole attention op does (Q, its K and V chunk,
+// O and the log-sum-exp).
+std::vector<Op> TransformerOps::ring_attention_forward(const Op& attention, long long layer) const {
+  std::vector<Op> ring;
+  const int blocks = static_cast<int>(cp_);
+  for (int i = 0; i < blocks; ++i) {
+    if (i + 1 < blocks) {
+      Op kv_step;
+      kv_step.name = "attention.ring_kv" + std::to_string(i);
+      kv_step.layer = layer;
+      kv_step.comm_marker = true;
+      kv_step.scope = CommScope::kContext;
+      kv_step.overlapped = true;
+      kv_step.comm_forward = net::CollectiveKind::kSendRecv;
+      kv_step.comm_bytes = ring_kv_bytes();
+      ring.push_back(kv_step);
+    }
+    Op block = attention;
+    block.name = "attention.block" + std::to_string(i);
+    block.work.flops /= cp_;
+    block.model_flops /= cp_;
+    block.waits_for_ring = i > 0;
+    ring.push_back(block);
+  }
+  return ring;
+}
+
+// Ulysses (Jacobs et al. 2023, DeepSpeed-Ulysses; Megatron-Core's cp_comm_type
+// "a2a" through Transformer Engine): an all-to-all turns the rank's s/c tokens
+// of every head into all s tokens of a/c heads for Q, K and V, one kernel attends,
+// and another all-to-all returns the output; the same two run backward. The
+// kernel's work and bytes equal the ring's total (b s^2 over a/c heads).
+std::vector<Op> TransformerOps::ulysses_attention_forward(const Op& attention, double qkv_width, double out_width,
+                                                          long long layer) const {
+  const auto exchange = [&](std::string name, double width) {
+    Op a2a;
+    a2a.name = std::move(name);
+    a2a.layer = layer;
+    a2a.comm_marker = true;
+    a2a.scope = CommScope::kContext;
+    a2a.comm_forward = net::CollectiveKind::kAllToAll;
+    a2a.comm_backward = net::CollectiveKind::kAllToAll;
+    a2a.comm_bytes = tokens_ * width * act_bytes_;
+    return a2a;
+  };
+  return {exchange("attention.a2a_qkv", qkv_width), attention, exchange("attention.a2a_out", out_width)};
+}
 
 std::vector<Op> TransformerOps::ring_attention_backward(long long layer) const {
   // Transformer Engine's backward ring: block i computes the gradients of the
