@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "workload/iteration_builder.h"
@@ -114,19 +115,30 @@ RunTotals from_whole_numbers(const std::vector<long long>& v, int busy_ranks) {
 
 // What does not grow with the micro-batches, and must be the same in every
 // short run for their output to stand for the scenario's.
-bool same_constants(const exec::SimulationOutput& a, const exec::SimulationOutput& b, const RunTotals& ta,
-                    const RunTotals& tb) {
-  if (ta.busy.ranks != tb.busy.ranks || a.iteration.gradient_buckets != b.iteration.gradient_buckets) return false;
-  const exec::MemoryTimeline& ma = a.memory_over_time;
-  const exec::MemoryTimeline& mb = b.memory_over_time;
-  if (ma.rank != mb.rank || ma.peak_bytes != mb.peak_bytes || ma.peak_time != mb.peak_time ||
-      ma.peak_task != mb.peak_task)
-    return false;
-  if (a.network.links.size() != b.network.links.size()) return false;
-  for (std::size_t i = 0; i < a.network.links.size(); ++i)
-    if (a.network.links[i].name != b.network.links[i].name) return false;
-  if (a.calibration.has_value() != b.calibration.has_value()) return false;
-  return !a.calibration || a.calibration->fallback_reasons == b.calibration->fallback_reasons;
+struct Constants {
+  int busy_ranks = 0;
+  int gradient_buckets = 0;
+  int memory_rank = 0;  // the memory timeline's rank, peak and where it is
+  double memory_peak_bytes = 0.0;
+  core::Time memory_peak_time = 0;
+  std::string memory_peak_task;
+  std::vector<std::string> links;  // the links that carried traffic
+  std::optional<std::vector<std::string>> fallback_reasons;  // with a calibration profile
+
+  bool operator==(const Constants&) const = default;
+};
+
+Constants constants_of(const exec::SimulationOutput& out, const RunTotals& totals) {
+  Constants c;
+  c.busy_ranks = totals.busy.ranks;
+  c.gradient_buckets = out.iteration.gradient_buckets;
+  c.memory_rank = out.memory_over_time.rank;
+  c.memory_peak_bytes = out.memory_over_time.peak_bytes;
+  c.memory_peak_time = out.memory_over_time.peak_time;
+  c.memory_peak_task = out.memory_over_time.peak_task;
+  for (const exec::LinkUsage& l : out.network.links) c.links.push_back(l.name);
+  if (out.calibration) c.fallback_reasons = out.calibration->fallback_reasons;
+  return c;
 }
 
 }  // namespace
@@ -143,9 +155,8 @@ std::optional<Metrics> extrapolated_metrics(const config::Scenario& s, const exe
   const double planned = static_cast<double>((*counts)[0] + (*counts)[1] + (*counts)[2] + (*counts)[2] + step);
   double done = 0.0;  // micro-batches of the short runs simulated so far
 
-  std::optional<exec::SimulationOutput> first;  // the first run: the constants the others must have
-  RunTotals first_totals;
-  std::optional<exec::SimulationOutput> last;   // the latest run, whose output the result is made from
+  std::optional<Constants> first;             // the first run's, which the others must have
+  std::optional<exec::SimulationOutput> last;  // the latest run, whose output the result is made from
   const TotalsAt run = [&](long long count) -> std::optional<std::vector<long long>> {
     config::Scenario shorter = s;
     shorter.training.global_batch_size = count * replicas_batch;
@@ -157,16 +168,13 @@ std::optional<Metrics> extrapolated_metrics(const config::Scenario& s, const exe
         options.progress((before + f * static_cast<double>(count)) / planned);
       };
     }
-    exec::SimulationOutput out = exec::simulate(shorter, o);
+    last.reset();  // one graph in memory at a time
+    last = exec::simulate(shorter, o);
     done += static_cast<double>(count);
-    const RunTotals totals = run_totals(out);
-    if (!first) {
-      first_totals = totals;
-      first = std::move(out);
-    } else {
-      if (!same_constants(*first, out, first_totals, totals)) return std::nullopt;
-      last = std::move(out);
-    }
+    const RunTotals totals = run_totals(*last);
+    const Constants constants = constants_of(*last, totals);
+    if (!first) first = constants;
+    if (constants != *first) return std::nullopt;
     return whole_numbers(totals);
   };
   std::optional<std::vector<long long>> at_m;
@@ -175,7 +183,7 @@ std::optional<Metrics> extrapolated_metrics(const config::Scenario& s, const exe
   } catch (const std::invalid_argument&) {
     return std::nullopt;  // the full simulation says why
   }
-  if (!at_m || !last) return std::nullopt;
+  if (!at_m) return std::nullopt;
   // The latest short run's output with the scenario's own work and estimate.
   const workload::IterationWork work = workload::iteration_work(s.model, s.training, s.parallel);
   last->iteration.num_microbatches = m;
@@ -186,7 +194,7 @@ std::optional<Metrics> extrapolated_metrics(const config::Scenario& s, const exe
   // The memory timeline follows the stage of the estimate's peak.
   if (memory.stage != last->memory.stage) return std::nullopt;
   last->memory = std::move(memory);
-  const Metrics metrics = compute_metrics(s, *last, from_whole_numbers(*at_m, first_totals.busy.ranks));
+  const Metrics metrics = compute_metrics(s, *last, from_whole_numbers(*at_m, first->busy_ranks));
   if (options.progress) options.progress(1.0);
   return metrics;
 }
