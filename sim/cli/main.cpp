@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <string_view>
 
 #include "cli/interrupt.h"
 #include "cli/progress_bar.h"
@@ -60,6 +61,18 @@ fs::path timeline_path_for(const fs::path& result, const std::string& kind, bool
   fs::path p = result;
   p.replace_extension();
   return p.string() + "." + kind + ".json" + (gzip ? ".gz" : "");
+}
+
+// `work` given simulation options whose progress draws a bar labelled `label`
+// (once it has taken a second), and what it returns.
+template <class Work>
+auto with_progress(bool quiet, std::string_view label, Work work) {
+  cli::ProgressBar bar(!quiet, kProgressDelayS);
+  exec::SimulateOptions options;
+  options.progress = [&](double f) { bar.update(f, fmt::format("{} {:3.0f}%", label, 100.0 * f)); };
+  auto result = work(options);
+  bar.finish();
+  return result;
 }
 
 // The failure replay of `run` (docs/reliability.md), with its progress bar and
@@ -127,21 +140,14 @@ int run(const RunOptions& o) {
   // Each phase has its own bar, so that a full simulation after short runs
   // that were not on a line starts its own ETA.
   std::optional<report::Metrics> extrapolated;
-  if (!o.exact && o.out.empty() && o.trace.empty() && !s.failures) {
-    exec::SimulateOptions options;
-    cli::ProgressBar shortened(!o.quiet, kProgressDelayS);
-    options.progress = [&](double f) { shortened.update(f, fmt::format("short runs {:3.0f}%", 100.0 * f)); };
-    extrapolated = report::extrapolated_metrics(s, options);
-    shortened.finish();
-  }
+  if (!o.exact && o.out.empty() && o.trace.empty() && !s.failures)
+    extrapolated = with_progress(o.quiet, "short runs", [&](const exec::SimulateOptions& options) {
+      return report::extrapolated_metrics(s, options);
+    });
   exec::SimulationOutput out;
-  if (!extrapolated) {
-    exec::SimulateOptions options;
-    cli::ProgressBar simulating(!o.quiet, kProgressDelayS);
-    options.progress = [&](double f) { simulating.update(f, fmt::format("simulating {:3.0f}%", 100.0 * f)); };
-    out = exec::simulate(s, options);
-    simulating.finish();
-  }
+  if (!extrapolated)
+    out = with_progress(o.quiet, "simulating",
+                        [&](const exec::SimulateOptions& options) { return exec::simulate(s, options); });
   report::Metrics m = extrapolated ? std::move(*extrapolated) : report::compute_metrics(s, out);
   Replay replay;
   if (s.failures) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "workload/iteration_builder.h"
@@ -80,15 +81,25 @@ namespace {
 // is one is exact in any order of addition.
 constexpr double kExactBelow = 9007199254740992.0;  // 2^53
 
+// Calls f on each whole-number total of `t`, always in the same order: the one
+// list both directions below walk.
+template <class Totals, class F>
+void for_each_count(Totals& t, F f) {
+  auto& r = t.rank_time;
+  for (auto* x : {&t.makespan, &t.busy.total, &r.compute, &r.recompute, &r.optimizer, &r.exposed, &r.exposed_tp,
+                  &r.exposed_dp, &r.exposed_other, &r.idle})
+    f(*x);
+  for (auto* x : {&t.kernels, &t.measured, &t.fallback, &t.stand_in, &t.collectives_measured, &t.collectives_modeled})
+    f(*x);
+  f(t.flows);
+  f(t.solves);
+}
+
 // RunTotals as a list of whole numbers (none when a link's bytes are not one),
 // and back.
 std::optional<std::vector<long long>> whole_numbers(const RunTotals& t) {
-  const exec::RankTime& r = t.rank_time;
-  std::vector<long long> v{t.makespan,   t.busy.total,     r.compute,         r.recompute,
-                           r.optimizer,  r.exposed,        r.exposed_tp,      r.exposed_dp,
-                           r.exposed_other, r.idle,        t.kernels,         static_cast<long long>(t.flows),
-                           static_cast<long long>(t.solves), t.measured,      t.fallback,
-                           t.stand_in,   t.collectives_measured, t.collectives_modeled};
+  std::vector<long long> v;
+  for_each_count(t, [&](const auto& x) { v.push_back(static_cast<long long>(x)); });
   for (const double bytes : t.link_bytes) {
     if (!(bytes >= 0.0 && bytes < kExactBelow) || std::floor(bytes) != bytes) return std::nullopt;
     v.push_back(static_cast<long long>(bytes));
@@ -98,17 +109,9 @@ std::optional<std::vector<long long>> whole_numbers(const RunTotals& t) {
 
 RunTotals from_whole_numbers(const std::vector<long long>& v, int busy_ranks) {
   RunTotals t;
-  exec::RankTime& r = t.rank_time;
   std::size_t i = 0;
-  for (core::Time* x : {&t.makespan, &t.busy.total, &r.compute, &r.recompute, &r.optimizer, &r.exposed,
-                        &r.exposed_tp, &r.exposed_dp, &r.exposed_other, &r.idle})
-    *x = v[i++];
+  for_each_count(t, [&](auto& x) { x = static_cast<std::remove_reference_t<decltype(x)>>(v[i++]); });
   t.busy.ranks = busy_ranks;
-  t.kernels = v[i++];
-  t.flows = static_cast<std::uint64_t>(v[i++]);
-  t.solves = static_cast<std::uint64_t>(v[i++]);
-  for (long long* x : {&t.measured, &t.fallback, &t.stand_in, &t.collectives_measured, &t.collectives_modeled})
-    *x = v[i++];
   for (; i < v.size(); ++i) t.link_bytes.push_back(static_cast<double>(v[i]));
   return t;
 }
