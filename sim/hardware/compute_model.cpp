@@ -57,8 +57,12 @@ double RooflineComputeModel::matmul_efficiency(double flops_per_gemm) const {
   return efficiency_at(gpu_.matmul_efficiency, flops_per_gemm);
 }
 
+// A backward matmul op is its data and weight gradients, two GEMMs as large as the
+// forward one: each runs at the efficiency of its own FLOPs, F = flops / count / 2
+// (docs/model.md, "Matmul efficiency").
 double RooflineComputeModel::efficiency(const KernelWork& work, Precision precision) const {
-  const double flops = work.flops / work.count;
+  double flops = work.flops / work.count;
+  if (work.kind == KernelClass::kMatmul && work.backward) flops /= 2.0;
   if (work.kind == KernelClass::kAttention && is_attention(work.kernel)) {
     if (const AttentionEfficiency* a = attention_curves(work))
       return gpu_.training_clock_ratio *

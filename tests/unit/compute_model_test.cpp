@@ -176,6 +176,7 @@ TEST(Roofline, Fp8GemmsTakeTheFp8CurvesForwardFastBackwardSplit) {
   EXPECT_DOUBLE_EQ(model.seconds(forward, hw::Precision::kFp8), 1e11 / (1979e12 * 0.5));
   hw::KernelWork backward = forward;
   backward.backward = true;
+  backward.flops = 2e11;  // its data and weight gradients, 1e11 each
   EXPECT_DOUBLE_EQ(model.efficiency(backward, hw::Precision::kFp8), 0.4);  // split accumulation
   EXPECT_DOUBLE_EQ(model.efficiency(forward, hw::Precision::kBf16), 0.7);
   hw::KernelWork output = forward;
@@ -183,6 +184,21 @@ TEST(Roofline, Fp8GemmsTakeTheFp8CurvesForwardFastBackwardSplit) {
   EXPECT_DOUBLE_EQ(model.seconds(output, hw::Precision::kFp8), 1e11 / (989e12 * 0.7));
   gpu.matmul_efficiency_fp8_fast.clear();  // only one fp8 curve: both directions take it
   EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(gpu).efficiency(forward, hw::Precision::kFp8), 0.4);
+}
+
+TEST(Roofline, ABackwardMatmulRunsAtTheEfficiencyOfEachOfItsTwoGemms) {
+  // docs/model.md, "Matmul efficiency": a backward op of 2F FLOPs is a data and a
+  // weight gradient of F each, so it runs at eta(F), not eta(2F). Curve 0.4 at 1e10,
+  // 0.6 at 1e12: F = 1e11 is halfway in log F (0.5), 2F would read 0.5301.
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency = {{1e10, 0.4}, {1e12, 0.6}};
+  const hw::RooflineComputeModel model(gpu);
+  hw::KernelWork backward{hw::KernelClass::kMatmul, 2e11, 0.0};
+  backward.backward = true;
+  EXPECT_DOUBLE_EQ(model.efficiency(backward, hw::Precision::kBf16), 0.5);
+  EXPECT_DOUBLE_EQ(model.seconds(backward, hw::Precision::kBf16), 2e11 / (989e12 * 0.5));
+  backward.count = 4;  // four batched GEMMs: F = 2e11 / 4 / 2 = 2.5e10
+  EXPECT_NEAR(model.efficiency(backward, hw::Precision::kBf16), 0.4 + 0.2 * std::log(2.5) / std::log(100.0), 1e-12);
 }
 
 TEST(Roofline, GroupedExpertGemmsTakeTheGroupedCurvesOfEachGemm) {
