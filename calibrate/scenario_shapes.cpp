@@ -23,8 +23,8 @@ void add_shapes(const workload::Op& op, std::set<GemmShape>& out) {
   if (!w.backward) {
     out.insert({m, n, k});
   } else {  // the layouts of gemm.h: dX = dY W, dW = dY^T X
-    out.insert({m, k, n, kernels::GemmLayout::kDataGradient});
-    out.insert({n, k, m, kernels::GemmLayout::kWeightGradient});
+    if (w.gradients != hw::Gradients::kWeight) out.insert({m, k, n, kernels::GemmLayout::kDataGradient});
+    if (w.gradients != hw::Gradients::kData) out.insert({n, k, m, kernels::GemmLayout::kWeightGradient});
   }
 }
 

@@ -57,12 +57,16 @@ double RooflineComputeModel::matmul_efficiency(double flops_per_gemm) const {
   return efficiency_at(gpu_.matmul_efficiency, flops_per_gemm);
 }
 
-// A backward matmul op is its data and weight gradients, two GEMMs as large as the
-// forward one: each runs at the efficiency of its own FLOPs, F = flops / count / 2
+int gemms_per_count(const KernelWork& work) {
+  return work.backward && work.gradients == Gradients::kBoth ? 2 : 1;
+}
+
+// A backward matmul op of both gradients is two GEMMs as large as the forward one:
+// each runs at the efficiency of its own FLOPs, F = flops / count / 2
 // (docs/model.md, "Matmul efficiency").
 double RooflineComputeModel::efficiency(const KernelWork& work, Precision precision) const {
   double flops = work.flops / work.count;
-  if (work.kind == KernelClass::kMatmul && work.backward) flops /= 2.0;
+  if (work.kind == KernelClass::kMatmul) flops /= gemms_per_count(work);
   if (work.kind == KernelClass::kAttention && is_attention(work.kernel)) {
     if (const AttentionEfficiency* a = attention_curves(work))
       return gpu_.training_clock_ratio *
@@ -92,10 +96,13 @@ double RooflineComputeModel::grouped_matmul_seconds(const KernelWork& work, Prec
   const GroupedMatmulEfficiency& g = *gpu_.grouped_matmul_efficiency;
   const double peak = gpu_.peak(precision) * gpu_.training_clock_ratio;
   if (!work.backward) return work.flops / (peak * efficiency_at(g.forward, work.flops / work.count));
-  const double per_gemm = work.flops / work.count / 2.0;
-  const double half = work.flops / 2.0;
-  return half / (peak * efficiency_at(g.data_gradient, per_gemm)) +
-         half / (peak * efficiency_at(g.weight_gradient, per_gemm));
+  const int gemms = gemms_per_count(work);
+  const double per_gemm = work.flops / work.count / gemms;
+  const double part = work.flops / gemms;
+  double t = 0.0;
+  if (work.gradients != Gradients::kWeight) t += part / (peak * efficiency_at(g.data_gradient, per_gemm));
+  if (work.gradients != Gradients::kData) t += part / (peak * efficiency_at(g.weight_gradient, per_gemm));
+  return t;
 }
 
 Precision kernel_precision(const KernelWork& work, Precision recipe) {

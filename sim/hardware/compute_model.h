@@ -24,6 +24,11 @@ enum class KernelClass {
 // optimizer's step.
 enum class HostPass : std::uint8_t { kNone, kForward, kBackward, kOptimizer };
 
+// Which GEMMs a backward matmul op runs: both gradients in one op, or one of them
+// (a framework that interleaves communication between them: docs/model.md,
+// "Tensor-parallel backward").
+enum class Gradients : std::uint8_t { kBoth, kData, kWeight };
+
 struct KernelWork {
   KernelClass kind = KernelClass::kMemoryBound;
   double flops = 0.0;  // executed FLOPs
@@ -37,6 +42,7 @@ struct KernelWork {
   double n = 0.0;
   double k = 0.0;
   bool backward = false;              // a backward-pass op
+  Gradients gradients = Gradients::kBoth;  // a backward matmul: which of its GEMMs
   // A grouped expert GEMM: one kernel over `count` experts' GEMMs (priced by
   // GpuSpec::grouped_matmul_efficiency where the GPU has it).
   bool grouped = false;
@@ -61,6 +67,10 @@ struct KernelWork {
 // (Transformer Engine's DotProductAttention is 16-bit unless fp8_dpa is set,
 // which Megatron-LM and NeMo leave off by default).
 Precision kernel_precision(const KernelWork& work, Precision recipe);
+
+// GEMMs per `count` in a matmul op: a backward op of both gradients runs two,
+// each as large as the forward GEMM; anything else one.
+int gemms_per_count(const KernelWork& work);
 
 class ComputeModel {
  public:

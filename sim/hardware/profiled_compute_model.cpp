@@ -148,13 +148,20 @@ CostLookup ProfiledComputeModel::gemm(const KernelWork& work, Precision precisio
   // at the backward layouts' rows where the profile has them (docs/model.md, "Calibrated
   // costs"), else as forward GEMMs of the same products, dX (m, k, n) and dW^T (k, n, m).
   const auto p = static_cast<std::size_t>(precision);
-  GemmTable::Lookup data = data_gradient_[p].seconds(work.m, work.k, work.n);
-  if (data.miss != GemmTable::Miss::kNone) data = t.seconds(work.m, work.k, work.n);
-  if (data.miss != GemmTable::Miss::kNone) return {0.0, gemm_miss(data.miss)};
-  GemmTable::Lookup weight = weight_gradient_[p].seconds(work.n, work.k, work.m);
-  if (weight.miss != GemmTable::Miss::kNone) weight = t.seconds(work.k, work.n, work.m);
-  if (weight.miss != GemmTable::Miss::kNone) return {0.0, gemm_miss(weight.miss)};
-  return {count * (data.seconds + weight.seconds), CostSource::kProfile};
+  double seconds = 0.0;
+  if (work.gradients != Gradients::kWeight) {
+    GemmTable::Lookup data = data_gradient_[p].seconds(work.m, work.k, work.n);
+    if (data.miss != GemmTable::Miss::kNone) data = t.seconds(work.m, work.k, work.n);
+    if (data.miss != GemmTable::Miss::kNone) return {0.0, gemm_miss(data.miss)};
+    seconds += data.seconds;
+  }
+  if (work.gradients != Gradients::kData) {
+    GemmTable::Lookup weight = weight_gradient_[p].seconds(work.n, work.k, work.m);
+    if (weight.miss != GemmTable::Miss::kNone) weight = t.seconds(work.k, work.n, work.m);
+    if (weight.miss != GemmTable::Miss::kNone) return {0.0, gemm_miss(weight.miss)};
+    seconds += weight.seconds;
+  }
+  return {count * seconds, CostSource::kProfile};
 }
 
 CostLookup ProfiledComputeModel::attention(const KernelWork& work, Precision precision) const {
@@ -210,10 +217,12 @@ std::string ProfiledComputeModel::fallback_reason(const KernelWork& work, Precis
         std::string_view role;
       };
       std::vector<Gemm> gemms;
-      if (work.backward)
-        gemms = {{work.m, work.k, work.n, " (data gradient)"}, {work.k, work.n, work.m, " (weight gradient)"}};
-      else
+      if (!work.backward) {
         gemms = {{work.m, work.n, work.k, ""}};
+      } else {
+        if (work.gradients != Gradients::kWeight) gemms.push_back({work.m, work.k, work.n, " (data gradient)"});
+        if (work.gradients != Gradients::kData) gemms.push_back({work.k, work.n, work.m, " (weight gradient)"});
+      }
       const GemmTable& t = table(precision);
       for (const Gemm& g : gemms) {
         const GemmTable::Miss miss = t.seconds(g.m, g.n, g.k).miss;

@@ -71,7 +71,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
       root.object("training", with_unmodeled({"global_batch_size", "micro_batch_size", "precision", "train_tokens",
                                               "optimizer", "grad_reduce_dtype", "attention_backend", "cross_entropy",
                                               "framework", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
-                                              "num_layers_at_end_in_bf16"},
+                                              "num_layers_at_end_in_bf16", "tp_backward"},
                                              unmodeled_training_keys()));
   refuse_unmodeled(t, unmodeled_training_keys());
   workload::TrainingConfig c;
@@ -113,6 +113,8 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                 : framework == "trainsim_train" ? workload::Framework::kTrainsimTrain
                                                 : workload::Framework::kFused;
   if (c.framework != workload::Framework::kFused) check_program_training(t, c, framework);
+  c.tp_backward = t.choice("tp_backward", {"async", "sync"}, "async") == "sync" ? workload::TpBackward::kSync
+                                                                              : workload::TpBackward::kAsync;
   parse_bf16_layers(t, model, c);
   return c;
 }

@@ -63,7 +63,7 @@ std::vector<TaskId> StageEmitter::add(const std::vector<Op>& ops, Category categ
     pending_.clear();
     if (after_comm_) t.deps.push_back(*after_comm_);
     after_comm_.reset();
-    if (op.waits_for_ring && !ring_.empty()) {
+    for (int w = 0; w < op.ring_waits && !ring_.empty(); ++w) {
       t.deps.push_back(ring_.front());
       ring_.pop_front();
     }

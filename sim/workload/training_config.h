@@ -31,6 +31,13 @@ enum class CrossEntropy { kFused, kUnfused };
 // gradient in one kernel of the forward pass (docs/model.md, "trainsim-train").
 enum class Framework { kFused, kPytorchEager, kTrainsimTrain };
 
+// A column-parallel linear's backward under tensor parallelism (docs/model.md,
+// "Tensor-parallel backward"): kAsync, Megatron-LM's and Transformer Engine's (the
+// data gradient's reduction beside the weight gradient; with sequence parallelism
+// the saved input shards gathered again beside the data gradient); kSync, PyTorch
+// DTensor's (torchtitan: both gradients, then the blocking reduction).
+enum class TpBackward { kAsync, kSync };
+
 struct TrainingConfig {
   long long global_batch_size = 1;  // sequences per iteration
   long long micro_batch_size = 1;   // sequences per micro-batch per model replica
@@ -44,6 +51,7 @@ struct TrainingConfig {
   AttentionBackend attention_backend = AttentionBackend::kFlash;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   Framework framework = Framework::kFused;
+  TpBackward tp_backward = TpBackward::kAsync;
   // Megatron-Core's first_last_layers_bf16 (num_layers_at_start_in_bf16,
   // num_layers_at_end_in_bf16): under an fp8 recipe these first and last decoder
   // layers keep their GEMMs in bf16 (docs/model.md, "FP8 recipes"). 0: none.

@@ -163,6 +163,7 @@ Op TransformerOps::tp_enter(std::string name, long long layer) const {
   op.layer = layer;
   op.comm_marker = true;
   op.comm_bytes = tokens_ * static_cast<double>(model_.hidden_size) * act_bytes_;
+  op.column_input = true;
   if (tp_ > 1.0) {
     // f: identity forward, all-reduce of the input gradient backward; with SP an
     // all-gather of the sequence shards forward and a reduce-scatter backward.
@@ -174,6 +175,7 @@ Op TransformerOps::tp_enter(std::string name, long long layer) const {
 
 Op TransformerOps::tp_exit(std::string name, long long layer) const {
   Op op = tp_enter(std::move(name), layer);
+  op.column_input = false;
   // g: all-reduce forward, identity backward; with SP a reduce-scatter forward
   // and an all-gather backward.
   op.comm_forward.reset();
@@ -454,34 +456,33 @@ std::vector<Op> TransformerOps::head_forward() const {
 
 std::vector<Op> TransformerOps::head_backward() const {
   if (eager()) return host_dispatched(eager_head_backward(), hw::HostPass::kBackward);
-  std::vector<Op> fwd = head_forward();
-  std::vector<Op> ops;
-  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it)
-    if (it->has_backward) ops.push_back(backward_of(*it, 2.0, 2.0));
-  return ops;
+  return reverse_pass(
+      head_forward(), [](std::size_t, std::vector<Op>&) { return false; }, [](const Op&) { return 2.0; });
 }
 
 std::vector<Op> TransformerOps::layer_backward(long long layer) const {
   if (eager()) return host_dispatched(eager_layer_backward(layer), hw::HostPass::kBackward);
-  std::vector<Op> fwd = layer_forward(layer);
-  std::vector<Op> ops;
+  const std::vector<Op> fwd = layer_forward(layer);
   bool ring_done = false;
-  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
-    const bool attention = it->work.kind == hw::KernelClass::kAttention && !it->comm_marker;
-    if (context_comm_ != ContextComm::kAllToAll && cp_ > 1.0 && (attention || it->scope == CommScope::kContext)) {
-      // The ring, or the gathers, run again backward in their own order
-      // (ring_attention_backward, all_gather_attention_backward).
-      if (!ring_done)
-        for (Op& op : context_comm_ == ContextComm::kAllGather ? all_gather_attention_backward(layer)
+  // Context parallelism's ring, or its gathers, run again backward in their own
+  // order (ring_attention_backward, all_gather_attention_backward).
+  const auto context = [&](std::size_t i, std::vector<Op>& ops) {
+    const Op& op = fwd[i];
+    const bool attention = op.work.kind == hw::KernelClass::kAttention && !op.comm_marker;
+    if (context_comm_ == ContextComm::kAllToAll || cp_ <= 1.0 || !(attention || op.scope == CommScope::kContext))
+      return false;
+    if (!ring_done)
+      for (Op& step : context_comm_ == ContextComm::kAllGather ? all_gather_attention_backward(layer)
                                                                 : ring_attention_backward(layer))
-          ops.push_back(std::move(op));
-      ring_done = true;
-      continue;
-    }
-    const bool flash = attention && is_flash(training_.attention_backend);
-    if (it->has_backward) ops.push_back(backward_of(*it, flash ? kFlashBackwardFactor : 2.0, 2.0));
-  }
-  return ops;
+        ops.push_back(std::move(step));
+    ring_done = true;
+    return true;
+  };
+  const bool flash_backend = is_flash(training_.attention_backend);
+  return reverse_pass(fwd, context, [&](const Op& op) {
+    const bool attention = op.work.kind == hw::KernelClass::kAttention && !op.comm_marker;
+    return attention && flash_backend ? kFlashBackwardFactor : 2.0;
+  });
 }
 
 // Bytes per logit of the cross-entropy (e: the logits' type, 4: fp32).

@@ -4,6 +4,7 @@
 // backward and recomputation lists are built per layer so schedules can
 // interleave them.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,11 +45,13 @@ struct Op {
   std::optional<net::CollectiveKind> comm_forward;
   std::optional<net::CollectiveKind> comm_backward;
   double comm_bytes = 0.0;
-  // Ring attention (context parallelism): an `overlapped` marker's transfer runs
-  // beside the compute that follows it; the next op with `waits_for_ring` set
-  // waits for the oldest such transfer still outstanding.
+  // An `overlapped` marker's transfer runs beside the compute that follows it (ring
+  // attention's steps, a column-parallel linear's backward collectives); a compute
+  // op with `ring_waits` = n waits for the n oldest such transfers still outstanding.
   bool overlapped = false;
-  bool waits_for_ring = false;
+  int ring_waits = 0;
+  // tp_enter's f: its gathered output feeds a column-parallel linear.
+  bool column_input = false;
   // Expert parameters: their gradients are reduced over the expert
   // data-parallel group, apart from the dense ones (Megatron-LM's expert buffers).
   bool expert_params = false;
@@ -142,6 +145,15 @@ class TransformerOps {
   // The f (before a column-parallel linear) and g (after a row-parallel one) markers.
   [[nodiscard]] Op tp_enter(std::string name, long long layer) const;
   [[nodiscard]] Op tp_exit(std::string name, long long layer) const;
+  // The backward pass of `fwd` (transformer_ops_tp_backward.cpp): each op's
+  // backward in reverse order, a column-parallel linear's as Megatron-LM runs it;
+  // `own(i, ops)` emits fwd[i]'s backward itself where it returns true;
+  // `flops_factor(op)`: backward FLOPs per forward FLOP of the others.
+  [[nodiscard]] std::vector<Op> reverse_pass(const std::vector<Op>& fwd,
+                                             const std::function<bool(std::size_t, std::vector<Op>&)>& own,
+                                             const std::function<double(const Op&)>& flops_factor) const;
+  [[nodiscard]] static long long column_input_of(const std::vector<Op>& fwd, std::size_t j);
+  void column_parallel_backward(const std::vector<Op>& fwd, std::size_t f, std::size_t j, std::vector<Op>& ops) const;
 
   // PyTorch eager under torch.autocast(bfloat16) over fp32 parameters: the
   // kernels it launches, one op each (transformer_ops_eager.cpp; docs/model.md,

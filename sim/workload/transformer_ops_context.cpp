@@ -40,7 +40,7 @@ std::vector<Op> TransformerOps::ring_attention_forward(const Op& attention, long
     block.name = "attention.block" + std::to_string(i);
     block.work.flops /= cp_;
     block.model_flops /= cp_;
-    block.waits_for_ring = i > 0;
+    block.ring_waits = i > 0 ? 1 : 0;
     ring.push_back(block);
   }
   return ring;
@@ -83,7 +83,7 @@ std::vector<Op> TransformerOps::ring_attention_backward(long long layer) const {
       continue;
     }
     Op block = backward_of(op, kFlashBackwardFactor, 2.0);
-    block.waits_for_ring = op.waits_for_ring;
+    block.ring_waits = op.ring_waits;
     ops.push_back(block);
   }
   Op home;

@@ -199,6 +199,13 @@ TEST(Roofline, ABackwardMatmulRunsAtTheEfficiencyOfEachOfItsTwoGemms) {
   EXPECT_DOUBLE_EQ(model.seconds(backward, hw::Precision::kBf16), 2e11 / (989e12 * 0.5));
   backward.count = 4;  // four batched GEMMs: F = 2e11 / 4 / 2 = 2.5e10
   EXPECT_NEAR(model.efficiency(backward, hw::Precision::kBf16), 0.4 + 0.2 * std::log(2.5) / std::log(100.0), 1e-12);
+  // One of the two gradients alone (a column-parallel backward split around its
+  // reduction): one GEMM of F = 1e11, at 0.5.
+  hw::KernelWork data{hw::KernelClass::kMatmul, 1e11, 0.0};
+  data.backward = true;
+  data.gradients = hw::Gradients::kData;
+  EXPECT_DOUBLE_EQ(model.efficiency(data, hw::Precision::kBf16), 0.5);
+  EXPECT_DOUBLE_EQ(model.seconds(data, hw::Precision::kBf16), 1e11 / (989e12 * 0.5));
 }
 
 TEST(Roofline, GroupedExpertGemmsTakeTheGroupedCurvesOfEachGemm) {
@@ -220,6 +227,10 @@ TEST(Roofline, GroupedExpertGemmsTakeTheGroupedCurvesOfEachGemm) {
   backward.backward = true;
   EXPECT_DOUBLE_EQ(model.seconds(backward, hw::Precision::kBf16),
                    8e10 / (989e12 * 0.5) + 8e10 / (989e12 * 0.25));
+  hw::KernelWork weight = forward;  // the weight gradients alone: 8 GEMMs of 1e10
+  weight.backward = true;
+  weight.gradients = hw::Gradients::kWeight;
+  EXPECT_DOUBLE_EQ(model.seconds(weight, hw::Precision::kBf16), 8e10 / (989e12 * 0.25));
   hw::KernelWork dense = forward;
   dense.grouped = false;
   EXPECT_DOUBLE_EQ(model.seconds(dense, hw::Precision::kBf16), 8e10 / (989e12 * 0.7));

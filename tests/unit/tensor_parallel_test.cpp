@@ -5,7 +5,10 @@
 // reduce-scatter plus an all-gather of the same size, so the volume is equal).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
@@ -50,10 +53,58 @@ TEST(TensorParallel, FullRecomputationRepeatsTheForwardAllReduces) {
 }
 
 TEST(TensorParallel, SequenceParallelismSplitsEachAllReduceInTwo) {
-  const auto c = layer_collectives(R"("tp": 4, "sequence_parallel": true)");
+  // PyTorch DTensor's backward (tp_backward "sync"): the gathered input is saved.
+  const auto c = layer_collectives(R"("tp": 4, "sequence_parallel": true)", R"("tp_backward": "sync")");
   ASSERT_EQ(c.size(), 2U);
   EXPECT_EQ(c.at(net::CollectiveKind::kAllGather), std::make_pair(4, kActivation));
   EXPECT_EQ(c.at(net::CollectiveKind::kReduceScatter), std::make_pair(4, kActivation));
+}
+
+TEST(TensorParallel, MegatronGathersAColumnParallelInputAgainInTheBackwardPass) {
+  // Transformer Engine's LayerNormLinear and Megatron-LM's ColumnParallelLinear save
+  // only the input's sequence shard and all-gather it again for the weight gradient:
+  // two more all-gathers per layer (QKV and MLP-up), docs/model.md "Tensor-parallel backward".
+  const auto c = layer_collectives(R"("tp": 4, "sequence_parallel": true)");
+  ASSERT_EQ(c.size(), 2U);
+  EXPECT_EQ(c.at(net::CollectiveKind::kAllGather), std::make_pair(6, kActivation));
+  EXPECT_EQ(c.at(net::CollectiveKind::kReduceScatter), std::make_pair(4, kActivation));
+}
+
+// Rank 0's task of micro-batch 0 named `name`, and whether `task` waits for `dep`.
+const workload::Task& task_named(const workload::TaskGraph& g, const std::string& name) {
+  for (const workload::Task& t : g.tasks())
+    if (t.rank == 0 && t.microbatch == 0 && g.work(t).name == name) return t;
+  throw std::runtime_error("no task " + name);
+}
+bool waits_for(const workload::TaskGraph& g, const workload::Task& task, const workload::Task& dep) {
+  const auto id = static_cast<workload::TaskId>(&dep - g.tasks().data());
+  return std::find(task.deps.begin(), task.deps.end(), id) != task.deps.end();
+}
+
+TEST(TensorParallel, AColumnParallelBackwardRunsItsCollectivesBesideTheTwoGradients) {
+  // Megatron-LM / Transformer Engine with SP: the all-gather of the saved input runs
+  // beside the data gradient, the reduce-scatter of the data gradient beside the
+  // weight gradient; the weight gradient waits for the gather, the norm's backward
+  // for the reduce-scatter.
+  const auto s = testing::make_scenario(kModel, R"("micro_batch_size": 2)", R"("tp": 4, "sequence_parallel": true)");
+  const auto built = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  const workload::TaskGraph& g = built.graph;
+  const auto& gather = task_named(g, "layer0.mlp_f.input_gather.backward");
+  const auto& data = task_named(g, "layer0.mlp_up.data_gradient.backward");
+  const auto& reduce = task_named(g, "layer0.mlp_f.backward");
+  const auto& weight = task_named(g, "layer0.mlp_up.weight_gradient.backward");
+  const auto& norm = task_named(g, "layer0.post_attn_norm.backward");
+  EXPECT_EQ(gather.stream, workload::Stream::kTpComm);
+  EXPECT_EQ(reduce.stream, workload::Stream::kTpComm);
+  EXPECT_FALSE(waits_for(g, data, gather));
+  EXPECT_TRUE(waits_for(g, reduce, data));
+  EXPECT_TRUE(waits_for(g, weight, gather));
+  EXPECT_FALSE(waits_for(g, weight, reduce));
+  EXPECT_TRUE(waits_for(g, norm, reduce));
+  // Each gradient is one GEMM as large as the forward: 2 x 1024 tokens x (4096 / 4) x 1024.
+  EXPECT_DOUBLE_EQ(g.work(data).compute.flops, 2.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(g.work(weight).compute.flops, 2.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(g.work(weight).compute.gradients, hw::Gradients::kWeight);
 }
 
 TEST(TensorParallel, NoCollectivesWithoutTensorParallelism) {
