@@ -153,6 +153,14 @@ TEST(ProfiledGemm, BackwardIsDataPlusWeightGradientAndGroupsMultiply) {
   // Weight gradient (4096, 1024, 8192) leaves the grid along k.
   EXPECT_THAT(model.fallback_reason(gemm(8192, 1024, 4096, 1, true), Precision::kBf16),
               HasSubstr("(data gradient): outside the measured grid"));
+  // One gradient alone (a column-parallel backward split around its reduction,
+  // docs/model.md "Tensor-parallel backward"): its own GEMM only.
+  KernelWork data = gemm(1024, 4096, 1024, 3, true);
+  data.gradients = hw::Gradients::kData;
+  EXPECT_DOUBLE_EQ(model.seconds(data, Precision::kBf16), 3.0 * f / (180.0 * kT));
+  KernelWork weight = gemm(8192, 1024, 4096, 1, true);
+  weight.gradients = hw::Gradients::kWeight;  // (4096, 1024, 8192): the miss names it
+  EXPECT_THAT(model.fallback_reason(weight, Precision::kBf16), HasSubstr("(weight gradient): outside the measured grid"));
 }
 
 TEST(ProfiledGemm, BackwardLayoutRowsPriceTheGradientsWhereTheyCoverThem) {
