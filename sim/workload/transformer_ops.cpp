@@ -456,8 +456,7 @@ std::vector<Op> TransformerOps::head_forward() const {
 
 std::vector<Op> TransformerOps::head_backward() const {
   if (eager()) return host_dispatched(eager_head_backward(), hw::HostPass::kBackward);
-  return reverse_pass(
-      head_forward(), [](std::size_t, std::vector<Op>&) { return false; }, [](const Op&) { return 2.0; });
+  return reverse_pass(head_forward());
 }
 
 std::vector<Op> TransformerOps::layer_backward(long long layer) const {
@@ -478,11 +477,12 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
     ring_done = true;
     return true;
   };
-  const bool flash_backend = is_flash(training_.attention_backend);
-  return reverse_pass(fwd, context, [&](const Op& op) {
-    const bool attention = op.work.kind == hw::KernelClass::kAttention && !op.comm_marker;
-    return attention && flash_backend ? kFlashBackwardFactor : 2.0;
-  });
+  return reverse_pass(fwd, context);
+}
+
+double TransformerOps::backward_flops_factor(const Op& fwd) const {
+  const bool attention = fwd.work.kind == hw::KernelClass::kAttention && !fwd.comm_marker;
+  return attention && is_flash(training_.attention_backend) ? kFlashBackwardFactor : 2.0;
 }
 
 // Bytes per logit of the cross-entropy (e: the logits' type, 4: fp32).

@@ -147,11 +147,11 @@ class TransformerOps {
   [[nodiscard]] Op tp_exit(std::string name, long long layer) const;
   // The backward pass of `fwd` (transformer_ops_tp_backward.cpp): each op's
   // backward in reverse order, a column-parallel linear's as Megatron-LM runs it;
-  // `own(i, ops)` emits fwd[i]'s backward itself where it returns true;
-  // `flops_factor(op)`: backward FLOPs per forward FLOP of the others.
+  // `own(i, ops)`, where given, emits fwd[i]'s backward itself where it returns true.
   [[nodiscard]] std::vector<Op> reverse_pass(const std::vector<Op>& fwd,
-                                             const std::function<bool(std::size_t, std::vector<Op>&)>& own,
-                                             const std::function<double(const Op&)>& flops_factor) const;
+                                             const std::function<bool(std::size_t, std::vector<Op>&)>& own = {}) const;
+  // Backward FLOPs per forward FLOP: flash attention's kFlashBackwardFactor, else 2.
+  [[nodiscard]] double backward_flops_factor(const Op& fwd) const;
   [[nodiscard]] static long long column_input_of(const std::vector<Op>& fwd, std::size_t j);
   void column_parallel_backward(const std::vector<Op>& fwd, std::size_t f, std::size_t j, std::vector<Op>& ops) const;
 

@@ -76,8 +76,7 @@ void TransformerOps::column_parallel_backward(const std::vector<Op>& fwd, std::s
 // true (context parallelism's ring); a reduction left running makes the next
 // compute op wait for it (Op::ring_waits).
 std::vector<Op> TransformerOps::reverse_pass(const std::vector<Op>& fwd,
-                                             const std::function<bool(std::size_t, std::vector<Op>&)>& own,
-                                             const std::function<double(const Op&)>& flops_factor) const {
+                                             const std::function<bool(std::size_t, std::vector<Op>&)>& own) const {
   std::vector<Op> ops;
   bool wait_next = false;  // the next compute waits for a column-parallel reduction
   for (std::size_t i = fwd.size(); i-- > 0;) {
@@ -86,8 +85,8 @@ std::vector<Op> TransformerOps::reverse_pass(const std::vector<Op>& fwd,
     if (f >= 0) {
       column_parallel_backward(fwd, static_cast<std::size_t>(f), i, ops);
       i = static_cast<std::size_t>(f);
-    } else if (!own(i, ops) && fwd[i].has_backward) {
-      ops.push_back(backward_of(fwd[i], flops_factor(fwd[i]), 2.0));
+    } else if (!(own && own(i, ops)) && fwd[i].has_backward) {
+      ops.push_back(backward_of(fwd[i], backward_flops_factor(fwd[i]), 2.0));
     }
     for (std::size_t k = before; k < ops.size() && wait_next; ++k) {
       if (ops[k].comm_marker) continue;
