@@ -100,6 +100,7 @@ class Run {
       slot.collective = p.collective;
       if (slot.collective) {
         slot.comm = {t.work, -1};
+        slot.copy_engine = graph.works()[t.work].collective->copy_engine;
         continue;
       }
       const auto slow = slowdown_.find(t.rank);
@@ -186,6 +187,7 @@ class Run {
     bool host : 1 = false;  // issued by the host thread (Priced::host_s > 0)
     bool finished : 1 = false;
     bool memory_bound : 1 = false;  // compute tasks: beside a collective at overlap_.memory_bound, else tensor_core
+    bool copy_engine : 1 = false;   // collectives: on the copy engines, slowing no compute (net::Collective)
   };
   static_assert(sizeof(Slot) == 32);
   // A work's costs, a compute work's priced once for all the tasks that repeat
@@ -343,13 +345,14 @@ class Run {
   // A collective of one task, or of an instance's members (which outlive the run's events).
   void launch_collective(TaskId id) {
     slot_[id].start = sim_.now();
-    if (overlap_.any()) collectives_in_flight(lanes_[slot_[id].lane].rank_index, +1);
+    if (overlap_.any() && !slot_[id].copy_engine) collectives_in_flight(lanes_[slot_[id].lane].rank_index, +1);
     network_.start(*graph_.works()[slot_[id].comm.work].collective, sim_, [this, id] { finish(id); });
   }
   void launch_collective(const std::vector<TaskId>& members) {
     for (TaskId m : members) slot_[m].start = sim_.now();
     if (overlap_.any())
-      for (TaskId m : members) collectives_in_flight(lanes_[slot_[m].lane].rank_index, +1);
+      for (TaskId m : members)
+        if (!slot_[m].copy_engine) collectives_in_flight(lanes_[slot_[m].lane].rank_index, +1);
     const net::Collective& c = *graph_.work(members.front()).collective;
     network_.start(c, sim_, [this, &members] {
       for (TaskId m : members) finish(m);
@@ -373,7 +376,7 @@ class Run {
     Slot& slot = slot_[id];
     slot.finished = true;
     ++finished_;
-    if (overlap_.any() && slot.collective) collectives_in_flight(lanes_[slot.lane].rank_index, -1);
+    if (overlap_.any() && slot.collective && !slot.copy_engine) collectives_in_flight(lanes_[slot.lane].rank_index, -1);
     timeline_.spans.push_back({id, rank_of(slot), slot.start, sim_.now()});
     last_finish_ = sim_.now();
     Lane& lane = lanes_[slot.lane];

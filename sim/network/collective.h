@@ -26,6 +26,10 @@ struct Collective {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   double bytes = 0.0;  // the buffer size S as nccl-tests counts it (total for all_gather / reduce_scatter)
   CommGroup group;
+  // Moved by the GPUs' copy engines, not by kernels on their SMs (Transformer Engine's
+  // userbuffers ring exchange): compute beside it runs at its own speed (docs/model.md,
+  // "Compute beside communication").
+  bool copy_engine = false;
 };
 
 }  // namespace trainsim::net

@@ -133,6 +133,13 @@ void LayoutChecks::sizes(const ParallelConfig& p) const {
     fail("sequence_parallel", fmt::format("a mixture-of-experts model with tensor_model_parallel_size {} needs "
                                           "\"sequence_parallel\": true (as Megatron-LM)",
                                           p.tensor));
+  // Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when
+  // sequence parallelism is enabled" (megatron/training/arguments.py).
+  if (p.tp_comm_overlap && (p.tensor < 2 || !p.sequence_parallel))
+    fail("tp_comm_overlap", fmt::format("tp_comm_overlap overlaps the sequence-parallel all-gathers and "
+                                        "reduce-scatters with GEMMs: it needs tensor_model_parallel_size > 1 (here {}) "
+                                        "and \"sequence_parallel\": true (as Megatron-LM)",
+                                        p.tensor));
   if (p.context > 1 && p.context_comm == workload::ContextComm::kAllToAll && (model.num_attention_heads / p.tensor) % p.context != 0)
     fail("cp_comm_type",
          fmt::format("cp_comm_type \"a2a\" splits the {} heads of each tensor-parallel rank over "

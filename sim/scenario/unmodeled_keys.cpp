@@ -15,11 +15,6 @@ constexpr std::string_view kExposed =
     "overlap does not slow the kernels more than it hides";
 
 constexpr std::array kParallelism{
-    UnmodeledKey{"tp_comm_overlap",
-                 "Megatron-Core's --tp-comm-overlap (NeMo's ub_tp_comm_overlap; Transformer Engine userbuffers) runs "
-                 "the tensor-parallel all-gathers and reduce-scatters of sequence parallelism in chunks overlapped "
-                 "with the GEMMs that consume and produce them",
-                 kExposed},
     UnmodeledKey{"enable_async_tensor_parallel",
                  "torchtitan's parallelism.enable_async_tensor_parallel (PyTorch's micro-pipelined tensor "
                  "parallelism) overlaps the tensor-parallel all-gathers and reduce-scatters with the GEMMs around "

@@ -55,6 +55,10 @@ struct ParallelConfig {
   // and the loss on the last; empty: none given.
   std::vector<long long> layout_stage_layers;
   bool sequence_parallel = false;
+  // Megatron-Core's tp_comm_overlap: Transformer Engine's userbuffers run the
+  // sequence-parallel collectives beside the GEMMs (docs/model.md, "Tensor-parallel
+  // communication overlap"); needs tensor > 1 and sequence_parallel.
+  bool tp_comm_overlap = false;
   // Megatron-Core's cp_comm_type (ContextComm).
   ContextComm context_comm = ContextComm::kP2p;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;

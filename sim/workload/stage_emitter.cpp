@@ -29,7 +29,7 @@ const std::vector<WorkId>& StageEmitter::works_of(const std::vector<Op>& ops) {
       w.compute = op.work;
       w.model_flops = op.model_flops;
     } else if (op.comm_forward) {
-      w.collective = net::Collective{*op.comm_forward, op.comm_bytes, groups_.of(op.scope)};
+      w.collective = net::Collective{*op.comm_forward, op.comm_bytes, groups_.of(op.scope), op.copy_engine};
     }
     works.push_back(graph_.add_work(std::move(w)));
   }

@@ -45,7 +45,7 @@ std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass) {
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
                                int tensor, bool sequence_parallel, int context, int expert, bool folded_experts,
-                               ContextComm context_comm)
+                               ContextComm context_comm, bool tp_comm_overlap)
     : model_(model),
       training_(training),
       b_(static_cast<double>(micro_batch)),
@@ -56,7 +56,10 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
       cp_(static_cast<double>(context)),
       ep_(static_cast<double>(expert)),
       etp_(folded_experts ? 1.0 : static_cast<double>(tensor)),
-      context_comm_(context > 1 ? context_comm : ContextComm::kP2p) {
+      context_comm_(context > 1 ? context_comm : ContextComm::kP2p),
+      tp_overlap_(tp_comm_overlap) {
+  if (tp_comm_overlap && (tensor < 2 || !sequence_parallel))
+    throw std::invalid_argument("tp_comm_overlap needs tensor parallelism with sequence parallelism (as Megatron-LM)");
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
   if (tensor < 1 || context < 1 || expert < 1) throw std::invalid_argument("parallel sizes must be positive");
   if (model.seq_length % context != 0)
@@ -329,6 +332,12 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
 
 std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   if (eager()) return host_dispatched(eager_layer_forward(layer), hw::HostPass::kForward);
+  if (tp_overlap_) return userbuffers_forward(layer_forward_ops(layer));
+  return layer_forward_ops(layer);
+}
+
+// A decoder layer's forward, each tensor-parallel collective a blocking marker.
+std::vector<Op> TransformerOps::layer_forward_ops(long long layer) const {
   const double h = static_cast<double>(model_.hidden_size);
   // Column-parallel QKV and MLP-up, row-parallel attention-out and MLP-down:
   // output (resp. input) widths split t ways (Shoeybi et al. 2019).
@@ -461,7 +470,7 @@ std::vector<Op> TransformerOps::head_backward() const {
 
 std::vector<Op> TransformerOps::layer_backward(long long layer) const {
   if (eager()) return host_dispatched(eager_layer_backward(layer), hw::HostPass::kBackward);
-  const std::vector<Op> fwd = layer_forward(layer);
+  const std::vector<Op> fwd = layer_forward_ops(layer);
   bool ring_done = false;
   // Context parallelism's ring, or its gathers, run again backward in their own
   // order (ring_attention_backward, all_gather_attention_backward).
@@ -477,6 +486,7 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
     ring_done = true;
     return true;
   };
+  if (tp_overlap_) return userbuffers_backward(reverse_pass(fwd, context));
   return reverse_pass(fwd, context);
 }
 

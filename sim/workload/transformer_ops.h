@@ -50,6 +50,8 @@ struct Op {
   // op with `ring_waits` = n waits for the n oldest such transfers still outstanding.
   bool overlapped = false;
   int ring_waits = 0;
+  // The transfer runs on the copy engines (net::Collective::copy_engine).
+  bool copy_engine = false;
   // tp_enter's f: its gathered output feeds a column-parallel linear.
   bool column_input = false;
   // Expert parameters: their gradients are reduced over the expert
@@ -82,9 +84,11 @@ class TransformerOps {
   // all-to-all (docs/model.md, "Context and expert parallelism").
   // `folded_experts`: expert_tensor_parallel_size 1 with tensor > 1 (Megatron-Core's
   // MoE parallel folding): experts whole, tokens dispatched from the sequence shards.
+  // `tp_comm_overlap`: Transformer Engine's userbuffers overlap of the sequence-parallel
+  // collectives with the GEMMs next to them (transformer_ops_tp_overlap.cpp).
   TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch, int tensor = 1,
                  bool sequence_parallel = false, int context = 1, int expert = 1, bool folded_experts = false,
-                 ContextComm context_comm = ContextComm::kP2p);
+                 ContextComm context_comm = ContextComm::kP2p, bool tp_comm_overlap = false);
 
   [[nodiscard]] std::vector<Op> embedding_forward() const;
   [[nodiscard]] std::vector<Op> layer_forward(long long layer) const;
@@ -153,6 +157,20 @@ class TransformerOps {
   // Backward FLOPs per forward FLOP: flash attention's kFlashBackwardFactor, else 2.
   [[nodiscard]] double backward_flops_factor(const Op& fwd) const;
   [[nodiscard]] static long long column_input_of(const std::vector<Op>& fwd, std::size_t j);
+  // tp_comm_overlap (transformer_ops_tp_overlap.cpp): a layer's forward and backward
+  // with each sequence-parallel all-gather run as a ring exchange beside the chunks of
+  // the GEMM that consumes it, and each forward reduce-scatter pipelined behind the
+  // chunks of the GEMM that produces it.
+  [[nodiscard]] std::vector<Op> userbuffers_forward(std::vector<Op> fwd) const;
+  [[nodiscard]] std::vector<Op> userbuffers_backward(std::vector<Op> bwd) const;
+  [[nodiscard]] std::vector<Op> layer_forward_ops(long long layer) const;
+  // An all-gather of `marker` as t - 1 ring steps beside the t row chunks of `gemm`
+  // (its forward, or its data gradient with `data_gradient`).
+  void ring_exchange(const Op& marker, const Op& gemm, bool data_gradient, std::vector<Op>& ops) const;
+  // One GEMM (forward or one gradient) of `gemm` over 1/parts of its rows.
+  [[nodiscard]] Op row_chunk(const Op& gemm, double parts, std::string name) const;
+  // Bytes per element of a userbuffers all-gather feeding `gemm`: fp8 for an fp8 GEMM.
+  [[nodiscard]] double gather_bytes(const Op& gemm) const;
   void column_parallel_backward(const std::vector<Op>& fwd, std::size_t f, std::size_t j, std::vector<Op>& ops) const;
 
   // PyTorch eager under torch.autocast(bfloat16) over fp32 parameters: the
@@ -187,6 +205,7 @@ class TransformerOps {
   double ep_;         // expert-parallel size
   double etp_;        // the experts' tensor-parallel size: tp_, or 1 when folded
   ContextComm context_comm_;  // how context-parallel attention exchanges K and V (kP2p when cp_ = 1)
+  bool tp_overlap_;           // tp_comm_overlap (with sequence parallelism, t > 1)
 };
 
 }  // namespace trainsim::workload

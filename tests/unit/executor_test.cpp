@@ -119,6 +119,23 @@ TEST(Executor, ComputeBesideACollectiveIsSlowedForTheOverlapOnly) {
   EXPECT_EQ(plain.run(g).makespan, at(5.0));
 }
 
+TEST(Executor, ACopyEngineTransferSlowsNoCompute) {
+  // The same graph as above with the transfer on the copy engines (Transformer
+  // Engine's userbuffers ring exchange): the 4 s backward runs at its own speed
+  // beside it and ends at 1 + 4 = 5 s.
+  TaskGraph g;
+  const auto b1 = g.add(compute(g, 0, 1.0));
+  Task copy = collective(g, 0, 2.0, {b1});
+  net::Collective c = *g.works()[copy.work].collective;
+  c.copy_engine = true;
+  copy.work = g.add_work({"ring", {}, c, 0.0});
+  g.add(std::move(copy));
+  g.add(compute(g, 0, 4.0));
+  Fixture f;
+  f.overlap_slowdown = 0.5;
+  EXPECT_EQ(f.run(g).makespan, at(5.0));
+}
+
 TEST(Executor, AChainStartedBesideACollectiveSpeedsUpWhenItEnds) {
   // s = 0.5: an all-reduce of 1 s (t = 0..1) and two back-to-back kernels of 2 s
   // each on the compute lane, started beside it at 1.5x: the first would end at 3;

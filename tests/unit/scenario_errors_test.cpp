@@ -279,9 +279,9 @@ std::vector<BadCase> unknown_keys_cases() {
 // instead, not as unknown keys.
 std::vector<BadCase> unmodeled_switches_cases() {
   return {
-      invalid("TpCommOverlapNotModeledYet", patched(R"({"parallelism": {"tp_comm_overlap": true}})"),
-              "/parallelism/tp_comm_overlap",
-              {"tp_comm_overlap is not modeled yet", "--tp-comm-overlap", "remove it", "upper bound"}),
+      invalid("TpCommOverlapNeedsTensorAndSequenceParallelism",
+              patched(R"({"parallelism": {"tp_comm_overlap": true}})"), "/parallelism/tp_comm_overlap",
+              {"tensor_model_parallel_size > 1 (here 1)", "\"sequence_parallel\": true", "as Megatron-LM"}),
       invalid("AsyncTensorParallelNotModeledYet",
               patched(R"({"parallelism": {"enable_async_tensor_parallel": true}})"),
               "/parallelism/enable_async_tensor_parallel", {"torchtitan", "upper bound"}),
@@ -296,8 +296,8 @@ std::vector<BadCase> unmodeled_switches_cases() {
               "/training/enable_cuda_graph", {"--enable-cuda-graph", "Host dispatch", "pytorch_eager"}),
       invalid("CpuOffloadingNotModeledYet", patched(R"({"training": {"cpu_offloading": true}})"),
               "/training/cpu_offloading", {"--cpu-offloading", "host memory", "recompute_granularity"}),
-      invalid("TpCommOverlapAsTextIsRefusedToo", patched(R"({"parallelism": {"tp_comm_overlap": "true"}})"),
-              "/parallelism/tp_comm_overlap", {"tp_comm_overlap is not modeled yet"}),
+      invalid("TpCommOverlapAsTextIsRefused", patched(R"({"parallelism": {"tp_comm_overlap": "true"}})"),
+              "/parallelism/tp_comm_overlap", {"expected true or false", R"(found "true")"}),
   };
 }
 
