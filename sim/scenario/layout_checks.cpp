@@ -135,11 +135,13 @@ void LayoutChecks::sizes(const ParallelConfig& p) const {
                                           p.tensor));
   // Megatron-LM: "Tensor parallel communication/GEMM overlap can happen only when
   // sequence parallelism is enabled" (megatron/training/arguments.py).
-  if (p.tp_comm_overlap && (p.tensor < 2 || !p.sequence_parallel))
-    fail("tp_comm_overlap", fmt::format("tp_comm_overlap overlaps the sequence-parallel all-gathers and "
-                                        "reduce-scatters with GEMMs: it needs tensor_model_parallel_size > 1 (here {}) "
-                                        "and \"sequence_parallel\": true (as Megatron-LM)",
-                                        p.tensor));
+  if (p.tp_overlap != workload::TpOverlap::kNone && (p.tensor < 2 || !p.sequence_parallel)) {
+    const std::string key = p.tp_overlap == workload::TpOverlap::kUserbuffers ? "tp_comm_overlap"
+                                                                             : "enable_async_tensor_parallel";
+    fail(key, fmt::format("{} overlaps the sequence-parallel all-gathers and reduce-scatters with GEMMs: it needs "
+                          "tensor_model_parallel_size > 1 (here {}) and \"sequence_parallel\": true (as {})",
+                          key, p.tensor, p.tp_overlap == workload::TpOverlap::kUserbuffers ? "Megatron-LM" : "torchtitan"));
+  }
   if (p.context > 1 && p.context_comm == workload::ContextComm::kAllToAll && (model.num_attention_heads / p.tensor) % p.context != 0)
     fail("cp_comm_type",
          fmt::format("cp_comm_type \"a2a\" splits the {} heads of each tensor-parallel rank over "

@@ -59,7 +59,16 @@ void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpu
     check.data_fills_cluster(p);
   }
   p.sequence_parallel = o.boolean("sequence_parallel", false);
-  p.tp_comm_overlap = o.boolean("tp_comm_overlap", false);
+  const bool userbuffers = o.boolean("tp_comm_overlap", false);
+  const bool symmetric_memory = o.boolean("enable_async_tensor_parallel", false);
+  if (userbuffers && symmetric_memory)
+    o.fail_message("enable_async_tensor_parallel",
+                   "tp_comm_overlap (Megatron-Core, Transformer Engine's userbuffers) and "
+                   "enable_async_tensor_parallel (torchtitan, PyTorch's symmetric memory) are two frameworks' "
+                   "forms of one overlap: give one");
+  p.tp_overlap = userbuffers        ? workload::TpOverlap::kUserbuffers
+                 : symmetric_memory ? workload::TpOverlap::kSymmetricMemory
+                                    : workload::TpOverlap::kNone;
   const std::string cp_comm = o.choice("cp_comm_type", {"p2p", "a2a", "all_gather", "a2a+p2p"}, "p2p");
   if (cp_comm == "a2a+p2p")
     o.fail_message("cp_comm_type", "cp_comm_type \"a2a+p2p\" (hierarchical: all-to-all inside, a ring across) is not "
@@ -241,7 +250,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "virtual_pipeline_model_parallel_size", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
        "pipeline_model_parallel_layout", "partition_method", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
-       "sequence_parallel", "tp_comm_overlap", "zero_stage", "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
+       "sequence_parallel", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
        "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},
       unmodeled_parallelism_keys());
   const ObjectReader o =

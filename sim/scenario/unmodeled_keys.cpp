@@ -15,11 +15,6 @@ constexpr std::string_view kExposed =
     "overlap does not slow the kernels more than it hides";
 
 constexpr std::array kParallelism{
-    UnmodeledKey{"enable_async_tensor_parallel",
-                 "torchtitan's parallelism.enable_async_tensor_parallel (PyTorch's micro-pipelined tensor "
-                 "parallelism) overlaps the tensor-parallel all-gathers and reduce-scatters with the GEMMs around "
-                 "them",
-                 kExposed},
     UnmodeledKey{"overlap_moe_expert_parallel_comm",
                  "Megatron-Core's --overlap-moe-expert-parallel-comm runs one micro-batch's expert-parallel "
                  "all-to-alls during another's compute",

@@ -29,6 +29,13 @@ enum class ServerPlacement { kColocated, kDedicated };
 // "all_gather" gathers K and V from the whole group before attending (Llama 3).
 enum class ContextComm : std::uint8_t { kP2p, kAllToAll, kAllGather };
 
+// Tensor-parallel communication overlapped with the GEMMs next to it (docs/model.md,
+// "Tensor-parallel communication overlap"): Megatron-Core's tp_comm_overlap through
+// Transformer Engine's userbuffers, or torchtitan's enable_async_tensor_parallel
+// through PyTorch's symmetric memory (fused_all_gather_matmul,
+// fused_matmul_reduce_scatter).
+enum class TpOverlap : std::uint8_t { kNone, kUserbuffers, kSymmetricMemory };
+
 struct ParallelConfig {
   int tensor = 1;    // tensor_model_parallel_size
   int pipeline = 1;  // pipeline_model_parallel_size
@@ -55,10 +62,9 @@ struct ParallelConfig {
   // and the loss on the last; empty: none given.
   std::vector<long long> layout_stage_layers;
   bool sequence_parallel = false;
-  // Megatron-Core's tp_comm_overlap: Transformer Engine's userbuffers run the
-  // sequence-parallel collectives beside the GEMMs (docs/model.md, "Tensor-parallel
-  // communication overlap"); needs tensor > 1 and sequence_parallel.
-  bool tp_comm_overlap = false;
+  // The sequence-parallel collectives beside the GEMMs (TpOverlap); needs tensor > 1
+  // and sequence_parallel.
+  TpOverlap tp_overlap = TpOverlap::kNone;
   // Megatron-Core's cp_comm_type (ContextComm).
   ContextComm context_comm = ContextComm::kP2p;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;

@@ -45,7 +45,7 @@ std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass) {
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
                                int tensor, bool sequence_parallel, int context, int expert, bool folded_experts,
-                               ContextComm context_comm, bool tp_comm_overlap)
+                               ContextComm context_comm, TpOverlap tp_overlap)
     : model_(model),
       training_(training),
       b_(static_cast<double>(micro_batch)),
@@ -57,9 +57,9 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
       ep_(static_cast<double>(expert)),
       etp_(folded_experts ? 1.0 : static_cast<double>(tensor)),
       context_comm_(context > 1 ? context_comm : ContextComm::kP2p),
-      tp_overlap_(tp_comm_overlap) {
-  if (tp_comm_overlap && (tensor < 2 || !sequence_parallel))
-    throw std::invalid_argument("tp_comm_overlap needs tensor parallelism with sequence parallelism (as Megatron-LM)");
+      tp_overlap_(tp_overlap) {
+  if (tp_overlap != TpOverlap::kNone && (tensor < 2 || !sequence_parallel))
+    throw std::invalid_argument("tensor-parallel overlap needs tensor parallelism with sequence parallelism");
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
   if (tensor < 1 || context < 1 || expert < 1) throw std::invalid_argument("parallel sizes must be positive");
   if (model.seq_length % context != 0)
@@ -332,7 +332,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
 
 std::vector<Op> TransformerOps::layer_forward(long long layer) const {
   if (eager()) return host_dispatched(eager_layer_forward(layer), hw::HostPass::kForward);
-  if (tp_overlap_) return userbuffers_forward(layer_forward_ops(layer));
+  if (tp_overlap_ != TpOverlap::kNone) return overlapped_forward(layer_forward_ops(layer));
   return layer_forward_ops(layer);
 }
 
@@ -486,7 +486,7 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
     ring_done = true;
     return true;
   };
-  if (tp_overlap_) return userbuffers_backward(reverse_pass(fwd, context));
+  if (tp_overlap_ != TpOverlap::kNone) return overlapped_backward(reverse_pass(fwd, context));
   return reverse_pass(fwd, context);
 }
 
@@ -529,7 +529,10 @@ std::vector<Op> TransformerOps::op_sac_recompute(long long layer) const {
   const std::vector<std::vector<BlockLinear>> linears = op_sac_block_linears(model_, tp_);
   std::vector<Op> ops;
   std::size_t gemm = 0;
-  for (Op& op : layer_forward(layer)) {
+  // The layer's own ops, each all-gather blocking: the recomputed matmuls are not the
+  // block's GEMMs, so no tensor-parallel overlap pairs them (docs/model.md,
+  // "Tensor-parallel communication overlap").
+  for (Op& op : eager() ? layer_forward(layer) : layer_forward_ops(layer)) {
     if (op.comm_marker) {
       if (op.scope == CommScope::kTensor && op.comm_forward == net::CollectiveKind::kAllGather)
         ops.push_back(std::move(op));

@@ -84,11 +84,11 @@ class TransformerOps {
   // all-to-all (docs/model.md, "Context and expert parallelism").
   // `folded_experts`: expert_tensor_parallel_size 1 with tensor > 1 (Megatron-Core's
   // MoE parallel folding): experts whole, tokens dispatched from the sequence shards.
-  // `tp_comm_overlap`: Transformer Engine's userbuffers overlap of the sequence-parallel
-  // collectives with the GEMMs next to them (transformer_ops_tp_overlap.cpp).
+  // `tp_overlap`: the sequence-parallel collectives run beside the GEMMs next to them
+  // (transformer_ops_tp_overlap.cpp).
   TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch, int tensor = 1,
                  bool sequence_parallel = false, int context = 1, int expert = 1, bool folded_experts = false,
-                 ContextComm context_comm = ContextComm::kP2p, bool tp_comm_overlap = false);
+                 ContextComm context_comm = ContextComm::kP2p, TpOverlap tp_overlap = TpOverlap::kNone);
 
   [[nodiscard]] std::vector<Op> embedding_forward() const;
   [[nodiscard]] std::vector<Op> layer_forward(long long layer) const;
@@ -157,12 +157,21 @@ class TransformerOps {
   // Backward FLOPs per forward FLOP: flash attention's kFlashBackwardFactor, else 2.
   [[nodiscard]] double backward_flops_factor(const Op& fwd) const;
   [[nodiscard]] static long long column_input_of(const std::vector<Op>& fwd, std::size_t j);
-  // tp_comm_overlap (transformer_ops_tp_overlap.cpp): a layer's forward and backward
-  // with each sequence-parallel all-gather run as a ring exchange beside the chunks of
-  // the GEMM that consumes it, and each forward reduce-scatter pipelined behind the
-  // chunks of the GEMM that produces it.
-  [[nodiscard]] std::vector<Op> userbuffers_forward(std::vector<Op> fwd) const;
-  [[nodiscard]] std::vector<Op> userbuffers_backward(std::vector<Op> bwd) const;
+  // TpOverlap (transformer_ops_tp_overlap.cpp): a layer's forward and backward with
+  // each sequence-parallel all-gather run as a ring exchange beside the chunks of the
+  // GEMM that consumes it, and each reduce-scatter behind the chunks of the GEMM that
+  // produces it (userbuffers: the forward ones pipelined; symmetric memory: forward
+  // and backward, the chunks copied to their owners and summed there).
+  [[nodiscard]] std::vector<Op> overlapped_forward(std::vector<Op> fwd) const;
+  [[nodiscard]] std::vector<Op> overlapped_backward(std::vector<Op> bwd) const;
+  // userbuffers' "pipeline" (4 chunks, each reduce-scatter beside the next chunk);
+  // returns the transfers the next compute waits for.
+  int pipelined_reduce_scatter(const Op& gemm, const Op& marker, std::vector<Op>& ops) const;
+  // PyTorch's fused_matmul_reduce_scatter: t row chunks of `gemm` (its forward, or its
+  // data gradient with `data_gradient`), t - 1 of them copied to their owners beside
+  // the next, [`weight`,] then the sum of the t partial shards.
+  void scattered_matmul(const Op& gemm, const Op& marker, bool data_gradient, const Op* weight,
+                        std::vector<Op>& ops) const;
   [[nodiscard]] std::vector<Op> layer_forward_ops(long long layer) const;
   // An all-gather of `marker` as t - 1 ring steps beside the t row chunks of `gemm`
   // (its forward, or its data gradient with `data_gradient`).
@@ -205,7 +214,7 @@ class TransformerOps {
   double ep_;         // expert-parallel size
   double etp_;        // the experts' tensor-parallel size: tp_, or 1 when folded
   ContextComm context_comm_;  // how context-parallel attention exchanges K and V (kP2p when cp_ = 1)
-  bool tp_overlap_;           // tp_comm_overlap (with sequence parallelism, t > 1)
+  TpOverlap tp_overlap_;      // kNone unless sequence parallelism with t > 1
 };
 
 }  // namespace trainsim::workload

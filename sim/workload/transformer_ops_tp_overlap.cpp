@@ -1,14 +1,25 @@
-// TransformerOps: tp_comm_overlap, Megatron-Core's --tp-comm-overlap through
-// Transformer Engine's userbuffers (docs/model.md, "Tensor-parallel communication
-// overlap"). With sequence parallelism every all-gather that feeds a GEMM runs as a
-// ring exchange beside the GEMM's row chunks, and every forward reduce-scatter is
-// pipelined behind the row chunks of the GEMM that produces it; the defaults of
-// `initialize_ub` (transformer_engine/pytorch/module/base.py):
+// TransformerOps: tensor-parallel communication beside the GEMMs (docs/model.md,
+// "Tensor-parallel communication overlap"), with sequence parallelism.
+//
+// TpOverlap::kUserbuffers, Megatron-Core's --tp-comm-overlap through Transformer
+// Engine's userbuffers, with the defaults of `initialize_ub`
+// (transformer_engine/pytorch/module/base.py):
 //   ring_exchange  qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad: t splits, copy engines
 //   pipeline       proj_fprop, fc2_fprop: 4 splits, the reduce-scatter on 16 SMs
 //   bulk           qkv_dgrad, qkv_wgrad, fc1_dgrad, fc1_wgrad: the column-parallel
 //                  backward of transformer_ops_tp_backward.cpp, unchanged
 // and all-gather buffers in fp8 under an fp8 recipe (`fp8_buf`).
+//
+// TpOverlap::kSymmetricMemory, torchtitan's enable_async_tensor_parallel: the
+// micro-pipeline TP pass of torch.compile (torch/_inductor/fx_passes/
+// micro_pipeline_tp.py) turns all-gather -> mm into fused_all_gather_matmul and
+// mm -> reduce-scatter into fused_matmul_reduce_scatter
+// (torch/distributed/_symmetric_memory/__init__.py), in the forward and backward
+// graphs alike, over DTensor's backward (tp_backward "sync"):
+//   all-gather -> mm   the ring exchange above, copies on the copy engines
+//   mm -> scatter      t row chunks, each (but the rank's own) copied to its owner on
+//                      the copy engines beside the next chunk, then one kernel sums
+//                      the t partial shards
 #include <string>
 #include <string_view>
 #include <utility>
@@ -85,10 +96,59 @@ void TransformerOps::ring_exchange(const Op& marker, const Op& gemm, bool data_g
   }
 }
 
+// userbuffers' pipeline: 4 row chunks of `gemm`, each followed by its share of the
+// reduce-scatter `marker`, which runs beside the next chunk.
+int TransformerOps::pipelined_reduce_scatter(const Op& gemm, const Op& marker, std::vector<Op>& ops) const {
+  for (int c = 0; c < static_cast<int>(kPipelineSplits); ++c) {
+    Op chunk = row_chunk(gemm, kPipelineSplits, gemm.name + ".chunk" + std::to_string(c));
+    if (c == 0) chunk.grad_params = gemm.grad_params;
+    ops.push_back(std::move(chunk));
+    Op scatter = marker;
+    scatter.name = marker.name + ".chunk" + std::to_string(c);
+    scatter.comm_bytes = marker.comm_bytes / kPipelineSplits;
+    scatter.overlapped = true;
+    ops.push_back(std::move(scatter));
+  }
+  return static_cast<int>(kPipelineSplits);
+}
+
+// fused_matmul_reduce_scatter (_pipelined_produce_and_all2all): chunk i of the t row
+// chunks is the partial result of rank i's shard; the t - 1 others' go out on the
+// copy engines (S / t each) beside the next chunk; the sum reads the t partials of
+// this rank's shard and writes it: (t + 1) S / t bytes.
+void TransformerOps::scattered_matmul(const Op& gemm, const Op& marker, bool data_gradient, const Op* weight,
+                                      std::vector<Op>& ops) const {
+  const int t = static_cast<int>(tp_);
+  const std::string base = without_backward_suffix(gemm.name) + (data_gradient ? ".data_gradient" : "");
+  const std::string suffix = data_gradient ? ".backward" : "";
+  const double shard = marker.comm_bytes / tp_;
+  for (int i = 0; i < t; ++i) {
+    Op chunk = row_chunk(gemm, tp_, base + ".chunk" + std::to_string(i) + suffix);
+    if (data_gradient) chunk.work.gradients = hw::Gradients::kData;
+    if (!data_gradient && i == 0) chunk.grad_params = gemm.grad_params;
+    ops.push_back(std::move(chunk));
+    if (i + 1 == t) break;
+    Op copy = marker;
+    copy.name = without_backward_suffix(marker.name) + ".copy" + std::to_string(i) + suffix;
+    copy.comm_forward = net::CollectiveKind::kSendRecv;
+    copy.comm_backward.reset();
+    copy.comm_bytes = shard;
+    copy.overlapped = true;
+    copy.copy_engine = true;
+    copy.column_input = false;
+    ops.push_back(std::move(copy));
+  }
+  if (weight != nullptr) ops.push_back(*weight);
+  Op sum = elementwise(without_backward_suffix(marker.name) + ".reduce" + suffix, (tp_ + 1.0) * shard, 0.0, gemm.layer);
+  sum.work.backward = data_gradient;
+  sum.ring_waits = t - 1;
+  ops.push_back(std::move(sum));
+}
+
 // The forward: f (all-gather), [cast], GEMM -> [cast], ring exchange; GEMM, g
-// (reduce-scatter) -> 4 x (GEMM chunk, its reduce-scatter beside the next chunk), and
-// the next compute waits for the four. Other markers stay blocking.
-std::vector<Op> TransformerOps::userbuffers_forward(std::vector<Op> fwd) const {
+// (reduce-scatter) -> the pipeline (userbuffers; the next compute waits for its four
+// transfers) or the scattered matmul (symmetric memory). Other markers stay blocking.
+std::vector<Op> TransformerOps::overlapped_forward(std::vector<Op> fwd) const {
   std::vector<Op> ops;
   int wait_next = 0;
   for (std::size_t i = 0; i < fwd.size(); ++i) {
@@ -101,18 +161,11 @@ std::vector<Op> TransformerOps::userbuffers_forward(std::vector<Op> fwd) const {
       i = j;
     } else if (is_gemm(fwd[i]) && i + 1 < fwd.size() &&
                tensor_collective(fwd[i + 1], net::CollectiveKind::kReduceScatter)) {
-      const Op& marker = fwd[i + 1];
-      for (int c = 0; c < static_cast<int>(kPipelineSplits); ++c) {
-        Op chunk = row_chunk(fwd[i], kPipelineSplits, fwd[i].name + ".chunk" + std::to_string(c));
-        if (c == 0) chunk.grad_params = fwd[i].grad_params;
-        ops.push_back(std::move(chunk));
-        Op scatter = marker;
-        scatter.name = marker.name + ".chunk" + std::to_string(c);
-        scatter.comm_bytes = marker.comm_bytes / kPipelineSplits;
-        scatter.overlapped = true;
-        ops.push_back(std::move(scatter));
+      if (tp_overlap_ == TpOverlap::kUserbuffers) {
+        wait_next = pipelined_reduce_scatter(fwd[i], fwd[i + 1], ops);
+      } else {
+        scattered_matmul(fwd[i], fwd[i + 1], false, nullptr, ops);
       }
-      wait_next = static_cast<int>(kPipelineSplits);
       ++i;
       continue;
     } else {
@@ -129,10 +182,19 @@ std::vector<Op> TransformerOps::userbuffers_forward(std::vector<Op> fwd) const {
 
 // The backward: g's all-gather of the output gradient, the row-parallel GEMM's two
 // gradients [and its output gradient's cast] -> [cast], ring exchange beside the data
-// gradient's chunks, then the weight gradient over the gathered gradient; the bulk
-// re-gather of a column-parallel input carries fp8 under an fp8 recipe.
-std::vector<Op> TransformerOps::userbuffers_backward(std::vector<Op> bwd) const {
+// gradient's chunks, then the weight gradient over the gathered gradient. Symmetric
+// memory also takes DTensor's column-parallel backward, both gradients [, cast], the
+// reduce-scatter -> [cast], the scattered data gradient with the weight gradient
+// before the sum. Under userbuffers the bulk re-gather of a column-parallel input
+// carries fp8 under an fp8 recipe.
+std::vector<Op> TransformerOps::overlapped_backward(std::vector<Op> bwd) const {
   std::vector<Op> ops;
+  const auto weight_of = [&](const Op& gemm) {
+    Op weight = row_chunk(gemm, 1.0, without_backward_suffix(gemm.name) + ".weight_gradient.backward");
+    weight.work.gradients = hw::Gradients::kWeight;
+    weight.grad_params = gemm.grad_params;
+    return weight;
+  };
   for (std::size_t i = 0; i < bwd.size(); ++i) {
     Op& op = bwd[i];
     if (tensor_collective(op, net::CollectiveKind::kAllGather) && op.overlapped) {
@@ -142,22 +204,28 @@ std::vector<Op> TransformerOps::userbuffers_backward(std::vector<Op> bwd) const 
           break;
         }
     }
-    const bool row_parallel = tensor_collective(op, net::CollectiveKind::kAllGather) && !op.overlapped &&
-                              i + 1 < bwd.size() && is_gemm(bwd[i + 1]) &&
-                              bwd[i + 1].work.gradients == hw::Gradients::kBoth;
-    if (!row_parallel) {
-      ops.push_back(std::move(op));
+    const bool both = i + 1 < bwd.size() && is_gemm(bwd[i + 1]) && bwd[i + 1].work.gradients == hw::Gradients::kBoth;
+    if (tensor_collective(op, net::CollectiveKind::kAllGather) && !op.overlapped && both) {
+      const Op& gemm = bwd[i + 1];
+      const bool cast = i + 2 < bwd.size() && is_cast(bwd[i + 2]);
+      if (cast) ops.push_back(bwd[i + 2]);
+      ring_exchange(op, gemm, true, ops);
+      ops.push_back(weight_of(gemm));
+      i += cast ? 2 : 1;
       continue;
     }
-    const Op& gemm = bwd[i + 1];
-    const bool cast = i + 2 < bwd.size() && is_cast(bwd[i + 2]);
-    if (cast) ops.push_back(bwd[i + 2]);
-    ring_exchange(op, gemm, true, ops);
-    Op weight = row_chunk(gemm, 1.0, without_backward_suffix(gemm.name) + ".weight_gradient.backward");
-    weight.work.gradients = hw::Gradients::kWeight;
-    weight.grad_params = gemm.grad_params;
-    ops.push_back(std::move(weight));
-    i += cast ? 2 : 1;
+    if (tp_overlap_ == TpOverlap::kSymmetricMemory && is_gemm(op) && op.work.gradients == hw::Gradients::kBoth) {
+      const bool cast = i + 1 < bwd.size() && is_cast(bwd[i + 1]);
+      const std::size_t m = cast ? i + 2 : i + 1;
+      if (m < bwd.size() && tensor_collective(bwd[m], net::CollectiveKind::kReduceScatter) && !bwd[m].overlapped) {
+        if (cast) ops.push_back(bwd[i + 1]);
+        const Op weight = weight_of(op);
+        scattered_matmul(op, bwd[m], true, &weight, ops);
+        i = m;
+        continue;
+      }
+    }
+    ops.push_back(std::move(op));
   }
   return ops;
 }

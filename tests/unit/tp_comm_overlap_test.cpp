@@ -125,9 +125,45 @@ TEST(TpCommOverlap, AnFp8RecipeGathersFp8) {
   EXPECT_DOUBLE_EQ(c.at(net::CollectiveKind::kReduceScatter).bytes, 4 * kActivation);
 }
 
+constexpr std::string_view kAsync = R"("tp": 4, "sequence_parallel": true, "enable_async_tensor_parallel": true)";
+const std::string kDTensor = R"(, "tp_backward": "sync")";
+
+TEST(AsyncTensorParallel, EveryCollectiveBecomesCopyEngineTransfers) {
+  // torchtitan's async TP over DTensor's backward: forward, two all-gather -> mm
+  // (3 ring steps of S / 4 each) and two mm -> reduce-scatter (3 chunks copied to
+  // their owners, S / 4 each); backward the same four with the roles swapped. 24
+  // copies of S / 4 a layer, on the copy engines; no NCCL collective is left.
+  const auto built = build(kAsync, kDTensor);
+  const auto c = layer_traffic(built.graph);
+  ASSERT_EQ(c.size(), 1U);
+  const Traffic& copies = c.at(net::CollectiveKind::kSendRecv);
+  EXPECT_EQ(copies.count, 24);
+  EXPECT_EQ(copies.copy_engine, 24);
+  EXPECT_DOUBLE_EQ(copies.bytes, 24 * kActivation / 4);
+}
+
+TEST(AsyncTensorParallel, TheRankSumsItsShardAfterTheCopies) {
+  // fused_matmul_reduce_scatter: the sum reads the t = 4 partial shards and writes one,
+  // (t + 1) S / t bytes, once the 3 copies are in; the data gradient's sum likewise,
+  // after the weight gradient.
+  const auto built = build(kAsync, kDTensor);
+  const workload::TaskGraph& g = built.graph;
+  const auto& sum = task_named(g, "layer0.attn_g.reduce");
+  EXPECT_DOUBLE_EQ(g.work(sum).compute.bytes, 5.0 * kActivation / 4);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(waits_for(g, sum, task_named(g, "layer0.attn_g.copy" + std::to_string(i))));
+  EXPECT_DOUBLE_EQ(g.work(task_named(g, "layer0.attn_out_proj.chunk2")).compute.flops, 2.0 * 256 * 1024 * 256);
+  const auto& data_sum = task_named(g, "layer0.mlp_f.reduce.backward");
+  EXPECT_TRUE(waits_for(g, data_sum, task_named(g, "layer0.mlp_f.copy2.backward")));
+  EXPECT_DOUBLE_EQ(g.work(task_named(g, "layer0.mlp_up.data_gradient.chunk3.backward")).compute.flops,
+                   2.0 * 256 * 1024 * 1024);
+  const auto plain = build(R"("tp": 4, "sequence_parallel": true)", kDTensor);
+  EXPECT_DOUBLE_EQ(layer_flops(g), layer_flops(plain.graph));
+}
+
 TEST(TpCommOverlap, NeedsSequenceParallelism) {
   EXPECT_THROW(build(R"("tp": 4, "tp_comm_overlap": true)"), scenario::ScenarioError);
   EXPECT_THROW(build(R"("tp": 1, "sequence_parallel": false, "tp_comm_overlap": true)"), scenario::ScenarioError);
+  EXPECT_THROW(build(R"("tp": 4, "enable_async_tensor_parallel": true)"), scenario::ScenarioError);
 }
 
 }  // namespace
