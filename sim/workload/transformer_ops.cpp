@@ -198,6 +198,8 @@ Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_
   Op op = fwd;
   op.name = fwd.name + ".backward";
   std::swap(op.comm_forward, op.comm_backward);  // a marker's backward collective runs now
+  if (fwd.backward_comm_bytes) op.comm_bytes = *fwd.backward_comm_bytes;
+  op.backward_comm_bytes.reset();
   op.work.flops *= flops_factor;
   op.work.bytes = fwd.backward_bytes ? *fwd.backward_bytes : fwd.work.bytes * bytes_factor;
   op.backward_bytes.reset();
@@ -397,8 +399,26 @@ std::vector<Op> TransformerOps::layer_forward_ops(long long layer) const {
   }
   ops.push_back(elementwise("mlp_residual", residual_bytes, 0.0, layer, kResidual));
   ops.back().kernel_class = "residual";
+  fp8_gathered_inputs(ops);
   for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
   return ops;
+}
+
+// Under an fp8 recipe with sequence parallelism a column-parallel fp8 GEMM's input is
+// quantized before it is gathered, so its all-gather (and the backward re-gather of
+// the saved input) moves 1 byte an element; the input gradient's reduction stays in
+// the activation type. Transformer Engine: LayerNormLinear's norm writes fp8 ln_out,
+// then gather_along_first_dim (layernorm_linear.py, v1.8 and 2.x); torchao's
+// Float8ColwiseParallel casts before DTensor's all-gather.
+void TransformerOps::fp8_gathered_inputs(std::vector<Op>& ops) const {
+  if (sp_ <= 1.0 || training_.precision != hw::Precision::kFp8) return;
+  for (std::size_t j = 0; j < ops.size(); ++j) {
+    const long long f = column_input_of(ops, j);
+    if (f < 0 || gather_bytes(ops[j]) == act_bytes_) continue;
+    Op& marker = ops[static_cast<std::size_t>(f)];
+    marker.backward_comm_bytes = marker.comm_bytes;
+    marker.comm_bytes = marker.comm_bytes / act_bytes_ * gather_bytes(ops[j]);
+  }
 }
 
 // trainsim-train's attention (kernels/trainer/gpt_model.cpp): permute_qkv moves q, k

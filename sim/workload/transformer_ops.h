@@ -60,6 +60,9 @@ struct Op {
   // Memory-bound ops whose backward kernels do not move 2 x the forward bytes
   // (the unfused softmax, the loss): their backward bytes, set where the op is made.
   std::optional<double> backward_bytes;
+  // Markers whose backward collective moves other bytes than the forward one (an fp8
+  // input gathered forward, its 16-bit gradient reduced backward).
+  std::optional<double> backward_comm_bytes;
   // False for an op whose forward kernel already produced its input gradient
   // (trainsim-train's single-pass loss): the backward pass has no op for it.
   bool has_backward = true;
@@ -178,7 +181,9 @@ class TransformerOps {
   void ring_exchange(const Op& marker, const Op& gemm, bool data_gradient, std::vector<Op>& ops) const;
   // One GEMM (forward or one gradient) of `gemm` over 1/parts of its rows.
   [[nodiscard]] Op row_chunk(const Op& gemm, double parts, std::string name) const;
-  // Bytes per element of a userbuffers all-gather feeding `gemm`: fp8 for an fp8 GEMM.
+  // An fp8 GEMM's sequence-parallel input is gathered in fp8 (fp8_gathered_inputs).
+  void fp8_gathered_inputs(std::vector<Op>& ops) const;
+  // Bytes per element of an all-gather feeding `gemm`: fp8 for an fp8 GEMM.
   [[nodiscard]] double gather_bytes(const Op& gemm) const;
   void column_parallel_backward(const std::vector<Op>& fwd, std::size_t f, std::size_t j, std::vector<Op>& ops) const;
 

@@ -50,6 +50,7 @@ void TransformerOps::column_parallel_backward(const std::vector<Op>& fwd, std::s
     gather.name = marker.name + ".input_gather.backward";
     gather.comm_forward = net::CollectiveKind::kAllGather;
     gather.comm_backward.reset();
+    gather.backward_comm_bytes.reset();
     gather.overlapped = true;
     ops.push_back(std::move(gather));
   }

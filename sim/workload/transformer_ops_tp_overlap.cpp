@@ -82,7 +82,10 @@ void TransformerOps::ring_exchange(const Op& marker, const Op& gemm, bool data_g
       step.name = without_backward_suffix(marker.name) + ".ring" + std::to_string(i);
       step.comm_forward = net::CollectiveKind::kSendRecv;
       step.comm_backward.reset();
-      step.comm_bytes = marker.comm_bytes / act_bytes_ / tp_ * gather_bytes(gemm);
+      // The forward's gathered input is already fp8-sized (fp8_gathered_inputs); the
+      // output gradient's buffer holds fp8 under userbuffers (fp8_buf).
+      const bool fp8_buffer = data_gradient && tp_overlap_ == TpOverlap::kUserbuffers;
+      step.comm_bytes = marker.comm_bytes / tp_ * (fp8_buffer ? gather_bytes(gemm) / act_bytes_ : 1.0);
       step.overlapped = true;
       step.copy_engine = true;
       step.column_input = false;
@@ -185,8 +188,7 @@ std::vector<Op> TransformerOps::overlapped_forward(std::vector<Op> fwd) const {
 // gradient's chunks, then the weight gradient over the gathered gradient. Symmetric
 // memory also takes DTensor's column-parallel backward, both gradients [, cast], the
 // reduce-scatter -> [cast], the scattered data gradient with the weight gradient
-// before the sum. Under userbuffers the bulk re-gather of a column-parallel input
-// carries fp8 under an fp8 recipe.
+// before the sum.
 std::vector<Op> TransformerOps::overlapped_backward(std::vector<Op> bwd) const {
   std::vector<Op> ops;
   const auto weight_of = [&](const Op& gemm) {
@@ -197,13 +199,6 @@ std::vector<Op> TransformerOps::overlapped_backward(std::vector<Op> bwd) const {
   };
   for (std::size_t i = 0; i < bwd.size(); ++i) {
     Op& op = bwd[i];
-    if (tensor_collective(op, net::CollectiveKind::kAllGather) && op.overlapped) {
-      for (std::size_t k = i + 1; k < bwd.size(); ++k)
-        if (is_gemm(bwd[k])) {
-          op.comm_bytes = op.comm_bytes / act_bytes_ * gather_bytes(bwd[k]);
-          break;
-        }
-    }
     const bool both = i + 1 < bwd.size() && is_gemm(bwd[i + 1]) && bwd[i + 1].work.gradients == hw::Gradients::kBoth;
     if (tensor_collective(op, net::CollectiveKind::kAllGather) && !op.overlapped && both) {
       const Op& gemm = bwd[i + 1];

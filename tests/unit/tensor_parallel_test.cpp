@@ -41,6 +41,20 @@ std::map<net::CollectiveKind, std::pair<int, double>> layer_collectives(const st
 
 constexpr double kActivation = 512.0 * 2 * 1024 * 2;  // s b h bf16 bytes
 
+// (collective kind, bytes) -> count on rank 0's TP stream for layer 0 of micro-batch 0.
+std::map<std::pair<net::CollectiveKind, double>, int> layer_collectives_by_size(const std::string& parallelism,
+                                                                                 const std::string& training) {
+  const auto s = testing::make_scenario(kModel, R"("micro_batch_size": 2, )" + training, parallelism);
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  std::map<std::pair<net::CollectiveKind, double>, int> out;
+  for (const workload::Task& t : g.graph.tasks()) {
+    if (t.rank != 0 || t.stream != workload::Stream::kTpComm || t.microbatch != 0 || t.layer != 0) continue;
+    const net::Collective& c = *g.graph.work(t).collective;
+    ++out[{c.kind, c.bytes}];
+  }
+  return out;
+}
+
 TEST(TensorParallel, FourAllReducesPerLayer) {
   const auto c = layer_collectives(R"("tp": 4)");
   ASSERT_EQ(c.size(), 1U);
@@ -68,6 +82,17 @@ TEST(TensorParallel, MegatronGathersAColumnParallelInputAgainInTheBackwardPass) 
   ASSERT_EQ(c.size(), 2U);
   EXPECT_EQ(c.at(net::CollectiveKind::kAllGather), std::make_pair(6, kActivation));
   EXPECT_EQ(c.at(net::CollectiveKind::kReduceScatter), std::make_pair(4, kActivation));
+}
+
+TEST(TensorParallel, AnFp8RecipeGathersTheQuantizedInput) {
+  // Transformer Engine quantizes a LayerNormLinear's input (the norm writes fp8
+  // ln_out) before gather_along_first_dim, forward and in the backward re-gather: the
+  // 4 input all-gathers move 1 byte an element, S / 2 each; the output gradients'
+  // all-gathers (row-parallel backward) and every reduce-scatter stay bf16.
+  const auto c = layer_collectives_by_size(R"("tp": 4, "sequence_parallel": true)", R"("precision": "fp8")");
+  EXPECT_EQ(c.at({net::CollectiveKind::kAllGather, kActivation / 2}), 4);
+  EXPECT_EQ(c.at({net::CollectiveKind::kAllGather, kActivation}), 2);
+  EXPECT_EQ(c.at({net::CollectiveKind::kReduceScatter, kActivation}), 4);
 }
 
 // Rank 0's task of micro-batch 0 named `name`, and whether `task` waits for `dep`.
