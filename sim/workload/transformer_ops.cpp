@@ -552,7 +552,7 @@ std::vector<Op> TransformerOps::op_sac_recompute(long long layer) const {
   // The layer's own ops, each all-gather blocking: the recomputed matmuls are not the
   // block's GEMMs, so no tensor-parallel overlap pairs them (docs/model.md,
   // "Tensor-parallel communication overlap").
-  for (Op& op : eager() ? layer_forward(layer) : layer_forward_ops(layer)) {
+  for (Op& op : layer_forward_ops(layer)) {
     if (op.comm_marker) {
       if (op.scope == CommScope::kTensor && op.comm_forward == net::CollectiveKind::kAllGather)
         ops.push_back(std::move(op));

@@ -181,6 +181,8 @@ class TransformerOps {
   void ring_exchange(const Op& marker, const Op& gemm, bool data_gradient, std::vector<Op>& ops) const;
   // One GEMM (forward or one gradient) of `gemm` over 1/parts of its rows.
   [[nodiscard]] Op row_chunk(const Op& gemm, double parts, std::string name) const;
+  // Row chunk i of `parts`: the forward's (the first with the parameters) or the data gradient's.
+  [[nodiscard]] Op gemm_chunk(const Op& gemm, double parts, int i, bool data_gradient) const;
   // An fp8 GEMM's sequence-parallel input is gathered in fp8 (fp8_gathered_inputs).
   void fp8_gathered_inputs(std::vector<Op>& ops) const;
   // Bytes per element of an all-gather feeding `gemm`: fp8 for an fp8 GEMM.

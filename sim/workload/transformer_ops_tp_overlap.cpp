@@ -49,6 +49,20 @@ std::string without_backward_suffix(const std::string& name) {
   return name;
 }
 
+// One transfer of `bytes` out of the collective `marker`, on the copy engines beside
+// the compute that follows it.
+Op copy_engine_step(const Op& marker, std::string name, double bytes) {
+  Op step = marker;
+  step.name = std::move(name);
+  step.comm_forward = net::CollectiveKind::kSendRecv;
+  step.comm_backward.reset();
+  step.comm_bytes = bytes;
+  step.overlapped = true;
+  step.copy_engine = true;
+  step.column_input = false;
+  return step;
+}
+
 }  // namespace
 
 double TransformerOps::gather_bytes(const Op& gemm) const {
@@ -70,30 +84,29 @@ Op TransformerOps::row_chunk(const Op& gemm, double parts, std::string name) con
   return c;
 }
 
+// Row chunk i of `parts` of `gemm`: its forward (the first carries the GEMM's
+// parameters), or with `data_gradient` its data gradient.
+Op TransformerOps::gemm_chunk(const Op& gemm, double parts, int i, bool data_gradient) const {
+  const std::string base = without_backward_suffix(gemm.name) + (data_gradient ? ".data_gradient" : "");
+  Op chunk = row_chunk(gemm, parts, base + ".chunk" + std::to_string(i) + (data_gradient ? ".backward" : ""));
+  if (data_gradient) chunk.work.gradients = hw::Gradients::kData;
+  if (!data_gradient && i == 0) chunk.grad_params = gemm.grad_params;
+  return chunk;
+}
+
 // The all-gather `marker` as t - 1 steps around the tensor-parallel ring, each moving
 // one sequence shard on the copy engines beside the GEMM chunk of the shard already
 // here (TE's CommOverlapP2PBase::split_overlap_ag); chunk i > 0 waits for its shard.
 void TransformerOps::ring_exchange(const Op& marker, const Op& gemm, bool data_gradient, std::vector<Op>& ops) const {
   const int t = static_cast<int>(tp_);
-  const std::string base = without_backward_suffix(gemm.name) + (data_gradient ? ".data_gradient" : "");
+  // The forward's gathered input is already fp8-sized (fp8_gathered_inputs); the
+  // output gradient's buffer holds fp8 under userbuffers (fp8_buf).
+  const bool fp8_buffer = data_gradient && tp_overlap_ == TpOverlap::kUserbuffers;
+  const double shard = marker.comm_bytes / tp_ * (fp8_buffer ? gather_bytes(gemm) / act_bytes_ : 1.0);
   for (int i = 0; i < t; ++i) {
-    if (i + 1 < t) {
-      Op step = marker;
-      step.name = without_backward_suffix(marker.name) + ".ring" + std::to_string(i);
-      step.comm_forward = net::CollectiveKind::kSendRecv;
-      step.comm_backward.reset();
-      // The forward's gathered input is already fp8-sized (fp8_gathered_inputs); the
-      // output gradient's buffer holds fp8 under userbuffers (fp8_buf).
-      const bool fp8_buffer = data_gradient && tp_overlap_ == TpOverlap::kUserbuffers;
-      step.comm_bytes = marker.comm_bytes / tp_ * (fp8_buffer ? gather_bytes(gemm) / act_bytes_ : 1.0);
-      step.overlapped = true;
-      step.copy_engine = true;
-      step.column_input = false;
-      ops.push_back(std::move(step));
-    }
-    Op chunk = row_chunk(gemm, tp_, base + ".chunk" + std::to_string(i) + (data_gradient ? ".backward" : ""));
-    if (data_gradient) chunk.work.gradients = hw::Gradients::kData;
-    if (!data_gradient && i == 0) chunk.grad_params = gemm.grad_params;
+    if (i + 1 < t)
+      ops.push_back(copy_engine_step(marker, without_backward_suffix(marker.name) + ".ring" + std::to_string(i), shard));
+    Op chunk = gemm_chunk(gemm, tp_, i, data_gradient);
     chunk.ring_waits = i > 0 ? 1 : 0;
     ops.push_back(std::move(chunk));
   }
@@ -103,9 +116,7 @@ void TransformerOps::ring_exchange(const Op& marker, const Op& gemm, bool data_g
 // reduce-scatter `marker`, which runs beside the next chunk.
 int TransformerOps::pipelined_reduce_scatter(const Op& gemm, const Op& marker, std::vector<Op>& ops) const {
   for (int c = 0; c < static_cast<int>(kPipelineSplits); ++c) {
-    Op chunk = row_chunk(gemm, kPipelineSplits, gemm.name + ".chunk" + std::to_string(c));
-    if (c == 0) chunk.grad_params = gemm.grad_params;
-    ops.push_back(std::move(chunk));
+    ops.push_back(gemm_chunk(gemm, kPipelineSplits, c, false));
     Op scatter = marker;
     scatter.name = marker.name + ".chunk" + std::to_string(c);
     scatter.comm_bytes = marker.comm_bytes / kPipelineSplits;
@@ -122,24 +133,13 @@ int TransformerOps::pipelined_reduce_scatter(const Op& gemm, const Op& marker, s
 void TransformerOps::scattered_matmul(const Op& gemm, const Op& marker, bool data_gradient, const Op* weight,
                                       std::vector<Op>& ops) const {
   const int t = static_cast<int>(tp_);
-  const std::string base = without_backward_suffix(gemm.name) + (data_gradient ? ".data_gradient" : "");
   const std::string suffix = data_gradient ? ".backward" : "";
   const double shard = marker.comm_bytes / tp_;
   for (int i = 0; i < t; ++i) {
-    Op chunk = row_chunk(gemm, tp_, base + ".chunk" + std::to_string(i) + suffix);
-    if (data_gradient) chunk.work.gradients = hw::Gradients::kData;
-    if (!data_gradient && i == 0) chunk.grad_params = gemm.grad_params;
-    ops.push_back(std::move(chunk));
-    if (i + 1 == t) break;
-    Op copy = marker;
-    copy.name = without_backward_suffix(marker.name) + ".copy" + std::to_string(i) + suffix;
-    copy.comm_forward = net::CollectiveKind::kSendRecv;
-    copy.comm_backward.reset();
-    copy.comm_bytes = shard;
-    copy.overlapped = true;
-    copy.copy_engine = true;
-    copy.column_input = false;
-    ops.push_back(std::move(copy));
+    ops.push_back(gemm_chunk(gemm, tp_, i, data_gradient));
+    if (i + 1 < t)
+      ops.push_back(copy_engine_step(marker, without_backward_suffix(marker.name) + ".copy" + std::to_string(i) + suffix,
+                                     shard));
   }
   if (weight != nullptr) ops.push_back(*weight);
   Op sum = elementwise(without_backward_suffix(marker.name) + ".reduce" + suffix, (tp_ + 1.0) * shard, 0.0, gemm.layer);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "graph_queries.h"
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
 
@@ -95,16 +96,8 @@ TEST(TensorParallel, AnFp8RecipeGathersTheQuantizedInput) {
   EXPECT_EQ(c.at({net::CollectiveKind::kReduceScatter, kActivation}), 4);
 }
 
-// Rank 0's task of micro-batch 0 named `name`, and whether `task` waits for `dep`.
-const workload::Task& task_named(const workload::TaskGraph& g, const std::string& name) {
-  for (const workload::Task& t : g.tasks())
-    if (t.rank == 0 && t.microbatch == 0 && g.work(t).name == name) return t;
-  throw std::runtime_error("no task " + name);
-}
-bool waits_for(const workload::TaskGraph& g, const workload::Task& task, const workload::Task& dep) {
-  const auto id = static_cast<workload::TaskId>(&dep - g.tasks().data());
-  return std::find(task.deps.begin(), task.deps.end(), id) != task.deps.end();
-}
+using testing::task_named;
+using testing::waits_for;
 
 TEST(TensorParallel, AColumnParallelBackwardRunsItsCollectivesBesideTheTwoGradients) {
   // Megatron-LM / Transformer Engine with SP: the all-gather of the saved input runs

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "scenario/errors.h"
+#include "graph_queries.h"
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
 
@@ -25,15 +26,8 @@ workload::IterationGraph build(std::string_view parallelism, const std::string& 
   return workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
 }
 
-const workload::Task& task_named(const workload::TaskGraph& g, const std::string& name) {
-  for (const workload::Task& t : g.tasks())
-    if (t.rank == 0 && t.microbatch == 0 && g.work(t).name == name) return t;
-  throw std::runtime_error("no task " + name);
-}
-bool waits_for(const workload::TaskGraph& g, const workload::Task& task, const workload::Task& dep) {
-  const auto id = static_cast<workload::TaskId>(&dep - g.tasks().data());
-  return std::find(task.deps.begin(), task.deps.end(), id) != task.deps.end();
-}
+using testing::task_named;
+using testing::waits_for;
 
 struct Traffic {
   int count = 0;
