@@ -34,6 +34,10 @@ struct IntraNodeFabric {
   // Bytes a ring step pipelines through (NCCL_BUFFSIZE, 4 MiB by default):
   // while a rank's slice S/n is smaller, each step waits for the one before.
   double ring_buffer = 4.0 * 1024.0 * 1024.0;
+  // Fixed time each all_gather and reduce_scatter call takes beyond its
+  // algorithm's steps (s): measured on B200 through torch.distributed, as
+  // frameworks issue them (docs/model.md, "Defaults and where they come from").
+  double gather_scatter_startup = 0.0;
 };
 
 // A NIC of the cluster: NIC `rail` of node `node` ("node<N>.nic<R>" in a scenario).

@@ -362,17 +362,10 @@ std::vector<Algorithm> candidates(CollectiveKind kind, std::span<const long long
   return out;
 }
 
-Schedule build_schedule(CollectiveKind kind, Algorithm a, std::span<const long long> members, double bytes,
-                        const Topology& t) {
-  if (!(bytes >= 0.0)) throw std::invalid_argument("collective of negative size");
-  if (a == Algorithm::kAuto) throw std::invalid_argument("build_schedule needs a concrete algorithm");
-  if (auto why = unavailable(kind, a, members, t)) throw std::invalid_argument(*why);
-  if (members.size() < 2) return {a, {}};
-  if (kind == CollectiveKind::kSendRecv) {
-    Schedule s{a, {Phase{}}};
-    add(s.phases.front(), members[0], members[1], bytes, -1);
-    return s;
-  }
+namespace {
+
+Schedule algorithm_schedule(CollectiveKind kind, Algorithm a, std::span<const long long> members, double bytes,
+                            const Topology& t) {
   switch (a) {
     case Algorithm::kRing: return ring(kind, members, bytes, t);
     case Algorithm::kTree: return tree(members, bytes);
@@ -384,6 +377,26 @@ Schedule build_schedule(CollectiveKind kind, Algorithm a, std::span<const long l
     case Algorithm::kAuto: break;
   }
   throw std::invalid_argument("unknown algorithm");
+}
+
+}  // namespace
+
+Schedule build_schedule(CollectiveKind kind, Algorithm a, std::span<const long long> members, double bytes,
+                        const Topology& t) {
+  if (!(bytes >= 0.0)) throw std::invalid_argument("collective of negative size");
+  if (a == Algorithm::kAuto) throw std::invalid_argument("build_schedule needs a concrete algorithm");
+  if (auto why = unavailable(kind, a, members, t)) throw std::invalid_argument(*why);
+  if (members.size() < 2) return {a, {}};
+  if (kind == CollectiveKind::kSendRecv) {
+    Schedule s{a, {Phase{}}};
+    add(s.phases.front(), members[0], members[1], bytes, -1);
+    return s;
+  }
+  Schedule s = algorithm_schedule(kind, a, members, bytes, t);
+  // An all_gather or reduce_scatter call's fixed start-up, whatever its algorithm.
+  if ((kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter) && !s.phases.empty())
+    s.phases.front().fixed_latency += t.gather_scatter_startup;
+  return s;
 }
 
 }  // namespace trainsim::net

@@ -99,6 +99,7 @@ class Topology {
   double nvls_latency = 0.0;  // s, fixed cost of one in-switch all_reduce
   double nvls_loop_overhead = 0.0;  // s per iteration of the NVLS chunk loop
   double ring_buffer = 0.0;         // B a ring step pipelines through inside a node
+  double gather_scatter_startup = 0.0;  // s, fixed cost of each all_gather and reduce_scatter
 
  private:
   TopologyGraph graph_;

@@ -351,6 +351,7 @@ Topology build_topology(const hw::ClusterSpec& c) {
   t.nvls_latency = c.intra_node.nvls_latency;
   t.nvls_loop_overhead = c.intra_node.nvls_loop_overhead;
   t.ring_buffer = c.intra_node.ring_buffer;
+  t.gather_scatter_startup = c.intra_node.gather_scatter_startup;
   t.description = p.description;
   if (!multi) return t;
   // One network step between GPUs of two nodes under one leaf costs `latency`;

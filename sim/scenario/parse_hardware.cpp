@@ -168,6 +168,8 @@ void parse_intra_node(const ObjectReader& o, hw::IntraNodeFabric& f) {
   f.nvls_latency = o.quantity("nvls_latency", Dimension::kTime, 0.0, kMaxLatency, f.nvls_latency);
   f.nvls_loop_overhead = o.quantity("nvls_loop_overhead", Dimension::kTime, 0.0, kMaxLatency, f.nvls_loop_overhead);
   f.ring_buffer = o.quantity("ring_buffer", Dimension::kBytes, 0.0, 1e12, f.ring_buffer);
+  f.gather_scatter_startup =
+      o.quantity("gather_scatter_startup", Dimension::kTime, 0.0, kMaxLatency, f.gather_scatter_startup);
 }
 
 void parse_inter_node(const ObjectReader& o, hw::InterNodeNetwork& n) {
@@ -216,7 +218,7 @@ void parse_inter_node(const ObjectReader& o, hw::InterNodeNetwork& n) {
 
 const std::vector<std::string_view> kIntraKeys{"fabric", "bandwidth", "latency", "bandwidth_efficiency",
                                                "nvls_efficiency", "nvls_latency", "nvls_loop_overhead",
-                                               "ring_buffer"};
+                                               "ring_buffer", "gather_scatter_startup"};
 const std::vector<std::string_view> kInterKeys{"topology",         "nics_per_node", "nic_bandwidth", "latency",
                                                "bandwidth_efficiency", "oversubscription", "switch_radix",
                                                "rails",            "tiers",         "switch_latency", "torus_dims",

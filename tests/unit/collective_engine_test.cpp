@@ -95,6 +95,33 @@ TEST(CollectiveEngine, RingAllGatherAndReduceScatterMoveHalfTheVolume) {
   }
 }
 
+TEST(CollectiveEngine, GatherScatterStartupIsPaidOncePerCallByGatherAndScatterOnly) {
+  // gather_scatter_startup = 32 us on top of the ring of the test above, under
+  // both models; a hierarchical reduce_scatter across 2 nodes pays it once, not
+  // per phase; all_reduce and all_to_all do not pay it.
+  hw::ClusterSpec spec = round_cluster(2, 8, 8);
+  spec.intra_node.gather_scatter_startup = 32e-6;
+  const Topology t = build_topology(spec);
+  const Topology plain = build_topology(round_cluster(2, 8, 8));
+  CollectivePlanner ring(t, Algorithm::kRing);
+  for (CollectiveKind k : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    const Collective c{k, kS, {8, 1, 8, nullptr}};
+    const core::Time expected = ns(14e-6 + 2.1875e-3 + 6 * kRingBuffer / 400e9 + 32e-6);
+    EXPECT_EQ(ring.plan(c).duration(kS), expected);
+    EXPECT_EQ(flow_time(ring, c), expected);
+  }
+  CollectivePlanner hier(t, Algorithm::kHierarchical);
+  CollectivePlanner hier0(plain, Algorithm::kHierarchical);
+  const Collective rs{CollectiveKind::kReduceScatter, kS, {16, 2, 8, nullptr}};
+  EXPECT_EQ(hier.plan(rs).duration(kS), hier0.plan(rs).duration(kS) + ns(32e-6));
+  CollectivePlanner ring0(plain, Algorithm::kRing);
+  EXPECT_EQ(ring.plan(all_reduce(1, 8)).duration(kS), ring0.plan(all_reduce(1, 8)).duration(kS));
+  CollectivePlanner direct(t, Algorithm::kDirect);
+  CollectivePlanner direct0(plain, Algorithm::kDirect);
+  const Collective a2a{CollectiveKind::kAllToAll, kS, {8, 1, 8, nullptr}};
+  EXPECT_EQ(direct.plan(a2a).duration(kS), direct0.plan(a2a).duration(kS));
+}
+
 TEST(CollectiveEngine, DoubleBinaryTreeLoadsEachRankWithTwiceS) {
   // 8 ranks: in-order trees of depth 3 (1 -> 2 -> 4 -> 8); every rank is inner
   // in one tree (S/2 up, S/2 to each of two children) and a leaf in the other
