@@ -105,7 +105,8 @@ KernelClassSeconds kernel_class_seconds(const config::Scenario& s) {
     add_all(ops.layer_backward(l), microbatches);
     if (p.recompute != workload::Recompute::kNone) add_all(ops.layer_recompute(l, p.recompute), microbatches);
   }
-  add(ops.optimizer_step(workload::stage_parameters(s.model, p, 0)), 1.0);
+  const double params = workload::stage_parameters(s.model, p, 0);
+  add(ops.optimizer_step(workload::OptimizerScope{params, params, p.data > 1, false}), 1.0);
   return out;
 }
 

@@ -91,10 +91,14 @@ class StageEnd {
   // ones, 1/(dp cp / ep) of the expert ones.
   static TaskId add_optimizer_step(StageIteration& stage, TaskId last_backward, double params, double expert_params) {
     const IterationLayout& l = stage.in.layout;
-    const Op op = stage.in.ops.optimizer_step(
-        l.shard_optimizer ? (params - expert_params) / static_cast<double>(l.dense_dp) +
-                                expert_params / static_cast<double>(l.expert_dp)
-                          : params);
+    OptimizerScope scope;
+    scope.shard = l.shard_optimizer ? (params - expert_params) / static_cast<double>(l.dense_dp) +
+                                          expert_params / static_cast<double>(l.expert_dp)
+                                    : params;
+    scope.local = l.zero3 ? 0.0 : params;
+    scope.prescale = !l.zero3 && l.dense_dp > 1;
+    scope.fsdp = l.zero3;
+    const Op op = stage.in.ops.optimizer_step(scope);
     Task t;
     Work w;
     w.name = op.name;

@@ -29,7 +29,7 @@ class CachedOps {
   const std::vector<Op>& embedding_backward() { return once(embedding_backward_, &TransformerOps::embedding_backward); }
   const std::vector<Op>& head_forward() { return once(head_forward_, &TransformerOps::head_forward); }
   const std::vector<Op>& head_backward() { return once(head_backward_, &TransformerOps::head_backward); }
-  [[nodiscard]] Op optimizer_step(double params) const { return ops_.optimizer_step(params); }
+  [[nodiscard]] Op optimizer_step(const OptimizerScope& scope) const { return ops_.optimizer_step(scope); }
 
  private:
   const std::vector<Op>& layer(std::size_t kind, long long l, Recompute granularity) {

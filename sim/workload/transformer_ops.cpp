@@ -608,23 +608,45 @@ std::vector<Op> TransformerOps::embedding_backward() const {
   return {op};
 }
 
-Op TransformerOps::optimizer_step(double params) const {
+Op TransformerOps::optimizer_step(const OptimizerScope& scope) const {
   if (eager()) {
-    Op op = eager_optimizer_step(params);
+    Op op = eager_optimizer_step(scope.shard);
     op.work.host_pass = hw::HostPass::kOptimizer;
     return op;
   }
-  // Per parameter, Adam (Kingma & Ba 2015) in mixed precision reads the gradient,
-  // reads and writes the fp32 master weight, momentum and variance, and writes the
-  // 16-bit weight; the global gradient norm for clipping reads the gradient once more.
-  const double grad = hw::bytes_per_element(training_.grad_reduce_dtype);
-  const bool mixed = act_bytes_ < 4.0;
   const double states = training_.optimizer == Optimizer::kAdam ? 2.0 : 1.0;  // (m, v) or momentum
-  const double master = mixed ? 2.0 * 4.0 + act_bytes_ : 2.0 * 4.0;           // rw fp32 + write copy
-  const double bytes_per_param = 2.0 * grad + master + states * 2.0 * 4.0;
-  // Adam's update is our adamw kernel; SGD has no measured kernel (roofline).
+  // The update (Kingma & Ba 2015 for Adam): read the fp32 gradient, read and write
+  // the fp32 master weight and each state.
+  const double update = 4.0 + 2.0 * 4.0 + states * 2.0 * 4.0;
+  // The global gradient norm reads the fp32 gradient once more.
+  const double norm = 4.0;
+  double per_shard = 0.0;
+  double per_local = 0.0;
+  if (trainsim_train()) {
+    // trainsim-train: no clipping, so no norm; AdamW writes the bf16 copy as it
+    // updates (adamw_bytes); the gradients are zeroed before each step and the
+    // 1/dp average rides on the loss scale (docs/model.md, "trainsim-train").
+    per_shard = update + act_bytes_;
+    per_local = 4.0;
+  } else if (scope.fsdp) {
+    // torch.nn.utils.clip_grad_norm_ multiplies every gradient by the clamped
+    // coefficient (read and write); FSDP casts to 16 bits when it gathers.
+    per_shard = norm + 2.0 * 4.0 + update;
+  } else {
+    const double grad = hw::bytes_per_element(training_.grad_reduce_dtype);
+    const bool mixed = act_bytes_ < 4.0;
+    // Megatron-Core: 16-bit gradients become fp32 main gradients (read, write);
+    // the updated master weight is copied into the 16-bit weight (read, write).
+    const double to_main = grad < 4.0 ? grad + 4.0 : 0.0;
+    const double to_model = mixed ? 4.0 + act_bytes_ : 0.0;
+    per_shard = to_main + norm + update + to_model;
+    // The whole gradient buffer is zeroed each iteration, and scaled by 1/dp
+    // (read, write) before it is reduced.
+    per_local = grad + (scope.prescale ? 2.0 * grad : 0.0);
+  }
+  // Adam's kernels are priced as our adamw kernel; SGD has no measured kernel (roofline).
   const hw::KernelId kernel = training_.optimizer == Optimizer::kAdam ? hw::KernelId::kAdamw : hw::KernelId::kNone;
-  Op op = elementwise("optimizer_step", params * bytes_per_param, 0.0, -1, kernel);
+  Op op = elementwise("optimizer_step", scope.shard * per_shard + scope.local * per_local, 0.0, -1, kernel);
   op.kernel_class = "optimizer";
   return op;
 }

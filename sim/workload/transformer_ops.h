@@ -75,6 +75,14 @@ struct Op {
   std::string_view kernel_class;
 };
 
+// What a rank's optimizer step runs over (docs/model.md, "Optimizer step").
+struct OptimizerScope {
+  double shard = 0.0;      // parameters the rank updates
+  double local = 0.0;      // parameters of its model chunk: the gradient buffer it zeroes
+  bool prescale = false;   // Megatron-Core DDP scales each bucket by 1/dp before reducing it
+  bool fsdp = false;       // ZeRO-3: PyTorch FSDP's clip_grad_norm_ and the optimizer on the shard
+};
+
 class TransformerOps {
  public:
   // `tensor`: tensor-parallel size t; matmuls, attention heads and the vocabulary
@@ -103,8 +111,11 @@ class TransformerOps {
   // its own backward already).
   [[nodiscard]] std::vector<Op> layer_recompute(long long layer, Recompute granularity) const;
   [[nodiscard]] std::vector<Op> embedding_backward() const;
-  // Optimizer step over `params` local parameters (memory bound).
-  [[nodiscard]] Op optimizer_step(double params) const;
+  // A rank's optimizer step (memory bound; docs/model.md, "Optimizer step"): the
+  // update of its shard and the bookkeeping of its gradient buffer.
+  [[nodiscard]] Op optimizer_step(const OptimizerScope& scope) const;
+  // The update of `params` parameters alone (no gradient buffer of the rank's own).
+  [[nodiscard]] Op optimizer_step(double params) const { return optimizer_step(OptimizerScope{params, 0.0, false, false}); }
 
   // Model FLOPs of one micro-batch, forward + backward (= 3 x forward).
   [[nodiscard]] double model_flops_per_microbatch() const;

@@ -34,11 +34,14 @@ double microbatch_seconds(const config::Scenario& s) {
   return t;
 }
 
+// No ZeRO: every rank updates all parameters and zeroes (and, with dp > 1,
+// pre-scales) its whole gradient buffer.
 double optimizer_seconds(const config::Scenario& s) {
   const hw::RooflineComputeModel model(s.cluster.gpu);
   const workload::TransformerOps ops(s.model, s.training, s.training.micro_batch_size);
   const double params = workload::count_parameters(s.model).total;
-  return core::to_seconds(core::from_seconds(model.seconds(ops.optimizer_step(params).work, s.training.precision)));
+  const workload::OptimizerScope scope{params, params, s.parallel.data > 1, false};
+  return core::to_seconds(core::from_seconds(model.seconds(ops.optimizer_step(scope).work, s.training.precision)));
 }
 
 TEST(Iteration, SingleGpuIsMicroBatchesTimesOnePlusOptimizer) {

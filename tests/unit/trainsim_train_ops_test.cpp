@@ -111,6 +111,17 @@ TEST(TrainsimTrainOps, TheLossAndItsGradientAreOneForwardKernel) {
 // The trainer counted 5,946,483,199 bytes of its own buffers on the H100
 // (tests/validation/h100/train-gpt2-124m.json, peak_memory_source): 1.8 MB more, the
 // layer-norm and embedding scratch and allocation rounding the estimate leaves out.
+TEST(TrainsimTrainOps, TheOptimizerStepIsTheTrainersOwn) {
+  // AdamW with the bf16 copy 4 + 8 + 16 + 2 = 30 bytes per parameter, the
+  // gradients zeroed (4), no norm (no clipping), no 1/dp pass: 34 per parameter
+  // against Megatron-Core's 38 + 4 (docs/model.md, "Optimizer step").
+  const workload::TransformerOps own(gpt2_124m(), training(workload::Framework::kTrainsimTrain), 8);
+  const workload::TransformerOps fused(gpt2_124m(), training(workload::Framework::kFused), 8);
+  const workload::OptimizerScope scope{1000.0, 1000.0, true, false};
+  EXPECT_DOUBLE_EQ(own.optimizer_step(scope).work.bytes, 34'000.0);
+  EXPECT_DOUBLE_EQ(fused.optimizer_step(scope).work.bytes, 38'000.0 + 12'000.0);
+}
+
 TEST(TrainsimTrainOps, MemoryIsTheTrainersBuffersAllocatedUpFront) {
   workload::ParallelConfig p;
   const auto stages = workload::memory_per_stage(gpt2_124m(), training(workload::Framework::kTrainsimTrain), p);
