@@ -14,11 +14,13 @@ and 8 ranks took beyond that line (tools/b200/build_current_machine_system_confi
 simu_tools/efficency_test/measure_comm_burst_window_worker.py): the time of a
 collective as a framework issues it.
 
-This prints, for all_gather and reduce_scatter at 2, 4 and 8 ranks and 32 and
-128 MiB, SimuMax's time against trainsim's ring on one B200 node with the
-start-up set to 0 (`trainsim collective`), their difference, and the mean of the
-differences: the preset's gather_scatter_startup. all_reduce is printed beside
-them for comparison (trainsim prices it with ring and NVLS latencies of its own).
+This prints, for all_gather, reduce_scatter and all_to_all at 2, 4 and 8 ranks
+and 32 and 128 MiB, SimuMax's time against trainsim's on one B200 node with the
+start-ups set to 0 (`trainsim collective`), their difference, and the mean of the
+differences: the preset's gather_scatter_startup and all_to_all_startup. The
+all_to_all runs at SimuMax's all2all efficient_factor (of 900 GiB/s, restated of
+900 GB/s: the preset's all_to_all_efficiency). all_reduce is printed beside them
+for comparison (trainsim prices it with ring and NVLS latencies of its own).
 
 Usage: scripts/simumax-b200-collectives.py PATH/TO/b200_bf16_ceperm.json PATH/TO/trainsim
 """
@@ -43,8 +45,9 @@ def simumax_us(op, n, size):
     return moved / (LINK * op["efficient_factor"]) * 1e6 + op["latency_us"] * (n + offset) * scale + fixed
 
 
-def trainsim_us(trainsim, kind, n, size):
-    cluster = {"cluster": {"gpu": "B200", "num_nodes": 1, "intra_node": {"gather_scatter_startup": "0us"}}}
+def trainsim_us(trainsim, kind, n, size, a2a_efficiency):
+    intra = {"gather_scatter_startup": "0us", "all_to_all_startup": "0us", "all_to_all_efficiency": a2a_efficiency}
+    cluster = {"cluster": {"gpu": "B200", "num_nodes": 1, "intra_node": intra}}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(cluster, f)
         path = f.name
@@ -64,18 +67,24 @@ def main():
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
     ops = json.load(open(sys.argv[1]))["networks"]["high_intra_node"]["op"]
-    gaps = []
+    # all_to_all_efficiency: SimuMax's busbw share of 900 GiB/s, as a share of 900 GB/s.
+    a2a_efficiency = round(ops["all2all"]["efficient_factor"] * 2**30 / 1e9, 4)
+    gaps = {"gather_scatter": [], "all_to_all": []}
     print(f"{'op':15} {'ranks':>5} {'MiB':>5} {'SimuMax us':>11} {'trainsim us':>12} {'difference':>11}")
-    for kind in ("all_gather", "reduce_scatter", "all_reduce"):
+    for kind, theirs_name in (("all_gather", "all_gather"), ("reduce_scatter", "reduce_scatter"),
+                              ("all_to_all", "all2all"), ("all_reduce", "all_reduce")):
         for n in RANKS:
             for size in SIZES:
-                theirs = simumax_us(ops[kind], n, size)
-                ours = trainsim_us(sys.argv[2], kind, n, size)
-                if kind != "all_reduce":
-                    gaps.append(theirs - ours)
+                theirs = simumax_us(ops[theirs_name], n, size)
+                ours = trainsim_us(sys.argv[2], kind, n, size, a2a_efficiency)
+                if kind in ("all_gather", "reduce_scatter"):
+                    gaps["gather_scatter"].append(theirs - ours)
+                elif kind == "all_to_all":
+                    gaps["all_to_all"].append(theirs - ours)
                 print(f"{kind:15} {n:5d} {size // 2**20:5d} {theirs:11.1f} {ours:12.1f} {theirs - ours:+11.1f}")
-    print(f"all_gather and reduce_scatter: differences {min(gaps):.1f} to {max(gaps):.1f} us, "
-          f"mean {statistics.mean(gaps):.1f} us")
+    for name, g in gaps.items():
+        print(f"{name}: differences {min(g):.1f} to {max(g):.1f} us, mean {statistics.mean(g):.1f} us")
+    print(f"all_to_all_efficiency {a2a_efficiency}")
 
 
 if __name__ == "__main__":

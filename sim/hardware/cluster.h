@@ -38,6 +38,11 @@ struct IntraNodeFabric {
   // algorithm's steps (s): measured on B200 through torch.distributed, as
   // frameworks issue them (docs/model.md, "Defaults and where they come from").
   double gather_scatter_startup = 0.0;
+  // All-to-all inside a node (NCCL's point-to-point sends through the switch):
+  // the fraction of `bandwidth` a GPU moves it at (0: as any transfer, at the
+  // GPU link's bandwidth x bandwidth_efficiency) and each call's fixed start-up (s).
+  double all_to_all_efficiency = 0.0;
+  double all_to_all_startup = 0.0;
 };
 
 // A NIC of the cluster: NIC `rail` of node `node` ("node<N>.nic<R>" in a scenario).

@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -259,7 +260,21 @@ Schedule nvls(std::span<const long long> members, double bytes, const Topology& 
   return s;
 }
 
-Schedule all_to_all(Algorithm a, std::span<const long long> members, double bytes) {
+// NCCL's all-to-all on the node switch moves at its own measured rate
+// (`all_to_all_rate` per GPU, 0 = the GPU link's): each transfer between two GPUs
+// of one node is capped at that rate over the sender's same-node transfers in
+// the phase.
+void cap_node_transfers(Phase& p, const Topology& t) {
+  if (!(t.all_to_all_rate > 0.0)) return;
+  std::map<long long, int> peers;
+  const auto node = [&](long long r) { return t.vertex(t.gpu(r)).node; };
+  for (const Transfer& x : p.transfers)
+    if (node(x.src) == node(x.dst)) ++peers[x.src];
+  for (Transfer& x : p.transfers)
+    if (node(x.src) == node(x.dst)) x.rate_cap = t.all_to_all_rate / peers[x.src];
+}
+
+Schedule all_to_all(Algorithm a, std::span<const long long> members, double bytes, const Topology& t) {
   const auto n = static_cast<long long>(members.size());
   const double share = bytes / static_cast<double>(n);
   Schedule s{a, {}};
@@ -267,6 +282,7 @@ Schedule all_to_all(Algorithm a, std::span<const long long> members, double byte
     Phase p;
     for (long long i = 0; i < n; ++i)
       for (long long j = 0; j < n; ++j) add(p, members[static_cast<std::size_t>(i)], members[static_cast<std::size_t>(j)], share, -1);
+    cap_node_transfers(p, t);
     s.phases.push_back(std::move(p));
     return s;
   }
@@ -274,6 +290,7 @@ Schedule all_to_all(Algorithm a, std::span<const long long> members, double byte
     Phase p;
     for (long long i = 0; i < n; ++i)
       add(p, members[static_cast<std::size_t>(i)], members[static_cast<std::size_t>((i + step) % n)], share, -1);
+    cap_node_transfers(p, t);
     s.phases.push_back(std::move(p));
   }
   return s;
@@ -373,7 +390,7 @@ Schedule algorithm_schedule(CollectiveKind kind, Algorithm a, std::span<const lo
     case Algorithm::kHierarchical: return hierarchical(kind, members, bytes, t);
     case Algorithm::kNvls: return nvls(members, bytes, t);
     case Algorithm::kDirect:
-    case Algorithm::kPairwise: return all_to_all(a, members, bytes);
+    case Algorithm::kPairwise: return all_to_all(a, members, bytes, t);
     case Algorithm::kAuto: break;
   }
   throw std::invalid_argument("unknown algorithm");
@@ -393,9 +410,14 @@ Schedule build_schedule(CollectiveKind kind, Algorithm a, std::span<const long l
     return s;
   }
   Schedule s = algorithm_schedule(kind, a, members, bytes, t);
-  // An all_gather or reduce_scatter call's fixed start-up, whatever its algorithm.
-  if ((kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter) && !s.phases.empty())
-    s.phases.front().fixed_latency += t.gather_scatter_startup;
+  // A call's fixed start-up, whatever its algorithm (all_gather, reduce_scatter,
+  // all_to_all; all_reduce's are the algorithms' own).
+  if (!s.phases.empty()) {
+    if (kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter)
+      s.phases.front().fixed_latency += t.gather_scatter_startup;
+    else if (kind == CollectiveKind::kAllToAll)
+      s.phases.front().fixed_latency += t.all_to_all_startup;
+  }
   return s;
 }
 

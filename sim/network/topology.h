@@ -100,6 +100,8 @@ class Topology {
   double nvls_loop_overhead = 0.0;  // s per iteration of the NVLS chunk loop
   double ring_buffer = 0.0;         // B a ring step pipelines through inside a node
   double gather_scatter_startup = 0.0;  // s, fixed cost of each all_gather and reduce_scatter
+  double all_to_all_rate = 0.0;         // B/s a GPU's all_to_all moves inside a node; 0 = its link's
+  double all_to_all_startup = 0.0;      // s, fixed cost of each all_to_all
 
  private:
   TopologyGraph graph_;

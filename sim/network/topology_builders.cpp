@@ -352,6 +352,8 @@ Topology build_topology(const hw::ClusterSpec& c) {
   t.nvls_loop_overhead = c.intra_node.nvls_loop_overhead;
   t.ring_buffer = c.intra_node.ring_buffer;
   t.gather_scatter_startup = c.intra_node.gather_scatter_startup;
+  t.all_to_all_rate = c.intra_node.bandwidth * c.intra_node.all_to_all_efficiency;
+  t.all_to_all_startup = c.intra_node.all_to_all_startup;
   t.description = p.description;
   if (!multi) return t;
   // One network step between GPUs of two nodes under one leaf costs `latency`;

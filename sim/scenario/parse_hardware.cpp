@@ -170,6 +170,8 @@ void parse_intra_node(const ObjectReader& o, hw::IntraNodeFabric& f) {
   f.ring_buffer = o.quantity("ring_buffer", Dimension::kBytes, 0.0, 1e12, f.ring_buffer);
   f.gather_scatter_startup =
       o.quantity("gather_scatter_startup", Dimension::kTime, 0.0, kMaxLatency, f.gather_scatter_startup);
+  f.all_to_all_efficiency = o.number("all_to_all_efficiency", 0.0, 1.0, f.all_to_all_efficiency);
+  f.all_to_all_startup = o.quantity("all_to_all_startup", Dimension::kTime, 0.0, kMaxLatency, f.all_to_all_startup);
 }
 
 void parse_inter_node(const ObjectReader& o, hw::InterNodeNetwork& n) {
@@ -218,7 +220,8 @@ void parse_inter_node(const ObjectReader& o, hw::InterNodeNetwork& n) {
 
 const std::vector<std::string_view> kIntraKeys{"fabric", "bandwidth", "latency", "bandwidth_efficiency",
                                                "nvls_efficiency", "nvls_latency", "nvls_loop_overhead",
-                                               "ring_buffer", "gather_scatter_startup"};
+                                               "ring_buffer", "gather_scatter_startup",
+                                               "all_to_all_efficiency", "all_to_all_startup"};
 const std::vector<std::string_view> kInterKeys{"topology",         "nics_per_node", "nic_bandwidth", "latency",
                                                "bandwidth_efficiency", "oversubscription", "switch_radix",
                                                "rails",            "tiers",         "switch_latency", "torus_dims",

@@ -122,6 +122,31 @@ TEST(CollectiveEngine, GatherScatterStartupIsPaidOncePerCallByGatherAndScatterOn
   EXPECT_EQ(direct.plan(a2a).duration(kS), direct0.plan(a2a).duration(kS));
 }
 
+TEST(CollectiveEngine, AllToAllInANodeRunsAtItsOwnRateAndStartup) {
+  // all_to_all_efficiency 0.5 of 400 GB/s: each GPU sends 7/8 S at 200 GB/s, its 7
+  // transfers capped at 200/7 GB/s each, one step of alpha = 2 us, plus the 48 us
+  // start-up: 2 us + 0.875 GB / 200 GB/s + 48 us, direct and pairwise (7 phases of
+  // S/8 at 200 GB/s, 7 alpha) alike in bytes, under both models. Across two nodes
+  // the cap counts only the sender's same-node transfers.
+  hw::ClusterSpec spec = round_cluster(2, 8, 8);
+  spec.intra_node.all_to_all_efficiency = 0.5;
+  spec.intra_node.all_to_all_startup = 48e-6;
+  const Topology t = build_topology(spec);
+  CollectivePlanner direct(t, Algorithm::kDirect);
+  const Collective a2a{CollectiveKind::kAllToAll, kS, {8, 1, 8, nullptr}};
+  EXPECT_EQ(direct.plan(a2a).duration(kS), ns(2e-6 + 0.875e9 / 200e9 + 48e-6));
+  EXPECT_EQ(flow_time(direct, a2a), ns(2e-6 + 0.875e9 / 200e9 + 48e-6));
+  CollectivePlanner pairwise(t, Algorithm::kPairwise);
+  EXPECT_EQ(pairwise.plan(a2a).duration(kS), ns(7 * (2e-6 + 0.125e9 / 200e9) + 48e-6));
+  const Schedule wide = build_schedule(CollectiveKind::kAllToAll, Algorithm::kDirect,
+                                       std::vector<long long>{0, 1, 2, 8, 9}, 5e9, t);
+  for (const Transfer& x : wide.phases.front().transfers) {
+    const bool same_node = (x.src < 8) == (x.dst < 8);
+    const double peers = x.src < 8 ? 2.0 : 1.0;
+    EXPECT_DOUBLE_EQ(x.rate_cap, same_node ? 200e9 / peers : 0.0) << x.src << "->" << x.dst;
+  }
+}
+
 TEST(CollectiveEngine, DoubleBinaryTreeLoadsEachRankWithTwiceS) {
   // 8 ranks: in-order trees of depth 3 (1 -> 2 -> 4 -> 8); every rank is inner
   // in one tree (S/2 up, S/2 to each of two children) and a leaf in the other
