@@ -261,36 +261,40 @@ Schedule nvls(std::span<const long long> members, double bytes, const Topology& 
 }
 
 // NCCL's all-to-all on the node switch moves at its own measured rate
-// (`all_to_all_rate` per GPU, 0 = the GPU link's): each transfer between two GPUs
-// of one node is capped at that rate over the sender's same-node transfers in
-// the phase.
-void cap_node_transfers(Phase& p, const Topology& t) {
-  if (!(t.all_to_all_rate > 0.0)) return;
-  std::map<long long, int> peers;
-  const auto node = [&](long long r) { return t.vertex(t.gpu(r)).node; };
-  for (const Transfer& x : p.transfers)
-    if (node(x.src) == node(x.dst)) ++peers[x.src];
-  for (Transfer& x : p.transfers)
-    if (node(x.src) == node(x.dst)) x.rate_cap = t.all_to_all_rate / peers[x.src];
+// (`all_to_all_rate` per GPU; 0 = no cap, the GPU link's): each transfer between
+// two GPUs of one node is capped at that rate over the sender's same-node
+// transfers in the phase (`node_peers`).
+double node_cap(const Topology& t, int src_node, int dst_node, long long node_peers) {
+  if (!(t.all_to_all_rate > 0.0) || src_node != dst_node) return 0.0;
+  return t.all_to_all_rate / static_cast<double>(node_peers);
 }
 
 Schedule all_to_all(Algorithm a, std::span<const long long> members, double bytes, const Topology& t) {
   const auto n = static_cast<long long>(members.size());
   const double share = bytes / static_cast<double>(n);
+  std::vector<int> node(members.size());
+  std::map<int, long long> on_node;  // members per node
+  for (std::size_t i = 0; i < members.size(); ++i) ++on_node[node[i] = t.vertex(t.gpu(members[i])).node];
+  const auto transfer = [&](Phase& p, long long i, long long j, long long node_peers) {
+    const auto u = static_cast<std::size_t>(i);
+    const auto v = static_cast<std::size_t>(j);
+    if (members[u] == members[v]) return;
+    p.transfers.push_back({members[u], members[v], share, -1, Transfer::Ends::kGpuToGpu,
+                           node_cap(t, node[u], node[v], node_peers)});
+  };
   Schedule s{a, {}};
   if (a == Algorithm::kDirect) {
     Phase p;
-    for (long long i = 0; i < n; ++i)
-      for (long long j = 0; j < n; ++j) add(p, members[static_cast<std::size_t>(i)], members[static_cast<std::size_t>(j)], share, -1);
-    cap_node_transfers(p, t);
+    for (long long i = 0; i < n; ++i) {
+      const long long peers = on_node[node[static_cast<std::size_t>(i)]] - 1;
+      for (long long j = 0; j < n; ++j) transfer(p, i, j, peers);
+    }
     s.phases.push_back(std::move(p));
     return s;
   }
   for (long long step = 1; step < n; ++step) {
     Phase p;
-    for (long long i = 0; i < n; ++i)
-      add(p, members[static_cast<std::size_t>(i)], members[static_cast<std::size_t>((i + step) % n)], share, -1);
-    cap_node_transfers(p, t);
+    for (long long i = 0; i < n; ++i) transfer(p, i, (i + step) % n, 1);
     s.phases.push_back(std::move(p));
   }
   return s;
