@@ -27,13 +27,19 @@ def octave_points(rows):
 
 
 def attention_entries(rows):
-    """rows: (head_dim, direction, flops, efficiency) -> the attention_efficiency array."""
+    """rows: (head_dim, direction, flops, efficiency) -> the attention_efficiency array.
+
+    head_dim is an int, or a (query and key width, value width) pair where the two
+    differ (multi-head latent attention): its entry gets a value_head_dim.
+    """
     curves = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for head_dim, direction, flops, efficiency in rows:
-        curves[head_dim][direction][flops].append(efficiency)
+        curves[head_dim if isinstance(head_dim, tuple) else (head_dim, head_dim)][direction][flops].append(efficiency)
     out = []
-    for head_dim in sorted(curves):
-        entry = {"head_dim": head_dim}
+    for dims in sorted(curves):
+        entry = {"head_dim": dims[0]}
+        if dims[1] != dims[0]:
+            entry["value_head_dim"] = dims[1]
         for direction in ("forward", "backward"):
             entry[direction] = [[float(f"{flops:.4g}"), round(sum(e) / len(e), 3)]
                                 for flops, e in sorted(curves[head_dim][direction].items())]

@@ -23,8 +23,9 @@ Llama 3 shapes, their FLOPs counted dense (simu_tools/efficency_test/
 test_fa_efficiency.py: forward 2 b s^2 h (d_qk + d_v), backward 5 b s^2 h d): half of
 that is what trainsim counts (the causal half, docs/model.md "Attention
 efficiency"), so each efficiency is halved; one point per FLOPs (rows at the same
-FLOPs, contiguous or not, averaged), rows with d_qk = d_v only (MLA's 192/128 rows
-have no trainsim head_dim to go with).
+FLOPs, contiguous or not, averaged). Its rows of DeepSeek V2/V3's multi-head latent
+attention (d_qk 192 = 128 + 64 rotary, d_v 128) make an entry of their own, with
+value_head_dim 128.
 
 Under accelerator.op.group_matmul.accurate_efficient_factor it holds Transformer
 Engine's grouped GEMMs at the expert shapes of DeepSeek V2/V3 (ng experts of M
@@ -56,12 +57,10 @@ def attention_curves(system):
     for op, direction, factor in (("sdp_fwd", "forward", 1.0), ("sdp_bwd", "backward", 2.5)):
         for key, efficiency in system["accelerator"]["op"][op]["accurate_efficient_factor"].items():
             f = fields_of(key)
-            d = int(f["qk_head_dim"])
-            if d != int(f["v_head_dim"]):
-                continue
+            d, d_v = int(f["qk_head_dim"]), int(f["v_head_dim"])
             heads = max(int(f["head_num"]), int(f["kv_head_num"]))
-            flops = factor * 2.0 * int(f["batch"]) * heads * int(f["seq_len"]) ** 2 * d
-            rows.append((d, direction, flops, float(efficiency) / 2.0))
+            flops = factor * int(f["batch"]) * heads * int(f["seq_len"]) ** 2 * (d + d_v)
+            rows.append((d if d == d_v else (d, d_v), direction, flops, float(efficiency) / 2.0))
     return attention_entries(rows)
 
 

@@ -37,7 +37,8 @@ RooflineComputeModel::RooflineComputeModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
                 gpu_.name + ": grouped_matmul_efficiency weight_gradient");
   }
   for (AttentionEfficiency& a : gpu_.attention_efficiency) {
-    const std::string what = gpu_.name + ": attention_efficiency head_dim " + std::to_string(a.head_dim);
+    std::string what = gpu_.name + ": attention_efficiency head_dim " + std::to_string(a.head_dim);
+    if (a.value_head_dim != 0) what += " value_head_dim " + std::to_string(a.value_head_dim);
     check_curve(a.forward, what + " forward");
     check_curve(a.backward, what + " backward");
   }
@@ -46,7 +47,8 @@ RooflineComputeModel::RooflineComputeModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
 const AttentionEfficiency* RooflineComputeModel::attention_curves(const KernelWork& work) const {
   const AttentionEfficiency* fallback = nullptr;
   for (const AttentionEfficiency& a : gpu_.attention_efficiency) {
-    if (a.head_dim != work.head_dim) continue;
+    const int value_dim = work.value_head_dim != 0 ? work.value_head_dim : work.head_dim;
+    if (a.head_dim != work.head_dim || (a.value_head_dim != 0 ? a.value_head_dim : a.head_dim) != value_dim) continue;
     if (a.kernel == work.attention_kernel) return &a;
     if (a.kernel == AttentionKernel::kDefault) fallback = &a;
   }

@@ -52,7 +52,8 @@ struct KernelWork {
   // (kernel_precision).
   bool fp8 = true;
   KernelId kernel = KernelId::kNone;  // the measured kernel that does this work, if any
-  int head_dim = 0;                   // flash attention: the head dimension
+  int head_dim = 0;                   // flash attention: the query and key head dimension
+  int value_head_dim = 0;             // and the value's (0: the same as head_dim)
   // Launched one by one from a framework's host thread (PyTorch eager), in this
   // pass of its step: the GPU cannot start it before the host has issued it
   // (ComputeModel::host_seconds). kNone: not host-dispatched (fused kernels).

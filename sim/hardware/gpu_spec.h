@@ -33,12 +33,15 @@ enum class AttentionKernel : std::uint8_t { kDefault, kFlash2 };
 
 // Flash attention's share of the dense peak, measured for one head dimension
 // and kernel (docs/model.md, "Attention efficiency"): by the kernel's FLOPs as
-// trainsim counts them (forward 2 b h s^2 d, the causal half; backward 2.5x that).
+// trainsim counts them (forward b h s^2 (d + d_v), the causal half; backward 2.5x
+// that). head_dim is the query and key width per head, value_head_dim the value's
+// (0: the same; multi-head latent attention's 192 and 128).
 struct AttentionEfficiency {
   int head_dim = 0;
   std::vector<EfficiencyPoint> forward;   // sorted by flops, at least one point
   std::vector<EfficiencyPoint> backward;  // sorted by flops, at least one point
   AttentionKernel kernel = AttentionKernel::kDefault;
+  int value_head_dim = 0;
 };
 
 // A grouped expert GEMM's efficiency (one kernel over a rank's local experts,

@@ -173,7 +173,9 @@ CostLookup ProfiledComputeModel::attention_rows(KernelId kernel, const KernelWor
   if (!sixteen_bit(precision)) return {0.0, CostSource::kAttentionPrecision};
   const auto& curves = attention_curves(kernel);
   if (curves.empty()) return {0.0, CostSource::kNoKernelRows};
-  const auto it = curves.find(work.head_dim);
+  // A profile's rows are of equal query and value widths: none for MLA's.
+  const bool equal_widths = work.value_head_dim == 0 || work.value_head_dim == work.head_dim;
+  const auto it = equal_widths ? curves.find(work.head_dim) : curves.end();
   if (it == curves.end()) return {0.0, CostSource::kNoHeadDim};
   const std::optional<double> rate = it->second.at(work.flops);
   if (!rate) return {0.0, CostSource::kOutsideKernelRange};

@@ -84,9 +84,10 @@ std::vector<hw::EfficiencyPoint> efficiency_points(const ObjectReader& o, std::s
   return points;
 }
 
-// attention_efficiency: [{head_dim, kernel, forward, backward}, ...], one entry per
-// head dimension and kernel ("kernel": "flash2" for FlashAttention-2's; none: the
-// GPU's own).
+// attention_efficiency: [{head_dim, value_head_dim, kernel, forward, backward}, ...],
+// one entry per head dimensions and kernel ("value_head_dim": the value's width when
+// it differs, as multi-head latent attention's; "kernel": "flash2" for
+// FlashAttention-2's; none: the GPU's own).
 std::vector<hw::AttentionEfficiency> attention_efficiency(const ObjectReader& g, const std::string& file) {
   const nlohmann::json& list = g.raw("attention_efficiency");
   if (!list.is_array() || list.empty())
@@ -94,16 +95,18 @@ std::vector<hw::AttentionEfficiency> attention_efficiency(const ObjectReader& g,
   std::vector<hw::AttentionEfficiency> curves;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const ObjectReader a(list[i], file, g.path_of("attention_efficiency") + "/" + std::to_string(i),
-                         {"head_dim", "kernel", "forward", "backward"});
+                         {"head_dim", "value_head_dim", "kernel", "forward", "backward"});
     hw::AttentionEfficiency e;
     e.head_dim = static_cast<int>(a.integer("head_dim", 1, 4096));
+    if (a.has("value_head_dim")) e.value_head_dim = static_cast<int>(a.integer("value_head_dim", 1, 4096));
+    if (e.value_head_dim == e.head_dim) e.value_head_dim = 0;
     if (a.has("kernel")) {
       a.choice("kernel", {"flash2"}, "flash2");
       e.kernel = hw::AttentionKernel::kFlash2;
     }
     for (const hw::AttentionEfficiency& seen : curves)
-      if (seen.head_dim == e.head_dim && seen.kernel == e.kernel)
-        throw ScenarioError(file, a.path_of("head_dim"), "one entry per head dimension and kernel",
+      if (seen.head_dim == e.head_dim && seen.value_head_dim == e.value_head_dim && seen.kernel == e.kernel)
+        throw ScenarioError(file, a.path_of("head_dim"), "one entry per head dimensions and kernel",
                             std::to_string(e.head_dim) + " again");
     e.forward = efficiency_points(a, "forward", file);
     e.backward = efficiency_points(a, "backward", file);

@@ -300,6 +300,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
     if (training_.attention_backend == AttentionBackend::kFlash2)
       op.work.attention_kernel = hw::AttentionKernel::kFlash2;
     op.work.head_dim = static_cast<int>(mla ? model_.qk_head_dim + model_.qk_pos_emb_head_dim : model_.kv_channels);
+    if (mla) op.work.value_head_dim = static_cast<int>(model_.v_head_dim);
     op.work.flops = full_flops * fraction;
     // Reads Q, K, V and writes O and the fp32 log-sum-exp per row.
     op.work.bytes = tokens_ * (q + out + 2.0 * kv) * act_bytes_ + b_ * a * s_ * kFp32Bytes;

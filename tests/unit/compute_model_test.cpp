@@ -102,6 +102,32 @@ TEST(Roofline, FlashAttentionTakesTheCurvesOfItsHeadDimension) {
   EXPECT_DOUBLE_EQ(model.efficiency(unfused, hw::Precision::kBf16), 0.7);
 }
 
+TEST(Roofline, LatentAttentionTakesTheCurvesOfItsQueryAndValueWidths) {
+  // docs/model.md, "Attention efficiency": multi-head latent attention (queries and
+  // keys 192 wide per head, values 128) takes the entry of both widths; an entry
+  // of 192 alone (values 192 too) is another kernel shape, and neither takes the
+  // other's curves.
+  hw::GpuSpec gpu = h100();
+  gpu.matmul_efficiency = {{1e9, 0.7}};
+  gpu.attention_efficiency = {{192, {{1e10, 0.2}}, {{1e10, 0.1}}},
+                              {192, {{1e10, 0.4}}, {{1e10, 0.3}}, hw::AttentionKernel::kDefault, 128}};
+  const hw::RooflineComputeModel model(gpu);
+  hw::KernelWork latent{hw::KernelClass::kAttention, 1e11, 0.0};
+  latent.kernel = hw::KernelId::kAttentionForward;
+  latent.head_dim = 192;
+  latent.value_head_dim = 128;
+  EXPECT_DOUBLE_EQ(model.efficiency(latent, hw::Precision::kBf16), 0.4);
+  latent.kernel = hw::KernelId::kAttentionBackward;
+  EXPECT_DOUBLE_EQ(model.efficiency(latent, hw::Precision::kBf16), 0.3);
+  hw::KernelWork square = latent;
+  square.value_head_dim = 0;  // values as wide as the queries
+  EXPECT_DOUBLE_EQ(model.efficiency(square, hw::Precision::kBf16), 0.1);
+  square.value_head_dim = 192;
+  EXPECT_DOUBLE_EQ(model.efficiency(square, hw::Precision::kBf16), 0.1);
+  gpu.attention_efficiency.resize(1);
+  EXPECT_DOUBLE_EQ(hw::RooflineComputeModel(gpu).efficiency(latent, hw::Precision::kBf16), 0.7);  // the matmul curve
+}
+
 TEST(Roofline, FlashAttention2TakesItsOwnCurvesElseTheDefaultKernels) {
   // docs/model.md, "Attention efficiency": training.attention_backend "flash2" runs
   // FlashAttention-2's kernels, priced by the GPU's "flash2" curves of the head

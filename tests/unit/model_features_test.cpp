@@ -177,6 +177,7 @@ TEST(LatentAttention, ProjectsThroughTheLatentsAndAttendsWithItsOwnHeadDims) {
   // Flash attention, causal: (2 b s^2 x 4 x 96 for QK^T + 2 b s^2 x 4 x 64 for AV) / 2.
   EXPECT_DOUBLE_EQ(fwd.at("layer0.attention")->compute.flops, (2.0 * 2 * 512 * 512 * (4 * 96 + 4 * 64)) / 2);
   EXPECT_EQ(fwd.at("layer0.attention")->compute.head_dim, 96);
+  EXPECT_EQ(fwd.at("layer0.attention")->compute.value_head_dim, 64);
   // Weights: latent attention's down projections and norms whole, the rest split t ways.
   const workload::ParameterCount c = workload::count_parameters(s.model);
   EXPECT_EQ(c.attention_per_layer,

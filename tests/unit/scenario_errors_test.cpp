@@ -413,7 +413,13 @@ std::vector<BadCase> inline_gpu_specs_cases() {
                   {"head_dim": 128, "forward": [[1e10, 0.5]], "backward": [[1e10, 0.4]]}])" +
                   kInlineGpuTail,
               "/cluster/gpu/attention_efficiency/1/head_dim",
-              {"one entry per head dimension and kernel", "found 128 again"}),
+              {"one entry per head dimensions and kernel", "found 128 again"}),
+      invalid("AttentionEfficiencyValueHeadDimNotPositive",
+              kInlineGpuHead +
+                  R"(, "attention_efficiency": [{"head_dim": 192, "value_head_dim": 0, "forward": [[1e10, 0.5]],
+                  "backward": [[1e10, 0.4]]}])" +
+                  kInlineGpuTail,
+              "/cluster/gpu/attention_efficiency/0/value_head_dim", {"found 0"}),
       invalid("AttentionEfficiencyUnknownKernel",
               kInlineGpuHead +
                   R"(, "attention_efficiency": [{"head_dim": 128, "kernel": "flash3", "forward": [[1e10, 0.5]],
