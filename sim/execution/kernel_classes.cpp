@@ -69,10 +69,12 @@ int kernel_class_of(const workload::Op& op) {
     case hw::KernelId::kTorchSumRows:
     case hw::KernelId::kTorchCat:
     case hw::KernelId::kFp8Cast:
-    case hw::KernelId::kFp8CastTranspose: return kOther;
+    case hw::KernelId::kFp8CastTranspose:
+    case hw::KernelId::kMoePermute:
+    case hw::KernelId::kMoeUnpermute: return kOther;
     case hw::KernelId::kNone: break;
   }
-  // Ops no measured kernel does and that name no class (MoE permutes).
+  // Ops no measured kernel does and that name no class.
   return kOther;
 }
 

@@ -117,7 +117,10 @@ double RooflineComputeModel::seconds(const KernelWork& work, Precision recipe) c
   if (work.flops < 0.0 || work.bytes < 0.0 || work.count < 1)
     throw std::invalid_argument("kernel work must be non-negative");
   const Precision precision = kernel_precision(work, recipe);
-  const double memory_time = work.bytes / (gpu_.memory_bandwidth * gpu_.memory_bandwidth_efficiency);
+  const auto measured = gpu_.memory_kernel_efficiency.find(work.kernel);
+  const double memory_efficiency =
+      measured != gpu_.memory_kernel_efficiency.end() ? measured->second : gpu_.memory_bandwidth_efficiency;
+  const double memory_time = work.bytes / (gpu_.memory_bandwidth * memory_efficiency);
   double compute_time = 0.0;
   if (work.flops > 0.0) {
     if (work.kind == KernelClass::kMemoryBound) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hardware/kernel_id.h"
 #include "hardware/precision.h"
 
 namespace trainsim::hw {
@@ -60,6 +61,10 @@ struct GpuSpec {
   double memory_capacity_bytes = 0.0;
   double memory_bandwidth = 0.0;             // B/s, datasheet
   double memory_bandwidth_efficiency = 1.0;  // measured copy rate / datasheet
+  // Memory-bound kernels measured apart: their achieved rate at trainsim's byte
+  // count over the datasheet bandwidth, in place of memory_bandwidth_efficiency
+  // (docs/model.md, "Compute cost").
+  std::map<KernelId, double> memory_kernel_efficiency;
   double tdp_watts = 0.0;
   // Energy of a full run (docs/model.md, "Reliability"): the GPU's draw at zero
   // utilization, and a node's draw besides its GPUs (CPUs, memory, NICs,

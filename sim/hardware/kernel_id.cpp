@@ -35,6 +35,8 @@ constexpr std::array<std::pair<KernelId, std::string_view>, kNumKernelIds> kName
     {KernelId::kTorchAdamw, "torch_adamw"},
     {KernelId::kFp8Cast, "fp8_cast"},
     {KernelId::kFp8CastTranspose, "fp8_cast_transpose"},
+    {KernelId::kMoePermute, "moe_permute"},
+    {KernelId::kMoeUnpermute, "moe_unpermute"},
 }};
 }  // namespace
 

@@ -49,9 +49,15 @@ enum class KernelId : std::uint8_t {
   // include/trainsim/kernels/fp8.h): bf16 in, fp8 out, and the cast with its transpose.
   kFp8Cast,
   kFp8CastTranspose,
+  // A mixture-of-experts layer's token permutation before the experts and its
+  // inverse after them (Transformer Engine's fused moe_permute / moe_unpermute, as
+  // Megatron-Core runs them with moe_permute_fusion); each one's backward is the
+  // other.
+  kMoePermute,
+  kMoeUnpermute,
 };
-inline constexpr std::size_t kNumKernelIds = 28;
-static_assert(static_cast<std::size_t>(KernelId::kFp8CastTranspose) + 1 == kNumKernelIds);
+inline constexpr std::size_t kNumKernelIds = 30;
+static_assert(static_cast<std::size_t>(KernelId::kMoeUnpermute) + 1 == kNumKernelIds);
 
 // The profile's names: "layernorm_forward", ...; kNone is "none".
 std::string_view to_string(KernelId k);

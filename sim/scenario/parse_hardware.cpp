@@ -1,4 +1,5 @@
 // Parses "cluster" and its GPU (preset or inline) into hw::ClusterSpec.
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "hardware/kernel_id.h"
 #include "hardware/precision.h"
 #include "network/topology_builders.h"
 #include "scenario/cable_ends.h"
@@ -115,10 +117,26 @@ std::vector<hw::AttentionEfficiency> attention_efficiency(const ObjectReader& g,
   return curves;
 }
 
+// memory_kernel_efficiency: {"moe_permute": 0.281, ...}, a measured memory-bound
+// kernel's share of the datasheet bandwidth, by the kernel's name (attention's
+// kernels have attention_efficiency instead).
+std::map<hw::KernelId, double> memory_kernel_efficiency(const ObjectReader& g) {
+  std::vector<std::string_view> names;
+  for (std::size_t i = 1; i < hw::kNumKernelIds; ++i) {
+    const auto id = static_cast<hw::KernelId>(i);
+    if (!hw::is_attention(id)) names.push_back(hw::to_string(id));
+  }
+  const ObjectReader o = g.object("memory_kernel_efficiency", names);
+  std::map<hw::KernelId, double> out;
+  for (std::string_view name : names)
+    if (o.has(name)) out[*hw::kernel_id_from_string(name)] = o.number(name, 0.01, 1.0);
+  return out;
+}
+
 hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file, const std::string& path) {
   const ObjectReader g(value, file, path,
                        {"name", "peak_flops", "memory_capacity", "memory_bandwidth", "memory_bandwidth_efficiency",
-                        "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "matmul_efficiency_fp8",
+                        "memory_kernel_efficiency", "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "matmul_efficiency_fp8",
                         "matmul_efficiency_fp8_fast", "attention_efficiency", "grouped_matmul_efficiency",
                         "kernel_time_cv", "overlap_compute_slowdown", "overlap_memory_slowdown", "training_clock_ratio", "platform", "sources", "preset"});
   hw::GpuSpec spec;
@@ -133,6 +151,7 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
   spec.memory_capacity_bytes = g.quantity("memory_capacity", Dimension::kBytes, 1e6, 1e15);
   spec.memory_bandwidth = g.quantity("memory_bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth);
   spec.memory_bandwidth_efficiency = g.number("memory_bandwidth_efficiency", 0.01, 1.0, 1.0);
+  if (g.has("memory_kernel_efficiency")) spec.memory_kernel_efficiency = memory_kernel_efficiency(g);
   spec.tdp_watts = g.quantity("tdp", Dimension::kPower, 1.0, 1e5, 0.0);
   spec.idle_watts = g.quantity("idle_power", Dimension::kPower, 0.0, 1e5, 0.0);
   spec.node_overhead_watts = g.quantity("node_overhead_power", Dimension::kPower, 0.0, 1e7, 0.0);

@@ -32,6 +32,8 @@ hw::KernelId backward_kernel(hw::KernelId forward) {
     case hw::KernelId::kAttentionForward: return hw::KernelId::kAttentionBackward;
     case hw::KernelId::kSdpaForward: return hw::KernelId::kSdpaBackward;
     case hw::KernelId::kSoftmaxCrossEntropy: return hw::KernelId::kSoftmaxCrossEntropy;
+    case hw::KernelId::kMoePermute: return hw::KernelId::kMoeUnpermute;
+    case hw::KernelId::kMoeUnpermute: return hw::KernelId::kMoePermute;
     default: return hw::KernelId::kNone;
   }
 }

@@ -44,7 +44,14 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   Op router = matmul("router", local_tokens, experts, h, h * experts, layer);
   router.work.fp8 = false;
   ops.push_back(std::move(router));
-  ops.push_back(elementwise("moe_permute", 2.0 * k * local_tokens * h * act_bytes_, 0.0, layer));
+  // Each token's k copies written in expert order, and back after the experts: 2 k
+  // rows of h per local token each way (reading and writing them). A permutation's
+  // backward is the inverse permutation of the gradient, the same bytes (in
+  // Transformer Engine, moe_permute's backward runs the unpermute kernel and the
+  // reverse).
+  const double permute_bytes = 2.0 * k * local_tokens * h * act_bytes_;
+  ops.push_back(elementwise("moe_permute", permute_bytes, 0.0, layer, hw::KernelId::kMoePermute));
+  ops.back().backward_bytes = permute_bytes;
   const auto marker = [&](std::string name, CommScope scope, net::CollectiveKind fwd, net::CollectiveKind bwd,
                           double bytes) {
     Op op;
@@ -82,7 +89,8 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   if (ep_ > 1.0)
     ops.push_back(marker("moe_combine", CommScope::kExpert, CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
                          copies_bytes));
-  ops.push_back(elementwise("moe_unpermute", 2.0 * k * local_tokens * h * act_bytes_, 0.0, layer));
+  ops.push_back(elementwise("moe_unpermute", permute_bytes, 0.0, layer, hw::KernelId::kMoeUnpermute));
+  ops.back().backward_bytes = permute_bytes;
   if (model_.has_shared_expert()) {
     // Megatron-Core's SharedExpertMLP (moe_shared_expert_overlap off): a dense MLP
     // of width moe_shared_expert_intermediate_size on the layer's input, split t

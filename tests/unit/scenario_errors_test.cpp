@@ -420,6 +420,13 @@ std::vector<BadCase> inline_gpu_specs_cases() {
                   "backward": [[1e10, 0.4]]}])" +
                   kInlineGpuTail,
               "/cluster/gpu/attention_efficiency/0/value_head_dim", {"found 0"}),
+      invalid("MemoryKernelEfficiencyOfAttention",
+              kInlineGpuHead + R"(, "memory_kernel_efficiency": {"moe_permute": 0.3, "attention_forward": 0.5})" +
+                  kInlineGpuTail,
+              "/cluster/gpu/memory_kernel_efficiency/attention_forward", {"moe_permute"}),
+      invalid("MemoryKernelEfficiencyAboveOne",
+              kInlineGpuHead + R"(, "memory_kernel_efficiency": {"moe_unpermute": 1.5})" + kInlineGpuTail,
+              "/cluster/gpu/memory_kernel_efficiency/moe_unpermute", {"found 1.5"}),
       invalid("AttentionEfficiencyUnknownKernel",
               kInlineGpuHead +
                   R"(, "attention_efficiency": [{"head_dim": 128, "kernel": "flash3", "forward": [[1e10, 0.5]],
