@@ -47,7 +47,7 @@ std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass) {
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
                                int tensor, bool sequence_parallel, int context, int expert, bool folded_experts,
-                               ContextComm context_comm, TpOverlap tp_overlap)
+                               ContextComm context_comm, TpOverlap tp_overlap, bool sharded_gradients)
     : model_(model),
       training_(training),
       b_(static_cast<double>(micro_batch)),
@@ -59,7 +59,8 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
       ep_(static_cast<double>(expert)),
       etp_(folded_experts ? 1.0 : static_cast<double>(tensor)),
       context_comm_(context > 1 ? context_comm : ContextComm::kP2p),
-      tp_overlap_(tp_overlap) {
+      tp_overlap_(tp_overlap),
+      sharded_gradients_(sharded_gradients) {
   if (tp_overlap != TpOverlap::kNone && (tensor < 2 || !sequence_parallel))
     throw std::invalid_argument("tensor-parallel overlap needs tensor parallelism with sequence parallelism");
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
@@ -604,9 +605,27 @@ std::vector<Op> TransformerOps::embedding_backward() const {
   std::vector<Op> fwd = embedding_forward();
   Op op = backward_of(fwd.front(), 1.0, 1.0);
   // g's backward is the identity: no collective before the embedding's backward.
-  // Scatter-add of the incoming gradient into the (fp32 or bf16) embedding gradient.
   const double h = static_cast<double>(model_.hidden_size);
-  op.work.bytes = tokens_ * h * (act_bytes_ + 2.0 * hw::bytes_per_element(training_.grad_reduce_dtype));
+  const double r = hw::bytes_per_element(training_.grad_reduce_dtype);
+  if (trainsim_train()) {
+    // trainsim-train's own kernel: a scatter-add of the incoming gradient into the
+    // fp32 embedding gradient.
+    op.work.bytes = tokens_ * h * (act_bytes_ + 2.0 * r);
+    return {op};
+  }
+  // PyTorch's embedding_dense_backward (F.embedding, Megatron's VocabParallelEmbedding
+  // and nn.Embedding alike) makes a dense gradient of the table's shape in the
+  // weight's 16 bits: zero-filled, then the incoming rows summed into it (read and
+  // written once). Megatron-Core's DDP hook then adds it to the fp32 (or 16-bit)
+  // main_grad, param.main_grad.add_(param.grad) (distributed_data_parallel.py,
+  // _make_backward_post_hook): read both, write the sum, every micro-batch. Under
+  // ZeRO-3 the dense gradient is reduce-scattered instead (its collective apart).
+  const double rows = static_cast<double>(model_.vocab_size) / tp_ +
+                      (model_.position_embedding == PositionEmbedding::kLearnedAbsolute
+                           ? static_cast<double>(model_.max_position_embeddings)
+                           : 0.0);
+  const double accumulate = sharded_gradients_ ? 0.0 : act_bytes_ + 2.0 * r;
+  op.work.bytes = 2.0 * tokens_ * h * act_bytes_ + rows * h * (act_bytes_ + accumulate);
   // Tied embeddings: the shared matrix's gradient is complete only now.
   return {op};
 }

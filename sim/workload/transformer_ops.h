@@ -96,10 +96,13 @@ class TransformerOps {
   // `folded_experts`: expert_tensor_parallel_size 1 with tensor > 1 (Megatron-Core's
   // MoE parallel folding): experts whole, tokens dispatched from the sequence shards.
   // `tp_overlap`: the sequence-parallel collectives run beside the GEMMs next to them
-  // (transformer_ops_tp_overlap.cpp).
+  // (transformer_ops_tp_overlap.cpp). `sharded_gradients`: ZeRO-3, whose units'
+  // gradients are reduce-scattered as they are made, not accumulated into a
+  // main_grad buffer (embedding_backward).
   TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch, int tensor = 1,
                  bool sequence_parallel = false, int context = 1, int expert = 1, bool folded_experts = false,
-                 ContextComm context_comm = ContextComm::kP2p, TpOverlap tp_overlap = TpOverlap::kNone);
+                 ContextComm context_comm = ContextComm::kP2p, TpOverlap tp_overlap = TpOverlap::kNone,
+                 bool sharded_gradients = false);
 
   [[nodiscard]] std::vector<Op> embedding_forward() const;
   [[nodiscard]] std::vector<Op> layer_forward(long long layer) const;
@@ -233,6 +236,7 @@ class TransformerOps {
   double etp_;        // the experts' tensor-parallel size: tp_, or 1 when folded
   ContextComm context_comm_;  // how context-parallel attention exchanges K and V (kP2p when cp_ = 1)
   TpOverlap tp_overlap_;      // kNone unless sequence parallelism with t > 1
+  bool sharded_gradients_;    // ZeRO-3: no main_grad accumulation
 };
 
 }  // namespace trainsim::workload

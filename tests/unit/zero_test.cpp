@@ -241,6 +241,26 @@ TEST(ZeroOptimizer, StepBytesPerParameterFollowMegatronCoreAndFsdp) {
   EXPECT_DOUBLE_EQ(ops.optimizer_step(1000.0).work.bytes, 38'000.0);
 }
 
+TEST(ZeroOptimizer, EmbeddingGradientIsDenseThenAddedToMainGradUnlessSharded) {
+  // docs/model.md, "Backward": PyTorch's embedding backward makes a dense bf16
+  // gradient of the V x h table (zero-filled 2 V h, the b s = 4096 incoming rows
+  // read and written 2 x 2 b s h); Megatron-Core's DDP hook adds it to the fp32
+  // main_grad (2 + 4 + 4 per element); ZeRO-3 reduce-scatters it instead.
+  const config::Scenario s = scenario::parse_scenario_text(
+      R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": )" + kModel +
+          R"(, "training": {"global_batch_size": 64, "micro_batch_size": 8}, "parallelism": {"dp": 8}})",
+      "embedding.json");
+  constexpr double kRows = 2.0 * 2 * 8 * 512 * 1024;
+  const workload::TransformerOps ddp(s.model, s.training, 8);
+  EXPECT_DOUBLE_EQ(ddp.embedding_backward().front().work.bytes, kRows + kEmbedding * (2 + 10));
+  const workload::TransformerOps fsdp(s.model, s.training, 8, 1, false, 1, 1, false, workload::ContextComm::kP2p,
+                                      workload::TpOverlap::kNone, true);
+  EXPECT_DOUBLE_EQ(fsdp.embedding_backward().front().work.bytes, kRows + kEmbedding * 2);
+  // Vocabulary-parallel over t = 2: each rank's table is V / 2 rows.
+  const workload::TransformerOps split(s.model, s.training, 8, 2);
+  EXPECT_DOUBLE_EQ(split.embedding_backward().front().work.bytes, kRows + kEmbedding / 2 * (2 + 10));
+}
+
 TEST(ZeroIteration, WithFreeLinksStageOneSavesTheOptimizerShare) {
   const auto a = exec::simulate(zero(0, "", true));
   const auto b = exec::simulate(zero(1, "", true));
