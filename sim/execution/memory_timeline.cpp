@@ -68,6 +68,7 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
   };
   const double embedding = workload::embedding_activation_bytes(s.model, s.training, b, split);
   const double head = workload::head_activation_bytes(s.model, s.training, b, split);
+  const double loss_transient = workload::loss_backward_transient_bytes(s.model, s.training, b, split);
 
   std::map<PassKey, Window> forward;
   std::map<PassKey, Window> backward;
@@ -91,7 +92,13 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
       if (t.category == workload::Category::kRecompute) recompute[key].add(span);
       continue;
     }
-    // Outside the layers: the embedding's pass, and the head's (final norm to loss).
+    // Outside the layers: the embedding's pass, and the head's (final norm to loss),
+    // whose loss backward may allocate beside it while it runs.
+    if (loss_transient > 0.0 && t.role == workload::Role::kHead && t.category == workload::Category::kBackward &&
+        out.iteration.graph.work(t).name == "loss.backward") {
+      changes.push_back({span.start, loss_transient, span.task});
+      changes.push_back({span.end, -loss_transient, span.task});
+    }
     const PassKey outside{t.iteration, t.microbatch, pass_key(t)};
     if (t.category == workload::Category::kForward) forward[outside].add(span);
     if (t.category == workload::Category::kBackward) backward[outside].add(span);

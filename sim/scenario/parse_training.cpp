@@ -105,9 +105,10 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   c.attention_backend = attention == "unfused"  ? workload::AttentionBackend::kUnfused
                         : attention == "flash2" ? workload::AttentionBackend::kFlash2
                                                 : workload::AttentionBackend::kFlash;
-  c.cross_entropy = t.choice("cross_entropy", {"fused", "unfused"}, "fused") == "unfused"
-                        ? workload::CrossEntropy::kUnfused
-                        : workload::CrossEntropy::kFused;
+  const std::string loss = t.choice("cross_entropy", {"fused", "unfused", "torch"}, "fused");
+  c.cross_entropy = loss == "unfused" ? workload::CrossEntropy::kUnfused
+                    : loss == "torch" ? workload::CrossEntropy::kTorch
+                                      : workload::CrossEntropy::kFused;
   const std::string framework = t.choice("framework", {"fused", "pytorch_eager", "trainsim_train"}, "fused");
   c.framework = framework == "pytorch_eager"    ? workload::Framework::kPytorchEager
                 : framework == "trainsim_train" ? workload::Framework::kTrainsimTrain

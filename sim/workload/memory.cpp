@@ -218,6 +218,17 @@ double head_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long
   return 2.0 * e * sb * h / whole + 4.0 * sb * v / tp;
 }
 
+double loss_backward_transient_bytes(const ModelConfig& m, const TrainingConfig& t, long long micro_batch,
+                                     ActivationSplit split) {
+  if (t.cross_entropy != CrossEntropy::kTorch) return 0.0;
+  const double sb =
+      static_cast<double>(m.seq_length) / std::max(1, split.context) * static_cast<double>(micro_batch);
+  // F.cross_entropy's backward: nll_loss_backward's fp32 gradient of the logits'
+  // shape and log_softmax_backward_data's output, both alive beside the saved
+  // log-probabilities (counted in head_activation_bytes) until the latter ends.
+  return 8.0 * sb * static_cast<double>(m.vocab_size) / static_cast<double>(split.tensor);
+}
+
 double outside_layers_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long micro_batch) {
   return embedding_activation_bytes(m, t, micro_batch) + head_activation_bytes(m, t, micro_batch);
 }
@@ -424,6 +435,7 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
   for (std::size_t v = 0; v < layers.size(); ++v) first_layer[v + 1] = first_layer[v] + layers[v];
   const double embedding = embedding_activation_bytes(m, t, b, split);
   const double head = head_activation_bytes(m, t, b, split);
+  const double loss_transient = loss_backward_transient_bytes(m, t, b, split);
 
   std::vector<MemoryEstimate> out;
   for (int s = 0; s < p.pipeline; ++s) {
@@ -468,8 +480,12 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
         }
         continue;
       }
-      if (alive + recompute_peak > peak) {
-        peak = alive + recompute_peak;
+      // A backward adds its largest recomputed layer, and the head's pass its loss's
+      // backward first.
+      const bool head_pass = s == p.pipeline - 1 && step.chunk == chunks - 1;
+      const double added = std::max(recompute_peak, head_pass ? loss_transient : 0.0);
+      if (alive + added > peak) {
+        peak = alive + added;
         peak_layers = alive_layers;
       }
       alive -= pass_bytes(step.chunk);

@@ -67,6 +67,10 @@ double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig& t,
                                   ActivationSplit split = {});
 // Final norm and output-layer inputs, fp32 softmax of the loss (last stage).
 double head_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long b, ActivationSplit split = {});
+// Bytes the loss's backward allocates beside the activations for as long as it runs
+// (cross_entropy "torch": 8 s b V / t; the fused and Megatron-LM losses work in place: 0).
+double loss_backward_transient_bytes(const ModelConfig& m, const TrainingConfig& t, long long b,
+                                     ActivationSplit split = {});
 // Both: what one pipeline stage holding everything keeps outside its layers.
 double outside_layers_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long b);
 

@@ -18,8 +18,9 @@ enum class AttentionBackend { kFlash, kFlash2, kUnfused };
 // "fused": one kernel reads the logits and writes the loss and their gradient (ours,
 // Megatron-LM's --cross-entropy-loss-fusion); "unfused": Megatron-LM's default
 // vocab-parallel cross-entropy, separate fp32 PyTorch kernels (max, subtract, exp,
-// sum, divide).
-enum class CrossEntropy { kFused, kUnfused };
+// sum, divide); "torch": PyTorch's F.cross_entropy over the logits cast to fp32
+// (torchtitan): a cast, log_softmax and nll_loss, and their backward kernels.
+enum class CrossEntropy { kFused, kUnfused, kTorch };
 // Which program runs the step (docs/model.md, "PyTorch eager"). "fused": our own
 // kernels in 16-bit with fused norms, residuals and loss (trainsim-train, llm.c,
 // Megatron-LM); "pytorch_eager": a GPT-2 nn.Module in PyTorch eager under

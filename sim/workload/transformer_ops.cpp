@@ -526,9 +526,18 @@ double TransformerOps::backward_flops_factor(const Op& fwd) const {
 //            forward: cast (e + 4), max (4), subtract (8), exp (8), sum (4),
 //            divide (8) = e + 36; backward: scale the saved softmax by the
 //            incoming gradient (8), cast back (4 + e) = e + 12.
+//   torch (F.cross_entropy(logits.float()), PyTorch's derivatives.yaml):
+//            forward: cast (e + 4), log_softmax (4 + 4) = e + 12 (nll_loss reads
+//            one logit per row); backward: nll_loss_backward's zero-filled
+//            gradient (4), log_softmax_backward_data reading it and the saved
+//            output and writing its own (12), cast back (4 + e) = e + 20.
 double TransformerOps::loss_bytes_per_logit(bool backward) const {
   const double e = act_bytes_;
-  if (training_.cross_entropy == CrossEntropy::kFused) return e + kFp32Bytes;
+  switch (training_.cross_entropy) {
+    case CrossEntropy::kFused: return e + kFp32Bytes;
+    case CrossEntropy::kTorch: return backward ? e + 5.0 * kFp32Bytes : e + 3.0 * kFp32Bytes;
+    case CrossEntropy::kUnfused: break;
+  }
   return backward ? e + 3.0 * kFp32Bytes : e + 9.0 * kFp32Bytes;
 }
 

@@ -48,6 +48,20 @@ TEST(Memory, FlashAttentionKeepsNoScoresOnlyTheLogSumExp) {
                    sq * b * h * 34 + 4 * a * sq * b);
 }
 
+TEST(Memory, PyTorchsCrossEntropyAddsItsBackwardsTwoFp32TensorsOverTheVocabularyShard) {
+  // Split over t = 2 tensor ranks: 8 b s V / t beside the saved fp32 log-probs.
+  const std::string model = R"({"num_layers": 3, "hidden_size": 128, "num_attention_heads": 2,
+                                 "seq_length": 64, "vocab_size": 500})";
+  const auto torch = testing::make_scenario(model, R"("micro_batch_size": 2, "cross_entropy": "torch")", R"("tp": 2)");
+  const auto megatron = testing::make_scenario(model, R"("micro_batch_size": 2, "cross_entropy": "unfused")", R"("tp": 2)");
+  EXPECT_DOUBLE_EQ(workload::loss_backward_transient_bytes(torch.model, torch.training, 2, {2, false, 1}),
+                   8.0 * 128 * 500 / 2);
+  EXPECT_DOUBLE_EQ(workload::loss_backward_transient_bytes(megatron.model, megatron.training, 2, {2, false, 1}), 0.0);
+  EXPECT_DOUBLE_EQ(workload::estimate_memory(torch.model, torch.training, torch.parallel).activations -
+                       workload::estimate_memory(megatron.model, megatron.training, megatron.parallel).activations,
+                   8.0 * 128 * 500 / 2);
+}
+
 TEST(Memory, PeakAddsOneMicroBatchAndTheOutputLayer) {
   const std::string model = R"({"num_layers": 3, "hidden_size": 128, "num_attention_heads": 2,
                                  "seq_length": 64, "vocab_size": 500})";

@@ -30,6 +30,21 @@ TEST(MemoryOverTime, OneMicroBatchPeaksWithEveryLayerAliveWhenTheHeadStarts) {
   EXPECT_NEAR(m.series.points.back().second, states, states * 1e-12);
 }
 
+TEST(MemoryOverTime, PyTorchsCrossEntropyBackwardPeaksBesideEveryPass) {
+  // cross_entropy "torch" (docs/model.md, "Outside the layers and the total"):
+  // nll_loss_backward's fp32 gradient and log_softmax's backward output, 8 b s V
+  // bytes, live beside every saved activation while loss.backward runs; the
+  // closed form and the counter agree, 8 x 512 x 32000 x 8 bytes above the
+  // fused loss's peak (which is at final_norm, the loss's input).
+  const auto fused = testing::make_scenario(kModel, R"("micro_batch_size": 8)");
+  const auto torch = testing::make_scenario(kModel, R"("micro_batch_size": 8, "cross_entropy": "torch")");
+  const exec::SimulationOutput a = exec::simulate(fused);
+  const exec::SimulationOutput b = exec::simulate(torch);
+  EXPECT_DOUBLE_EQ(b.memory.total() - a.memory.total(), 8.0 * 8 * 512 * 32000);
+  EXPECT_DOUBLE_EQ(b.memory_over_time.peak_bytes, b.memory.total());
+  EXPECT_EQ(b.memory_over_time.peak_task, "loss.backward");
+}
+
 TEST(MemoryOverTime, OneFOneBKeepsPMicroBatchesOnTheFirstStage) {
   // 4 stages x 2 data-parallel ranks, 64 / (2 x 2) = 16 micro-batches: stage 0
   // holds p = 4 passes at its peak, plus at most the activation transfers in flight

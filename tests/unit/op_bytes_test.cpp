@@ -70,6 +70,15 @@ TEST(OpBytes, UnfusedCrossEntropyIsMegatronsSixFp32Passes) {
   EXPECT_DOUBLE_EQ(bytes_of(ops.head_backward(), "loss.backward"), 14.0 * kLogits);
 }
 
+TEST(OpBytes, PyTorchsCrossEntropyIsACastLogSoftmaxAndNllLoss) {
+  const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2, "cross_entropy": "torch")");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  // .float() 2 + 4, log_softmax 4 + 4.
+  EXPECT_DOUBLE_EQ(bytes_of(ops.head_forward(), "loss"), 14.0 * kLogits);
+  // nll_loss_backward's zeros 4, log_softmax_backward_data 4 + 4 + 4, cast back 4 + 2.
+  EXPECT_DOUBLE_EQ(bytes_of(ops.head_backward(), "loss.backward"), 22.0 * kLogits);
+}
+
 bool has_op(const std::vector<workload::Op>& ops, const std::string& name) {
   for (const workload::Op& op : ops)
     if (op.name == name) return true;
