@@ -671,11 +671,9 @@ Op TransformerOps::optimizer_step(const OptimizerScope& scope) const {
     const double to_main = grad < 4.0 ? grad + 4.0 : 0.0;
     const double to_model = mixed ? 4.0 + act_bytes_ : 0.0;
     per_shard = to_main + norm + update + to_model;
-    // The whole gradient buffer is zeroed each iteration, its norm taken before it
-    // is reduced (check_for_nan_in_grad: Megatron-LM's default
-    // --check-for-nan-in-loss-and-grad, ParamAndGradBuffer.check_grads reads each
-    // bucket's grad_data once), and scaled by 1/dp (read, write).
-    per_local = grad + grad + (scope.prescale ? 2.0 * grad : 0.0);
+    // The whole gradient buffer is zeroed each iteration, and scaled by 1/dp
+    // (read, write) before it is reduced.
+    per_local = grad + (scope.prescale ? 2.0 * grad : 0.0);
   }
   // Adam's kernels are priced as our adamw kernel; SGD has no measured kernel (roofline).
   const hw::KernelId kernel = training_.optimizer == Optimizer::kAdam ? hw::KernelId::kAdamw : hw::KernelId::kNone;
