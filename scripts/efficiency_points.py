@@ -42,6 +42,6 @@ def attention_entries(rows):
             entry["value_head_dim"] = dims[1]
         for direction in ("forward", "backward"):
             entry[direction] = [[float(f"{flops:.4g}"), round(sum(e) / len(e), 3)]
-                                for flops, e in sorted(curves[head_dim][direction].items())]
+                                for flops, e in sorted(curves[dims][direction].items())]
         out.append(entry)
     return out

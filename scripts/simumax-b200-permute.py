@@ -16,9 +16,9 @@ accelerator.bandwidth.permute_fwd / permute_bwd: efficient_factor such that
 with its own byte count, (t h + 3 P h) x 2 for the permutation and (3 P h + t h) x 2 for
 the unpermutation, P = ceil(t k / E) x E the padded rows. That identity gives back the
 measured total of each direction. trainsim counts 2 k t h x 2 bytes for each of
-moe_permute and moe_unpermute, forward and backward (docs/model.md, "Context and expert
-parallelism"), so the measured totals are these kernels' share of the datasheet's
-8 TB/s at trainsim's bytes:
+moe_permute and moe_unpermute, forward and backward (docs/model.md, "Mixture of experts",
+"Measured permutation (B200)"), so the measured totals are these kernels' share of the
+datasheet's 8 TB/s at trainsim's bytes:
 
     efficiency = trainsim bytes of both cases and directions / (measured time x 8e12 B/s)
 

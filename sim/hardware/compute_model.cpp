@@ -47,8 +47,9 @@ RooflineComputeModel::RooflineComputeModel(GpuSpec gpu) : gpu_(std::move(gpu)) {
 const AttentionEfficiency* RooflineComputeModel::attention_curves(const KernelWork& work) const {
   const AttentionEfficiency* fallback = nullptr;
   for (const AttentionEfficiency& a : gpu_.attention_efficiency) {
-    const int value_dim = work.value_head_dim != 0 ? work.value_head_dim : work.head_dim;
-    if (a.head_dim != work.head_dim || (a.value_head_dim != 0 ? a.value_head_dim : a.head_dim) != value_dim) continue;
+    if (a.head_dim != work.head_dim ||
+        value_width(a.head_dim, a.value_head_dim) != value_width(work.head_dim, work.value_head_dim))
+      continue;
     if (a.kernel == work.attention_kernel) return &a;
     if (a.kernel == AttentionKernel::kDefault) fallback = &a;
   }

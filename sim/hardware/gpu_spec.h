@@ -45,6 +45,11 @@ struct AttentionEfficiency {
   int value_head_dim = 0;
 };
 
+// The value's width per head: value_head_dim, or head_dim where that is 0.
+[[nodiscard]] constexpr int value_width(int head_dim, int value_head_dim) {
+  return value_head_dim != 0 ? value_head_dim : head_dim;
+}
+
 // A grouped expert GEMM's efficiency (one kernel over a rank's local experts,
 // as Transformer Engine's and PyTorch's grouped GEMMs run them), by the FLOPs
 // 2 m n k of one expert's GEMM, for each GEMM of a linear layer: the forward,

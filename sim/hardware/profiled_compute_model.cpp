@@ -13,6 +13,16 @@ namespace trainsim::hw {
 
 namespace {
 
+// Why an attention kernel found no rows of its head dimension: a profile measures
+// kernels whose values are as wide as their queries, which latent attention's are not.
+std::string no_head_dim(std::string_view kernel, const KernelWork& work) {
+  const int values = value_width(work.head_dim, work.value_head_dim);
+  if (values != work.head_dim)
+    return fmt::format("{}: no rows with head_dim {} and values {} wide (the profile measures equal widths)", kernel,
+                       work.head_dim, values);
+  return fmt::format("{}: no rows with head_dim {}", kernel, work.head_dim);
+}
+
 constexpr std::array<Precision, 5> kPrecisions{Precision::kFp32, Precision::kTf32, Precision::kFp16, Precision::kBf16,
                                                Precision::kFp8};
 
@@ -174,7 +184,7 @@ CostLookup ProfiledComputeModel::attention_rows(KernelId kernel, const KernelWor
   const auto& curves = attention_curves(kernel);
   if (curves.empty()) return {0.0, CostSource::kNoKernelRows};
   // A profile's rows are of equal query and value widths: none for MLA's.
-  const bool equal_widths = work.value_head_dim == 0 || work.value_head_dim == work.head_dim;
+  const bool equal_widths = value_width(work.head_dim, work.value_head_dim) == work.head_dim;
   const auto it = equal_widths ? curves.find(work.head_dim) : curves.end();
   if (it == curves.end()) return {0.0, CostSource::kNoHeadDim};
   const std::optional<double> rate = it->second.at(work.flops);
@@ -250,7 +260,7 @@ std::string ProfiledComputeModel::fallback_reason(const KernelWork& work, Precis
       return fmt::format("{} at {} B: outside the measured {}..{} B", kernel, size_text(work.bytes),
                          size_text(c.min_x()), size_text(c.max_x()));
     }
-    case CostSource::kNoHeadDim: return fmt::format("{}: no rows with head_dim {}", kernel, work.head_dim);
+    case CostSource::kNoHeadDim: return no_head_dim(kernel, work);
     case CostSource::kAttentionPrecision:
       return fmt::format("{}: measured in 16-bit, training in {}", kernel, dtype);
     case CostSource::kStandIn: {
@@ -262,7 +272,7 @@ std::string ProfiledComputeModel::fallback_reason(const KernelWork& work, Precis
       if (own == CostSource::kNoKernelRows)
         what = fmt::format("{}: not in the profile", kernel);
       else if (own == CostSource::kNoHeadDim)
-        what = fmt::format("{}: no rows with head_dim {}", kernel, work.head_dim);
+        what = no_head_dim(kernel, work);
       else if (attention_kernel)
         what = fmt::format("{} head_dim={} at {:.4g} FLOP: outside its measured range", kernel, work.head_dim,
                            work.flops);

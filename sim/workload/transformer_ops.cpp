@@ -32,6 +32,7 @@ hw::KernelId backward_kernel(hw::KernelId forward) {
     case hw::KernelId::kAttentionForward: return hw::KernelId::kAttentionBackward;
     case hw::KernelId::kSdpaForward: return hw::KernelId::kSdpaBackward;
     case hw::KernelId::kSoftmaxCrossEntropy: return hw::KernelId::kSoftmaxCrossEntropy;
+    case hw::KernelId::kTorchLogSoftmaxForward: return hw::KernelId::kTorchLogSoftmaxBackward;
     case hw::KernelId::kMoePermute: return hw::KernelId::kMoeUnpermute;
     case hw::KernelId::kMoeUnpermute: return hw::KernelId::kMoePermute;
     default: return hw::KernelId::kNone;
@@ -469,8 +470,11 @@ std::vector<Op> TransformerOps::head_forward() const {
     ops.back().has_backward = false;
   } else {
     // Cross-entropy in fp32 over the logits (Megatron-LM casts them to float).
-    ops.push_back(elementwise("loss", tokens_ * v * loss_bytes_per_logit(false), 0.0, -1,
-                              hw::KernelId::kSoftmaxCrossEntropy));
+    // PyTorch's F.cross_entropy is priced as its log_softmax kernels, whose
+    // bandwidth a calibration profile measures (our fused kernel stands in).
+    const hw::KernelId loss = training_.cross_entropy == CrossEntropy::kTorch ? hw::KernelId::kTorchLogSoftmaxForward
+                                                                               : hw::KernelId::kSoftmaxCrossEntropy;
+    ops.push_back(elementwise("loss", tokens_ * v * loss_bytes_per_logit(false), 0.0, -1, loss));
     ops.back().backward_bytes = tokens_ * v * loss_bytes_per_logit(true);
   }
   if (tp_ > 1.0) {

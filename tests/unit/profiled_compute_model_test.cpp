@@ -244,6 +244,27 @@ TEST(ProfiledKernels, RowsOfEqualSizeAverageTheirBandwidth) {
   EXPECT_DOUBLE_EQ(model.seconds(memory(KernelId::kAdamw, 4e6), Precision::kBf16), 4e6 / 2e12);
 }
 
+TEST(ProfiledAttention, LatentAttentionFindsNoRowsOfEqualWidthsAndTakesTheSpecsCurves) {
+  // A profile's attention rows have values as wide as their queries: multi-head
+  // latent attention (queries 192 wide, values 128) matches none of them, even at
+  // head_dim 192, and falls back to the GPU spec's curves of both widths.
+  CalibrationProfile p;
+  const std::vector<std::pair<std::string, double>> d192{{"head_dim", 192}};
+  p.kernels.push_back({"attention_forward", KernelId::kAttentionForward, d192, 1e6, 1e10, 1e10 / (100.0 * kT)});
+  GpuSpec gpu = h100();
+  gpu.attention_efficiency = {{192, {{1e10, 0.4}}, {{1e10, 0.3}}, AttentionKernel::kDefault, 128}};
+  gpu.training_clock_ratio = 1.0;  // the curve as it stands
+  const ProfiledComputeModel model(p, gpu);
+  KernelWork latent = flash(KernelId::kAttentionForward, 1e10, 192);
+  latent.value_head_dim = 128;
+  EXPECT_EQ(model.lookup(latent, Precision::kBf16).source, CostSource::kNoHeadDim);
+  EXPECT_DOUBLE_EQ(model.seconds(latent, Precision::kBf16), 1e10 / (989e12 * 0.4));
+  EXPECT_THAT(model.fallback_reason(latent, Precision::kBf16),
+              HasSubstr("no rows with head_dim 192 and values 128 wide (the profile measures equal widths)"));
+  EXPECT_DOUBLE_EQ(model.seconds(flash(KernelId::kAttentionForward, 1e10, 192), Precision::kBf16),
+                   1e10 / (100.0 * kT));  // square 192-wide heads: the profile's row
+}
+
 TEST(ProfiledAttention, FlashRateIsInterpolatedInLogFlopsPerHeadDim) {
   CalibrationProfile p;
   const std::vector<std::pair<std::string, double>> d64{{"head_dim", 64}};

@@ -259,6 +259,16 @@ TEST(ZeroOptimizer, EmbeddingGradientIsDenseThenAddedToMainGradUnlessSharded) {
   // Vocabulary-parallel over t = 2: each rank's table is V / 2 rows.
   const workload::TransformerOps split(s.model, s.training, 8, 2);
   EXPECT_DOUBLE_EQ(split.embedding_backward().front().work.bytes, kRows + kEmbedding / 2 * (2 + 10));
+  // Through the iteration builder (bf16 gradients, so a 2 + 2 + 2 add): ZeRO-1 adds
+  // to main_grad, ZeRO-3 over 8 ranks does not.
+  const auto embedding_backward_bytes = [](const exec::SimulationOutput& out) {
+    for (const workload::Task& t : out.iteration.graph.tasks())
+      if (t.rank == 0 && out.iteration.graph.work(t).name == "embedding.backward")
+        return out.iteration.graph.work(t).compute.bytes;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(embedding_backward_bytes(exec::simulate(zero(1))), kRows + kEmbedding * (2 + 6));
+  EXPECT_DOUBLE_EQ(embedding_backward_bytes(exec::simulate(zero(3))), kRows + kEmbedding * 2);
 }
 
 TEST(ZeroIteration, WithFreeLinksStageOneSavesTheOptimizerShare) {
