@@ -100,6 +100,13 @@ StateBytes sharded_state_bytes(const TrainingConfig& training, double params, in
   return s;
 }
 
+namespace {
+// The tokens of one micro-batch on a rank: b s, of which context parallelism keeps s/c.
+double rank_tokens(const ModelConfig& m, long long micro_batch, ActivationSplit split) {
+  return static_cast<double>(m.seq_length) / std::max(1, split.context) * static_cast<double>(micro_batch);
+}
+}  // namespace
+
 double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long micro_batch,
                               ActivationSplit split, long long layer) {
   if (layer < 0 && m.mixes_layers())
@@ -108,7 +115,7 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
   const double e = activation_element_bytes(t);
   const double b = static_cast<double>(micro_batch);
   const double s = static_cast<double>(m.seq_length) / std::max(1, split.context);
-  const double sb = s * b;
+  const double sb = rank_tokens(m, micro_batch, split);
   const double h = static_cast<double>(m.hidden_size);
   const double tp = static_cast<double>(split.tensor);
   // Tensors outside the tensor-parallel region (layer inputs, norms, dropout
@@ -198,8 +205,7 @@ double recomputed_activation_bytes(const ModelConfig& m, const TrainingConfig& t
 
 double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig&, long long micro_batch,
                                   ActivationSplit split) {
-  const double sb =
-      static_cast<double>(m.seq_length) / std::max(1, split.context) * static_cast<double>(micro_batch);
+  const double sb = rank_tokens(m, micro_batch, split);
   const double whole = split.sequence_parallel ? static_cast<double>(split.tensor) : 1.0;
   return m.hidden_dropout > 0.0 ? kMask * sb * static_cast<double>(m.hidden_size) / whole : 0.0;
 }
@@ -207,8 +213,7 @@ double embedding_activation_bytes(const ModelConfig& m, const TrainingConfig&, l
 double head_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long long micro_batch,
                              ActivationSplit split) {
   const double e = activation_element_bytes(t);
-  const double sb =
-      static_cast<double>(m.seq_length) / std::max(1, split.context) * static_cast<double>(micro_batch);
+  const double sb = rank_tokens(m, micro_batch, split);
   const double h = static_cast<double>(m.hidden_size);
   const double v = static_cast<double>(m.vocab_size);
   const double tp = static_cast<double>(split.tensor);
@@ -221,8 +226,7 @@ double head_activation_bytes(const ModelConfig& m, const TrainingConfig& t, long
 double loss_backward_transient_bytes(const ModelConfig& m, const TrainingConfig& t, long long micro_batch,
                                      ActivationSplit split) {
   if (t.cross_entropy != CrossEntropy::kTorch) return 0.0;
-  const double sb =
-      static_cast<double>(m.seq_length) / std::max(1, split.context) * static_cast<double>(micro_batch);
+  const double sb = rank_tokens(m, micro_batch, split);
   // F.cross_entropy's backward: nll_loss_backward's fp32 gradient of the logits'
   // shape and log_softmax_backward_data's output, both alive beside the saved
   // log-probabilities (counted in head_activation_bytes) until the latter ends.
@@ -460,10 +464,11 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
       for (long long l = first_layer[v]; l < first_layer[v + 1]; ++l)
         recompute_peak = std::max(recompute_peak, recomputed[static_cast<std::size_t>(l)]);
     }
+    const auto holds_head = [&](int c) { return s == p.pipeline - 1 && c == chunks - 1; };
     const auto pass_bytes = [&](int c) {
       double bytes = chunk_sum(c, layer);
       if (s == 0 && c == 0) bytes += embedding;
-      if (s == p.pipeline - 1 && c == chunks - 1) bytes += head;
+      if (holds_head(c)) bytes += head;
       return bytes;
     };
     double alive = 0.0;
@@ -482,8 +487,7 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
       }
       // A backward adds its largest recomputed layer, and the head's pass its loss's
       // backward first.
-      const bool head_pass = s == p.pipeline - 1 && step.chunk == chunks - 1;
-      const double added = std::max(recompute_peak, head_pass ? loss_transient : 0.0);
+      const double added = std::max(recompute_peak, holds_head(step.chunk) ? loss_transient : 0.0);
       if (alive + added > peak) {
         peak = alive + added;
         peak_layers = alive_layers;
