@@ -21,6 +21,8 @@ constexpr std::array<Entry, kNumCategories> kEntries{{
     {"all_to_all", {121, 85, 72}},
     {"send", {0, 188, 212}},
     {"recv", {63, 81, 181}},
+    {"offload", {141, 110, 99}},
+    {"reload", {188, 170, 164}},
     {"idle", {224, 224, 224}},
     {"checkpoint", {96, 125, 139}},
     {"failure", {211, 47, 47}},

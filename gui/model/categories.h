@@ -10,11 +10,12 @@ namespace trainsim::gui {
 enum class Category : std::uint8_t {
   kForward, kBackward, kRecompute, kOptimizer,
   kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSend, kRecv,
+  kOffload, kReload,  // copies to host memory and back (CPU activation offload)
   kIdle, kCheckpoint, kFailure, kRestart,
   // The run timeline of a full-run replay (docs/results.md, "Run timeline").
   kTrain, kMaintenance, kDegraded, kOther
 };
-inline constexpr int kNumCategories = 18;
+inline constexpr int kNumCategories = 20;
 
 struct Rgb {
   std::uint8_t r, g, b;

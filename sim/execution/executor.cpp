@@ -47,9 +47,9 @@ class Run {
  public:
   Run(const TaskGraph& graph, core::Simulator& sim, const hw::ComputeModel& compute,
       net::CommunicationBackend& network, hw::Precision precision, const std::map<int, double>& slowdown,
-      Executor::OverlapFactors overlap, core::Progress* progress)
+      Executor::OverlapFactors overlap, const hw::HostSpec& host, core::Progress* progress)
       : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision), slowdown_(slowdown),
-        overlap_(overlap), progress_(progress) {
+        overlap_(overlap), host_(host), progress_(progress) {
     const std::size_t n = graph.size();
     slot_.resize(n + 1);
     // Which works are collectives, in one pass over them: the tasks then read
@@ -103,8 +103,9 @@ class Run {
         slot.copy_engine = graph.works()[t.work].collective->copy_engine;
         continue;
       }
+      slot.dma = graph.works()[t.work].host_copy.has_value();
       const auto slow = slowdown_.find(t.rank);
-      const double factor = slow == slowdown_.end() ? 1.0 : 1.0 + slow->second;
+      const double factor = slow == slowdown_.end() || slot.dma ? 1.0 : 1.0 + slow->second;
       slot.duration = core::from_seconds(p.seconds * factor);
       slot.memory_bound = graph.works()[t.work].compute.kind == hw::KernelClass::kMemoryBound;
       slot.host = p.host_s > 0.0;
@@ -188,6 +189,7 @@ class Run {
     bool finished : 1 = false;
     bool memory_bound : 1 = false;  // compute tasks: beside a collective at overlap_.memory_bound, else tensor_core
     bool copy_engine : 1 = false;   // collectives: on the copy engines, slowing no compute (net::Collective)
+    bool dma : 1 = false;           // a host copy (workload::HostCopy): a copy engine's, at no overlap factor
   };
   static_assert(sizeof(Slot) == 32);
   // A work's costs, a compute work's priced once for all the tasks that repeat
@@ -200,9 +202,13 @@ class Run {
   const Priced& priced(workload::WorkId id) {
     Priced& p = priced_[id];
     if (!p.collective && p.seconds < 0.0) {
-      const hw::KernelWork& k = graph_.works()[id].compute;
-      p.seconds = compute_.seconds(k, precision_);
-      p.host_s = compute_.host_seconds(k);
+      const workload::Work& w = graph_.works()[id];
+      if (w.host_copy) {
+        p.seconds = host_copy_seconds(*w.host_copy);
+        return p;
+      }
+      p.seconds = compute_.seconds(w.compute, precision_);
+      p.host_s = compute_.host_seconds(w.compute);
     }
     return p;
   }
@@ -284,8 +290,18 @@ class Run {
   // A slot's task's rank, from its lane.
   int rank_of(const Slot& s) const { return static_cast<int>(lanes_[s.lane].rank_index) + min_rank_; }
 
-  // A compute task's factor beside a collective, by its kernel class.
-  double beside_factor(const Slot& s) const { return s.memory_bound ? overlap_.memory_bound : overlap_.tensor_core; }
+  // A compute task's factor beside a collective, by its kernel class (a host copy
+  // runs on a copy engine: 1).
+  double beside_factor(const Slot& s) const {
+    return s.dma ? 1.0 : s.memory_bound ? overlap_.memory_bound : overlap_.tensor_core;
+  }
+
+  // bytes / the link's rate per GPU in the copy's direction (hw::HostSpec).
+  double host_copy_seconds(const workload::HostCopy& c) const {
+    const double rate = c.to_host ? host_.device_to_host_per_gpu() : host_.host_to_device_per_gpu();
+    if (!(rate > 0.0)) throw std::logic_error("Executor: a host copy without the host link's bandwidth");
+    return c.bytes / rate;
+  }
 
   // A compute task's time, beside a collective or not.
   core::Time scaled(const Slot& s, bool beside) const {
@@ -397,6 +413,7 @@ class Run {
   hw::Precision precision_;
   const std::map<int, double>& slowdown_;
   Executor::OverlapFactors overlap_;  // compute kernels' factors beside a collective of their rank
+  const hw::HostSpec& host_;
   core::Progress* progress_;
   std::vector<int> inflight_;                        // by rank index: collectives in flight (overlap_.any())
   std::vector<std::vector<std::size_t>> rank_lanes_;  // by rank index: its lanes (overlap_.any())
@@ -414,7 +431,7 @@ class Run {
 }  // namespace
 
 Timeline Executor::run(const workload::TaskGraph& graph, core::Simulator& sim, core::Progress* progress) {
-  Run state(graph, sim, compute_, network_, precision_, slowdown_, overlap_, progress);
+  Run state(graph, sim, compute_, network_, precision_, slowdown_, overlap_, host_, progress);
   return state.execute();
 }
 

@@ -11,6 +11,7 @@
 #include "core/progress.h"
 #include "core/simulator.h"
 #include "execution/timeline.h"
+#include "hardware/cluster.h"
 #include "hardware/compute_model.h"
 #include "network/collective_model.h"
 #include "workload/task_graph.h"
@@ -41,6 +42,9 @@ class Executor {
     overlap_ = {1.0 + tensor_core, 1.0 + memory_bound};
   }
 
+  // The GPU's link to host memory, which prices host copies (workload::HostCopy).
+  void set_host(const hw::HostSpec& host) { host_ = host; }
+
   // The factors (1 + s) of kernels beside a collective, by kernel class.
   struct OverlapFactors {
     double tensor_core = 1.0;   // hw::KernelClass::kMatmul and kAttention
@@ -51,6 +55,7 @@ class Executor {
  private:
   std::map<int, double> slowdown_;
   OverlapFactors overlap_;
+  hw::HostSpec host_;
   const hw::ComputeModel& compute_;
   net::CommunicationBackend& network_;
   hw::Precision precision_;

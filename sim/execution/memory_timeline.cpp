@@ -73,6 +73,7 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
   std::map<PassKey, Window> forward;
   std::map<PassKey, Window> backward;
   std::map<PassKey, Window> recompute;
+  std::map<PassKey, Window> reload;  // CPU offload: the copy back of an offloaded layer
   for (const Span& span : out.timeline.spans) {
     if (span.rank != rank) continue;
     const workload::Task& t = out.iteration.graph[span.task];
@@ -90,6 +91,7 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
       if (t.category == workload::Category::kForward) forward[key].add(span);
       if (t.category == workload::Category::kBackward) backward[key].add(span);
       if (t.category == workload::Category::kRecompute) recompute[key].add(span);
+      if (t.category == workload::Category::kReload) reload[key].add(span);
       continue;
     }
     // Outside the layers: the embedding's pass, and the head's (final norm to loss),
@@ -103,12 +105,21 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
     if (t.category == workload::Category::kForward) forward[outside].add(span);
     if (t.category == workload::Category::kBackward) backward[outside].add(span);
   }
+  // CPU offload (workload/activation_offload.h): an offloaded layer's activations
+  // leave when the forward reaches layer L - N + l and return when its reload starts.
+  const long long offloaded = s.parallel.offloaded_layers;
   for (const auto& [key, fwd] : forward) {
     const long long l = std::get<2>(key);
     const double bytes = l == -1 ? embedding : l == -2 ? head : layer(l);
     changes.push_back({fwd.first_start, bytes, fwd.first});
     const auto bwd = backward.find(key);
     if (bwd != backward.end()) changes.push_back({bwd->second.last_end, -bytes, bwd->second.last});
+    if (l < 0 || l >= offloaded) continue;
+    const auto released = forward.find({std::get<0>(key), std::get<1>(key), s.model.num_layers - offloaded + l});
+    const auto back = reload.find(key);
+    if (released == forward.end() || back == reload.end()) continue;
+    changes.push_back({released->second.first_start, -bytes, released->second.first});
+    changes.push_back({back->second.first_start, bytes, back->second.first});
   }
   for (const auto& [key, rec] : recompute) {
     const auto bwd = backward.find(key);

@@ -84,8 +84,9 @@ struct FailureConfig {
   CheckpointMode checkpoint_mode = CheckpointMode::kBlocking;
   double host_copy_bandwidth = kDefaultHostCopyBandwidth;  // B/s per GPU, device to host (async mode)
   // Where host_copy_bandwidth came from: failures.host_copy_bandwidth, the
-  // calibration profile's largest device-to-host copy, or kDefaultHostCopyBandwidth.
-  enum class Source : std::uint8_t { kDefault, kScenario, kProfile };
+  // calibration profile's largest device-to-host copy, the platform's host link
+  // (hw::HostSpec, per GPU with all copying), or kDefaultHostCopyBandwidth.
+  enum class Source : std::uint8_t { kDefault, kScenario, kProfile, kPlatform };
   Source host_copy_source = Source::kDefault;
   std::optional<double> checkpoint_size_bytes;             // none: from the model (checkpoint.h)
 

@@ -87,12 +87,28 @@ struct InterNodeNetwork {
   std::vector<CustomLink> custom_links;
 };
 
+// A GPU's link to its host's memory and the host memory behind it (docs/model.md,
+// "CPU activation offload"): pinned copies on the copy engines, one GPU alone,
+// per direction; GPUs that share one link (a PCIe switch's uplink, one Grace's
+// NVLink-C2C and memory) each get 1/gpus_per_link of it when all of them copy
+// at once, as every rank of a step does. 0: not known.
+struct HostSpec {
+  double host_to_device = 0.0;  // B/s
+  double device_to_host = 0.0;  // B/s
+  int gpus_per_link = 1;
+  double memory_per_gpu = 0.0;  // bytes of host memory per GPU (the node's / its GPUs)
+
+  [[nodiscard]] double host_to_device_per_gpu() const { return host_to_device / gpus_per_link; }
+  [[nodiscard]] double device_to_host_per_gpu() const { return device_to_host / gpus_per_link; }
+};
+
 struct ClusterSpec {
   GpuSpec gpu;
   int num_nodes = 1;
   int gpus_per_node = 8;
   IntraNodeFabric intra_node;
   InterNodeNetwork inter_node;
+  HostSpec host;
   std::optional<double> price_per_gpu_hour;  // USD
   double pue = kDefaultPue;                  // the facility's power usage effectiveness (hardware/power.h)
   // Relative standard deviation of the GPUs' sustained speed across the cluster

@@ -113,6 +113,19 @@ MemoryReport memory_report(const config::Scenario& s, const exec::SimulationOutp
   mem.capacity_bytes_per_gpu = s.cluster.gpu.memory_capacity_bytes;
   if (s.calibration) mem.context_bytes = s.calibration->profile->device.context_bytes;
   mem.fits = mem.peak_bytes_per_gpu + mem.context_bytes <= mem.capacity_bytes_per_gpu;
+  mem.host_bytes_per_gpu = out.memory.host_bytes;
+  mem.host_capacity_bytes_per_gpu = s.cluster.host.memory_per_gpu;
+  mem.gpus_per_node = s.cluster.gpus_per_node;
+  mem.host_fits = mem.host_capacity_bytes_per_gpu <= 0.0 || mem.host_bytes_per_gpu <= mem.host_capacity_bytes_per_gpu;
+  if (mem.fits && !mem.host_fits) {
+    mem.fits = false;
+    mem.reason = fmt::format(
+        "CPU offload keeps {} per GPU in host memory ({} per node of {} GPUs) but the host has {} per GPU ({} per "
+        "node): offload fewer layers (cpu_offloading_num_layers)",
+        bytes_text(mem.host_bytes_per_gpu), bytes_text(mem.host_bytes_per_gpu * mem.gpus_per_node), mem.gpus_per_node,
+        bytes_text(mem.host_capacity_bytes_per_gpu), bytes_text(mem.host_capacity_bytes_per_gpu * mem.gpus_per_node));
+    return mem;
+  }
   if (!mem.fits) {
     const double states = mem.weights + mem.gradients + mem.optimizer_states;
     mem.reason = fmt::format(

@@ -43,6 +43,13 @@ struct MemoryReport {
   // measured it (0 without a profile, or one that did not measure it). Counts
   // against the capacity in `fits`; not part of peak_bytes_per_gpu.
   double context_bytes = 0;
+  // Host memory (CPU offload): what one GPU's process keeps there at the peak, the
+  // node's (x GPUs per node) and the capacity per GPU (cluster.host.memory_per_gpu;
+  // 0: not known, not checked). 0 bytes: nothing is offloaded.
+  double host_bytes_per_gpu = 0;
+  double host_capacity_bytes_per_gpu = 0;
+  int gpus_per_node = 1;
+  bool host_fits = true;
 };
 
 struct LinkSummary {

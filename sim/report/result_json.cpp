@@ -39,6 +39,7 @@ nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const conf
                      {"host_copy_bandwidth", f.host_copy_bandwidth},
                      {"host_copy_source", f.host_copy_source == faults::FailureConfig::Source::kProfile    ? "profile"
                                           : f.host_copy_source == faults::FailureConfig::Source::kScenario ? "scenario"
+                                          : f.host_copy_source == faults::FailureConfig::Source::kPlatform ? "platform"
                                                                                                            : "default"}};
   j["mean_time_s"] = {{"lost_work", mc.lost_work_s},   {"checkpointing", mc.checkpointing_s}, {"down", mc.down_s},
                       {"degraded_link", mc.degraded_s}, {"shrunk", mc.shrunk_s}};
@@ -97,6 +98,17 @@ nlohmann::ordered_json result_json(const config::Scenario& s, const Metrics& m, 
   mem["timeline_peak_bytes"] = std::llround(m.memory.timeline_peak_bytes);
   mem["peak_time_s"] = m.memory.peak_time_s;
   mem["peak_task"] = m.memory.peak_task;
+  if (m.memory.host_bytes_per_gpu > 0.0) {
+    const MemoryReport& r = m.memory;
+    const auto capacity = [&](double per_gpu) {
+      return r.host_capacity_bytes_per_gpu > 0.0 ? nlohmann::ordered_json(std::llround(per_gpu)) : nullptr;
+    };
+    mem["host"] = {{"bytes_per_gpu", std::llround(r.host_bytes_per_gpu)},
+                   {"capacity_bytes_per_gpu", capacity(r.host_capacity_bytes_per_gpu)},
+                   {"bytes_per_node", std::llround(r.host_bytes_per_gpu * r.gpus_per_node)},
+                   {"capacity_bytes_per_node", capacity(r.host_capacity_bytes_per_gpu * r.gpus_per_node)},
+                   {"fits", r.host_fits}};
+  }
   j[kMemory] = mem;
   put_totals(j, m.time_to_train_s, m.cost_usd, m.energy_kwh);
   j["average_power_w"] = optional_number(m.average_power_w);

@@ -175,6 +175,15 @@ void add_memory(Lines& line, const Metrics& m) {
                        mem.peak_task.empty() ? "the start" : mem.peak_task));
   if (mem.context_bytes > 0.0)
     line("", fmt::format("and {:.2f} GiB of CUDA context, as the calibration profile measured it", mem.context_bytes / kGiB));
+  if (mem.host_bytes_per_gpu > 0.0)
+    line("host memory", fmt::format("{:.1f} GiB per GPU of offloaded activations, {:.1f} GiB per node of {} GPUs ({})",
+                                    mem.host_bytes_per_gpu / kGiB, mem.host_bytes_per_gpu * mem.gpus_per_node / kGiB,
+                                    mem.gpus_per_node,
+                                    mem.host_capacity_bytes_per_gpu <= 0.0
+                                        ? std::string("the host's capacity is not known")
+                                        : fmt::format("of {:.0f} GiB: {}", mem.host_capacity_bytes_per_gpu *
+                                                                                mem.gpus_per_node / kGiB,
+                                                      mem.host_fits ? "fits" : "DOES NOT FIT")));
   if (!mem.fits) line("", mem.reason);
 }
 
@@ -208,6 +217,7 @@ void add_full_run(Lines& line, const config::Scenario& s, const Metrics& m, cons
     host_copy = fmt::format(" (to host at {:.1f} GB/s, {})", s.failures->host_copy_bandwidth / 1e9,
                             from == Source::kProfile    ? "measured by the profile"
                             : from == Source::kScenario ? "the scenario's"
+                            : from == Source::kPlatform ? "the platform's host link"
                                                         : "PCIe 4.0 x16 default");
   }
   line("checkpoints",

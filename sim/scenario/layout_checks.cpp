@@ -219,6 +219,24 @@ void LayoutChecks::recompute(const ParallelConfig& p) const {
                      what));
 }
 
+void LayoutChecks::offload(const ParallelConfig& p) const {
+  if (p.offloaded_layers == 0) return;
+  // Megatron-Core's TransformerConfig refuses the combinations below (d98e8a6,
+  // transformer_config.py); the offload context comes from Transformer Engine.
+  const auto refuse = [&](std::string_view key, std::string_view what) {
+    fail(key, fmt::format("cpu_offloading is not supported with {} (Megatron-Core's TransformerConfig refuses it)",
+                          what));
+  };
+  if (p.pipeline > 1) refuse("pipeline_model_parallel_size", "pipeline parallelism");
+  if (p.recompute != workload::Recompute::kNone) refuse("recompute_granularity", "activation recomputation");
+  if (training_.framework != workload::Framework::kFused)
+    refuse("cpu_offloading", "a program other than Megatron-Core's (\"framework\": \"fused\"): it is Transformer "
+                             "Engine's offload context");
+  if (!(cluster_.host.device_to_host > 0.0) || !(cluster_.host.host_to_device > 0.0))
+    fail("cpu_offloading", "cpu_offloading copies activations to host memory and back: it needs the GPU's host link, "
+                           "cluster.host.device_to_host and host_to_device (the GPU's preset has no platform.host)");
+}
+
 void LayoutChecks::zero(const ParallelConfig& p) const {
   // ZeRO (docs/strategies.md, "ZeRO and the distributed optimizer"). With
   // data_parallel_size 1 there is nothing to shard: any stage runs as stage 0.
@@ -304,6 +322,7 @@ workload::ParallelConfig check_parallelism(workload::ParallelConfig p, bool sche
     p.schedule = workload::PipelineSchedule::kInterleaved1F1B;
   }
   check.schedule(p);
+  check.offload(p);
   check.zero(p);
   check.asynchronous(p, p.mode == workload::TrainingMode::kSync      ? "sync"
                         : p.mode == workload::TrainingMode::kAsyncPs ? "async_ps"

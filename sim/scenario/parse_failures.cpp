@@ -92,6 +92,9 @@ std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, co
   if (o.has_non_null("host_copy_bandwidth")) {
     f.host_copy_bandwidth = o.quantity("host_copy_bandwidth", Dimension::kBandwidth, 1.0, 1e18);
     f.host_copy_source = faults::FailureConfig::Source::kScenario;
+  } else if (cluster.host.device_to_host > 0.0) {
+    f.host_copy_bandwidth = cluster.host.device_to_host_per_gpu();
+    f.host_copy_source = faults::FailureConfig::Source::kPlatform;
   }
   if (o.has_non_null("checkpoint_size"))
     f.checkpoint_size_bytes = o.quantity("checkpoint_size", Dimension::kBytes, 1.0, 1e18);

@@ -280,9 +280,19 @@ nlohmann::json resolve_preset(const ObjectReader& parent, std::string_view key, 
   return merged;
 }
 
+const std::vector<std::string_view> kHostKeys{"host_to_device", "device_to_host", "gpus_per_link", "memory_per_gpu"};
+
+// A platform's or cluster's "host": the GPU's link to host memory and that memory.
+void parse_host(const ObjectReader& o, hw::HostSpec& h) {
+  h.host_to_device = o.quantity("host_to_device", Dimension::kBandwidth, 1e6, kMaxBandwidth, h.host_to_device);
+  h.device_to_host = o.quantity("device_to_host", Dimension::kBandwidth, 1e6, kMaxBandwidth, h.device_to_host);
+  h.gpus_per_link = static_cast<int>(o.integer("gpus_per_link", 1, kMaxGpusPerNode, h.gpus_per_link));
+  h.memory_per_gpu = o.quantity("memory_per_gpu", Dimension::kBytes, 1e6, 1e15, h.memory_per_gpu);
+}
+
 hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   const ObjectReader c = root.object(
-      "cluster", {"gpu", "num_nodes", "gpus_per_node", "intra_node", "inter_node", "price_per_gpu_hour", "pue",
+      "cluster", {"gpu", "num_nodes", "gpus_per_node", "intra_node", "inter_node", "host", "price_per_gpu_hour", "pue",
                   "gpu_speed_spread"});
   const nlohmann::json gpu_json = resolve_preset(c, "gpu", PresetKind::kHardware);
   hw::ClusterSpec cluster;
@@ -291,10 +301,11 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   // Platform defaults from the GPU preset, then the scenario's own settings.
   if (gpu_json.contains("platform")) {
     const ObjectReader platform(gpu_json.at("platform"), c.file(), c.path_of("gpu") + "/platform",
-                                {"gpus_per_node", "intra_node", "inter_node"});
+                                {"gpus_per_node", "intra_node", "inter_node", "host"});
     cluster.gpus_per_node = static_cast<int>(platform.integer("gpus_per_node", 1, kMaxGpusPerNode, 8));
     if (platform.has("intra_node")) parse_intra_node(platform.object("intra_node", kIntraKeys), cluster.intra_node);
     if (platform.has("inter_node")) parse_inter_node(platform.object("inter_node", kInterKeys), cluster.inter_node);
+    if (platform.has("host")) parse_host(platform.object("host", kHostKeys), cluster.host);
   }
   cluster.num_nodes = static_cast<int>(c.integer("num_nodes", 1, kMaxNodes));
   cluster.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", 1, kMaxGpusPerNode, cluster.gpus_per_node));
@@ -303,6 +314,7 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
                                             cluster.num_nodes, cluster.gpus_per_node, cluster.num_gpus(), kMaxGpus));
   if (c.has("intra_node")) parse_intra_node(c.object("intra_node", kIntraKeys), cluster.intra_node);
   if (c.has("inter_node")) parse_inter_node(c.object("inter_node", kInterKeys), cluster.inter_node);
+  if (c.has("host")) parse_host(c.object("host", kHostKeys), cluster.host);
   if (c.has_non_null("price_per_gpu_hour"))
     cluster.price_per_gpu_hour = c.number("price_per_gpu_hour", 0.0, 1e6);
   cluster.pue = c.number("pue", 1.0, 10.0, hw::kDefaultPue);

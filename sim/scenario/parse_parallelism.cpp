@@ -162,6 +162,33 @@ void parse_partition_method(const ObjectReader& o, const workload::ModelConfig& 
   }
 }
 
+// Megatron-Core's CPU activation offload (TransformerConfig.cpu_offloading and
+// cpu_offloading_num_layers; docs/model.md, "CPU activation offload").
+void parse_cpu_offloading(const ObjectReader& o, const workload::ModelConfig& model, workload::ParallelConfig& p) {
+  const bool on = o.boolean("cpu_offloading", false);
+  const long long layers = o.integer("cpu_offloading_num_layers", 0, std::max(0LL, model.num_layers - 1), 0);
+  // Transformer Engine ignores both (weights are never offloaded; its reloads no
+  // longer take double buffers): read for their type only.
+  (void)o.boolean("cpu_offloading_weights", false);
+  (void)o.boolean("cpu_offloading_double_buffering", false);
+  if (!on) {
+    if (layers > 0)
+      o.fail_message("cpu_offloading_num_layers",
+                     "cpu_offloading_num_layers is given without \"cpu_offloading\": true; Megatron-LM's command "
+                     "line turns offloading on with it, Megatron-Bridge and NeMo do not (their recipes set "
+                     "cpu_offloading beside it): set cpu_offloading to say which");
+    return;
+  }
+  if (layers == 0)
+    o.fail_message("cpu_offloading", "\"cpu_offloading\": true needs cpu_offloading_num_layers >= 1: Transformer "
+                                     "Engine offloads the activations of the first N decoder layers");
+  if (!o.boolean("cpu_offloading_activations", true))
+    o.fail_message("cpu_offloading_activations",
+                   "cpu_offloading_activations false offloads nothing Transformer Engine still offloads (it "
+                   "ignores cpu_offloading_weights): remove cpu_offloading");
+  p.offloaded_layers = static_cast<int>(layers);
+}
+
 // Virtual stages, ZeRO, recomputation, overlaps and the pipeline schedule.
 void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check, const workload::ModelConfig& model,
                                 workload::ParallelConfig& p) {
@@ -190,6 +217,8 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
                 : recompute == "selective_op" ? workload::Recompute::kSelectiveOp
                                               : workload::Recompute::kNone;
   check.recompute(p);
+  parse_cpu_offloading(o, model, p);
+  check.offload(p);
   p.overlap_grad_reduce = o.boolean("overlap_grad_reduce", false);
   p.overlap_param_gather = o.boolean("overlap_param_gather", false);
   const std::string schedule = o.choice("pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"}, "1f1b");
@@ -250,8 +279,9 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "virtual_pipeline_model_parallel_size", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
        "pipeline_model_parallel_layout", "partition_method", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
-       "sequence_parallel", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "overlap_grad_reduce", "overlap_param_gather",
-       "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},
+       "sequence_parallel", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
+       "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering",
+       "overlap_grad_reduce", "overlap_param_gather", "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},
       unmodeled_parallelism_keys());
   const ObjectReader o =
       root.has("parallelism")

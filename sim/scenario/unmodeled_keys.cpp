@@ -19,6 +19,11 @@ constexpr std::array kParallelism{
                  "Megatron-Core's --overlap-moe-expert-parallel-comm runs one micro-batch's expert-parallel "
                  "all-to-alls during another's compute",
                  kExposed},
+    UnmodeledKey{"fine_grained_activation_offloading",
+                 "Megatron-Core's fine-grained activation offloading moves the saved tensors of the modules listed "
+                 "in offload_modules (attention, expert FC1, ...) to host memory, pipeline parallelism allowed",
+                 "use cpu_offloading with cpu_offloading_num_layers (whole layers, pipeline_model_parallel_size 1), "
+                 "or remove it: the activations then stay on the GPU, an upper bound of the peak memory"},
     UnmodeledKey{"moe_shared_expert_overlap",
                  "Megatron-Core's --moe-shared-expert-overlap computes the shared experts during the token "
                  "dispatch and combine all-to-alls",
@@ -37,11 +42,6 @@ constexpr std::array kTraining{
                  "remove it: a Megatron-style step (framework \"fused\") is simulated without host launch costs "
                  "already (docs/model.md, \"Host dispatch\"), i.e. as a graphed step; PyTorch eager's are in "
                  "framework \"pytorch_eager\""},
-    UnmodeledKey{"cpu_offloading",
-                 "Megatron-Core's --cpu-offloading (NeMo's cpu_offloading) moves some layers' activations, and "
-                 "optionally weights, to host memory during the forward pass and back for the backward",
-                 "remove it: trainsim then keeps the activations on the GPU, an upper bound of the peak memory with "
-                 "no PCIe traffic; recompute_granularity lowers the activation memory instead"},
 };
 
 }  // namespace

@@ -1,11 +1,13 @@
 #include "workload/iteration_builder.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "workload/async_traffic.h"
 #include "workload/gradient_buckets.h"
 #include "workload/iteration_layout.h"
+#include "workload/memory.h"
 #include "workload/pipeline_passes.h"
 #include "workload/stage_groups.h"
 #include "workload/stage_iteration.h"
@@ -35,7 +37,19 @@ std::size_t task_bound(const IterationLayout& l, const ModelConfig& model, const
                                      ops.embedding_forward().size() + ops.embedding_backward().size() +
                                      ops.head_forward().size() + ops.head_backward().size() +
                                      2 * static_cast<std::size_t>(l.virtual_stages) + (l.zero3 ? 6 : 0);
-  return static_cast<std::size_t>(iterations) * (static_cast<std::size_t>(l.microbatches) + 2) * per_microbatch;
+  return static_cast<std::size_t>(iterations) * (static_cast<std::size_t>(l.microbatches) + 2) *
+         (per_microbatch + 2 * static_cast<std::size_t>(parallel.offloaded_layers));
+}
+
+// Saved activations of each decoder layer of a stage (one: cpu_offloading
+// needs pp = 1), one micro-batch on one GPU.
+std::vector<double> offload_bytes(const ModelConfig& model, const TrainingConfig& training,
+                                  const ParallelConfig& parallel, const IterationLayout& layout) {
+  const ActivationSplit split{layout.tp, parallel.sequence_parallel, layout.cp};
+  std::vector<double> bytes;
+  for (long long l = 0; l < model.num_layers; ++l)
+    bytes.push_back(layer_activation_bytes(model, training, parallel.recompute, training.micro_batch_size, split, l));
+  return bytes;
 }
 
 // The stage's gradient reductions (or async_ps traffic), its optimizer step and
@@ -151,7 +165,12 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   StageEnd end(out, async);
   out.graph.reserve(task_bound(layout, model, parallel, ops, iterations));
 
-  const GraphInputs in{layout, parallel, ops, out.graph};
+  std::optional<ActivationOffload> offload;
+  if (parallel.offloaded_layers > 0 && layout.pp != 1)
+    throw std::invalid_argument("cpu_offloading needs pipeline_model_parallel_size 1");
+  if (parallel.offloaded_layers > 0) offload.emplace(out.graph, offload_bytes(model, training, parallel, layout),
+                                                     parallel.offloaded_layers);
+  const GraphInputs in{layout, parallel, ops, out.graph, offload ? &*offload : nullptr};
   std::vector<StageCarry> carry(static_cast<std::size_t>(layout.pp));
   for (int it = 0; it < iterations; ++it) {
     PassLinks links(layout);

@@ -416,6 +416,34 @@ MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const
   return est;
 }
 
+// CPU activation offload (workload/activation_offload.h; docs/model.md, "CPU
+// activation offload"), one stage holding the whole model, one micro-batch alive
+// at a time: a layer's forward and its backward each find the layers of a window
+// of L - N alive (fewer near the start), and the head's pass (its activations and
+// its loss's backward) the last window; the first N layers' activations wait in
+// host memory.
+void offload_activations(const std::vector<double>& layer, int offloaded, double embedding, double head_pass,
+                         MemoryEstimate& est) {
+  const std::size_t window = layer.size() - static_cast<std::size_t>(offloaded);
+  double alive = 0.0;
+  double largest = 0.0;
+  std::size_t largest_layers = 0;
+  for (std::size_t k = 0; k < layer.size(); ++k) {
+    alive += layer[k];
+    if (k >= window) alive -= layer[k - window];
+    if (alive > largest) {
+      largest = alive;
+      largest_layers = std::min(k + 1, window);
+    }
+  }
+  const double last = alive + head_pass;
+  est.activations = embedding + std::max(largest, last);
+  est.in_flight_microbatches =
+      static_cast<double>(last >= largest ? window : largest_layers) / static_cast<double>(layer.size());
+  est.host_bytes = 0.0;
+  for (std::size_t l = 0; l < static_cast<std::size_t>(offloaded); ++l) est.host_bytes += layer[l];
+}
+
 }  // namespace
 
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
@@ -441,6 +469,11 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
   const double head = head_activation_bytes(m, t, b, split);
   const double loss_transient = loss_backward_transient_bytes(m, t, b, split);
 
+  if (p.offloaded_layers > 0) {
+    MemoryEstimate est = stage_states(m, t, p, 0);
+    offload_activations(layer, p.offloaded_layers, embedding, head + loss_transient, est);
+    return {est};
+  }
   std::vector<MemoryEstimate> out;
   for (int s = 0; s < p.pipeline; ++s) {
     MemoryEstimate est = stage_states(m, t, p, s);

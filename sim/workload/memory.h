@@ -28,6 +28,9 @@ struct MemoryEstimate {
   // PyTorch eager: cuBLAS workspaces held by the caching allocator; included in
   // activations (which then read "everything besides the model states").
   double workspaces = 0;
+  // Host memory one GPU's process holds: the activations CPU offload keeps there
+  // at the end of a forward pass (not in total(), which is the GPU's).
+  double host_bytes = 0;
   int stage = 0;           // pipeline stage (the most loaded one in estimate_memory)
   double parameters = 0;   // parameters held by one GPU of the stage
   // Micro-batch passes whose activations are alive at the peak, counted in

@@ -70,6 +70,11 @@ struct ParallelConfig {
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
+  // Megatron-Core's cpu_offloading with cpu_offloading_num_layers (Transformer
+  // Engine's CPU offload): the activations of the first N decoder layers go to
+  // host memory in the forward pass and come back for the backward (docs/model.md,
+  // "CPU activation offload"); 0: off.
+  int offloaded_layers = 0;
   bool overlap_grad_reduce = false;  // Megatron-LM's default
   bool overlap_param_gather = false;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;

@@ -36,9 +36,12 @@ void add_forward_pass(StageIteration& stage, const PipelineStep& step) {
     stage.gate(kEmbeddingUnit);
     emit.add(ops.embedding_forward(), Category::kForward, Role::kEmbedding);
   }
+  ActivationOffload* offload = stage.in.offload;
   for (long long layer = v.first; layer < v.end; ++layer) {
     stage.gate(layer);
+    if (offload != nullptr) offload->before_forward(emit, layer);
     emit.add(ops.layer_forward(layer), Category::kForward, Role::kLayer);
+    if (offload != nullptr) offload->after_forward(emit, layer);
   }
   if (j == l.last_virtual()) {
     stage.gate(kHeadUnit);
@@ -65,6 +68,7 @@ void add_backward_pass(StageIteration& stage, const PipelineStep& step) {
   };
   if (j == l.last_virtual()) backward(ops.head_backward(), Role::kHead, kHeadUnit);
   for (long long layer = v.end - 1; layer >= v.first; --layer) {
+    if (stage.in.offload != nullptr) stage.in.offload->before_backward(emit, layer);
     emit.add(ops.layer_recompute(layer, stage.in.parallel.recompute), Category::kRecompute, Role::kLayer);
     backward(ops.layer_backward(layer), Role::kLayer, layer);
   }

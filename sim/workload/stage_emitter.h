@@ -59,6 +59,9 @@ class StageEmitter {
     iteration_ = iteration;
     microbatch_ = microbatch;
   }
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int iteration() const { return iteration_; }
+  [[nodiscard]] int microbatch() const { return microbatch_; }
   // Starts a pass: first() is then the first task added after this call.
   void begin_pass() { first_.reset(); }
   [[nodiscard]] TaskId first() const { return first_.value_or(0); }

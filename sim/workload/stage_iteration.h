@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "workload/activation_offload.h"
 #include "workload/gradient_buckets.h"
 #include "workload/iteration_layout.h"
 #include "workload/pipeline_schedule.h"
@@ -22,6 +23,7 @@ struct GraphInputs {
   const ParallelConfig& parallel;
   CachedOps& ops;
   TaskGraph& graph;
+  ActivationOffload* offload = nullptr;  // cpu_offloading; null: off
 };
 
 // What a stage carries from one iteration to the next.

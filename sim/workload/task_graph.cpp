@@ -14,6 +14,7 @@ std::string_view to_string(Stream s) {
     case Stream::kPpComm: return "pp_comm";
     case Stream::kCpComm: return "cp_comm";
     case Stream::kEpComm: return "ep_comm";
+    case Stream::kOffload: return "offload";
   }
   return "unknown";
 }
@@ -30,6 +31,8 @@ std::string_view to_string(Category c) {
     case Category::kAllToAll: return "all_to_all";
     case Category::kSend: return "send";
     case Category::kRecv: return "recv";
+    case Category::kOffload: return "offload";
+    case Category::kReload: return "reload";
   }
   return "unknown";
 }

@@ -14,12 +14,15 @@
 
 namespace trainsim::workload {
 
-enum class Stream : std::uint8_t { kCompute, kTpComm, kDpComm, kPpComm, kCpComm, kEpComm };
+// kOffload: copies between the GPU and host memory on a copy engine (Transformer
+// Engine's offload stream).
+enum class Stream : std::uint8_t { kCompute, kTpComm, kDpComm, kPpComm, kCpComm, kEpComm, kOffload };
 enum class Category : std::uint8_t {
   kForward, kBackward, kRecompute, kOptimizer,
-  kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSend, kRecv
+  kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSend, kRecv,
+  kOffload, kReload  // device to host, host to device
 };
-inline constexpr int kNumStreams = 6;
+inline constexpr int kNumStreams = 7;
 
 // What a task does in the training step, so that the code reading a graph
 // (execution, memory timeline, reports) never recognises a task by its name.
@@ -38,6 +41,8 @@ enum class Role : std::uint8_t {
   kParameterAverage,   // local SGD: the replicas average their parameters
   kPsPush,             // async_ps: gradients to the parameter servers
   kPsPull,             // async_ps: parameters back from them
+  kActivationOffload,  // a layer's saved activations to host memory
+  kActivationReload,   // and back for its backward
 };
 
 std::string_view to_string(Stream s);
@@ -47,11 +52,18 @@ Category category_of(net::CollectiveKind k);
 // What a task computes or communicates. The tasks that repeat an op (every
 // micro-batch's copy of a layer's kernel on one rank) share one Work, so a task
 // itself stays small (docs/architecture.md, "Engine speed").
+// A copy between a GPU and its host's memory (pinned, on a copy engine).
+struct HostCopy {
+  double bytes = 0.0;
+  bool to_host = true;  // device to host; false: host to device
+};
+
 struct Work {
   std::string name;
   hw::KernelWork compute;                     // compute tasks
   std::optional<net::Collective> collective;  // communication tasks
   double model_flops = 0.0;
+  std::optional<HostCopy> host_copy;          // host copies
 };
 using WorkId = std::uint32_t;
 

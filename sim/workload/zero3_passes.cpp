@@ -102,7 +102,13 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     gather(u);
     if (stage.in.parallel.overlap_param_gather) gather(u + 1);
     for (TaskId g : gathers[u]) emit.wait_for(g);
+    ActivationOffload* offload = units[u].role == Role::kLayer ? stage.in.offload : nullptr;
+    if (offload != nullptr) {
+      if (step.forward) offload->before_forward(emit, units[u].layer);
+      else offload->before_backward(emit, units[u].layer);
+    }
     for (const auto& [list, category] : units[u].parts) emit.add(*list, category, units[u].role);
+    if (offload != nullptr && step.forward) offload->after_forward(emit, units[u].layer);
     if (step.forward || units[u].params <= 0.0) continue;
     if (last_pass) {
       stage.zero3_params += units[u].params;

@@ -298,8 +298,29 @@ std::vector<BadCase> unmodeled_switches_cases() {
               "/training/fp8_param_gather", {"--fp8-param-gather", "1 byte per parameter", "bf16 parameters"}),
       invalid("CudaGraphsNotModeledYet", patched(R"({"training": {"enable_cuda_graph": true}})"),
               "/training/enable_cuda_graph", {"--enable-cuda-graph", "Host dispatch", "pytorch_eager"}),
-      invalid("CpuOffloadingNotModeledYet", patched(R"({"training": {"cpu_offloading": true}})"),
-              "/training/cpu_offloading", {"--cpu-offloading", "host memory", "recompute_granularity"}),
+      invalid("CpuOffloadingIsAParallelismKey", patched(R"({"training": {"cpu_offloading": true}})"),
+              "/training/cpu_offloading", {"cpu_offloading"}),
+      invalid("OffloadLayersWithoutTheSwitch", patched(R"({"parallelism": {"cpu_offloading_num_layers": 4}})"),
+              "/parallelism/cpu_offloading_num_layers", {"without", "Megatron-Bridge", "set cpu_offloading"}),
+      invalid("OffloadWithoutLayers", patched(R"({"parallelism": {"cpu_offloading": true}})"),
+              "/parallelism/cpu_offloading", {"cpu_offloading_num_layers >= 1", "first N decoder layers"}),
+      invalid("OffloadEveryLayer",
+              patched(R"({"parallelism": {"cpu_offloading": true, "cpu_offloading_num_layers": 12}})"),
+              "/parallelism/cpu_offloading_num_layers", {"11", "found 12"}),
+      invalid("OffloadWithRecomputation",
+              patched(R"({"parallelism": {"cpu_offloading": true, "cpu_offloading_num_layers": 4,
+                                          "recompute_granularity": "full"}})"),
+              "/parallelism/recompute_granularity", {"not supported with activation recomputation"}),
+      invalid("OffloadWithPipeline",
+              patched(R"({"parallelism": {"cpu_offloading": true, "cpu_offloading_num_layers": 4,
+                                          "pipeline_model_parallel_size": 2}})"),
+              "/parallelism/pipeline_model_parallel_size", {"not supported with pipeline parallelism"}),
+      invalid("OffloadWithoutAHostLink",
+              patched(R"({"cluster": {"gpu": {"name": "bare", "peak_flops": {"bf16": "989TFLOP/s"},
+                                                  "memory_capacity": "80GB", "memory_bandwidth": "3350GB/s"},
+                                          "gpus_per_node": 1},
+                          "parallelism": {"cpu_offloading": true, "cpu_offloading_num_layers": 4}})"),
+              "/parallelism/cpu_offloading", {"cluster.host.device_to_host", "no platform.host"}),
       invalid("TpCommOverlapAsTextIsRefused", patched(R"({"parallelism": {"tp_comm_overlap": "true"}})"),
               "/parallelism/tp_comm_overlap", {"expected true or false", R"(found "true")"}),
   };
@@ -308,8 +329,9 @@ std::vector<BadCase> unmodeled_switches_cases() {
 // false is the switch off, which is what trainsim simulates: accepted.
 TEST(UnmodeledSwitches, FalseIsAccepted) {
   EXPECT_NO_THROW(static_cast<void>(parse_scenario_text(
-      patched(R"({"parallelism": {"tp_comm_overlap": false, "enable_async_tensor_parallel": false},
-                  "training": {"fp8_param_gather": false, "enable_cuda_graph": false, "cpu_offloading": false}})"),
+      patched(R"({"parallelism": {"tp_comm_overlap": false, "enable_async_tensor_parallel": false,
+                                  "cpu_offloading": false},
+                  "training": {"fp8_param_gather": false, "enable_cuda_graph": false}})"),
       "ok.json")));
 }
 

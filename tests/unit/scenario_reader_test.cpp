@@ -537,3 +537,38 @@ TEST(ScenarioReader, ReadsFromAnyWorkingDirectory) {
 
 }  // namespace
 }  // namespace trainsim::scenario
+
+namespace trainsim::scenario {
+namespace {
+
+// The host link and memory come from the preset's platform.host, the cluster's
+// "host" overrides each key, and an async checkpoint's copy to host memory takes
+// the link's rate per GPU when neither the scenario nor a profile gives one.
+TEST(ScenarioReader, HostLinkFromThePlatformAndItsOverrides) {
+  const auto read = [](const std::string& gpu, const std::string& host) {
+    return parse_scenario_text(R"({"cluster": {"gpu": ")" + gpu + R"(", "num_nodes": 1)" + host + R"(},
+                                   "model": "gpt2-124m", "failures": {"checkpoint_mode": "async"},
+                                   "training": {"global_batch_size": 8, "micro_batch_size": 1,
+                                                "train_tokens": 1e9}})",
+                               "host.json");
+  };
+  const config::Scenario h100 = read("H100-SXM5-80GB", "");
+  EXPECT_DOUBLE_EQ(h100.cluster.host.host_to_device, 55.05e9);
+  EXPECT_DOUBLE_EQ(h100.cluster.host.device_to_host, 55.12e9);
+  EXPECT_EQ(h100.cluster.host.gpus_per_link, 1);
+  EXPECT_DOUBLE_EQ(h100.cluster.host.memory_per_gpu, 256e9);
+  EXPECT_DOUBLE_EQ(h100.failures->host_copy_bandwidth, 55.12e9);
+  EXPECT_EQ(h100.failures->host_copy_source, faults::FailureConfig::Source::kPlatform);
+  // Two A100s behind one PCIe switch uplink: 25 GB/s shared, 12.5 GB/s each.
+  const config::Scenario a100 = read("A100-SXM4-80GB", "");
+  EXPECT_DOUBLE_EQ(a100.cluster.host.device_to_host_per_gpu(), 12.5e9);
+  EXPECT_DOUBLE_EQ(a100.failures->host_copy_bandwidth, 12.5e9);
+  const config::Scenario grace =
+      read("B200", R"(, "host": {"device_to_host": "295.2GB/s", "gpus_per_link": 2, "memory_per_gpu": "240GB"})");
+  EXPECT_DOUBLE_EQ(grace.cluster.host.device_to_host_per_gpu(), 147.6e9);
+  EXPECT_DOUBLE_EQ(grace.cluster.host.host_to_device, 55.05e9);  // the preset's, not overridden
+  EXPECT_DOUBLE_EQ(grace.cluster.host.memory_per_gpu, 240e9);
+}
+
+}  // namespace
+}  // namespace trainsim::scenario
