@@ -47,9 +47,9 @@ class Run {
  public:
   Run(const TaskGraph& graph, core::Simulator& sim, const hw::ComputeModel& compute,
       net::CommunicationBackend& network, hw::Precision precision, const std::map<int, double>& slowdown,
-      Executor::OverlapFactors overlap, const hw::HostSpec& host, core::Progress* progress)
+      Executor::OverlapFactors overlap, const hw::HostSpec& host, int gpus_per_node, core::Progress* progress)
       : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision), slowdown_(slowdown),
-        overlap_(overlap), host_(host), progress_(progress) {
+        overlap_(overlap), host_(host), gpus_per_node_(gpus_per_node), progress_(progress) {
     const std::size_t n = graph.size();
     slot_.resize(n + 1);
     // Which works are collectives, in one pass over them: the tasks then read
@@ -103,7 +103,7 @@ class Run {
         slot.copy_engine = graph.works()[t.work].collective->copy_engine;
         continue;
       }
-      slot.dma = graph.works()[t.work].host_copy.has_value();
+      slot.dma = graph.works()[t.work].host.has_value();
       const auto slow = slowdown_.find(t.rank);
       const double factor = slow == slowdown_.end() || slot.dma ? 1.0 : 1.0 + slow->second;
       slot.duration = core::from_seconds(p.seconds * factor);
@@ -189,7 +189,7 @@ class Run {
     bool finished : 1 = false;
     bool memory_bound : 1 = false;  // compute tasks: beside a collective at overlap_.memory_bound, else tensor_core
     bool copy_engine : 1 = false;   // collectives: on the copy engines, slowing no compute (net::Collective)
-    bool dma : 1 = false;           // a host copy (workload::HostCopy): a copy engine's, at no overlap factor
+    bool dma : 1 = false;           // host work (workload::HostWork): a copy engine's or the CPU's, at no overlap factor
   };
   static_assert(sizeof(Slot) == 32);
   // A work's costs, a compute work's priced once for all the tasks that repeat
@@ -203,8 +203,8 @@ class Run {
     Priced& p = priced_[id];
     if (!p.collective && p.seconds < 0.0) {
       const workload::Work& w = graph_.works()[id];
-      if (w.host_copy) {
-        p.seconds = host_copy_seconds(*w.host_copy);
+      if (w.host) {
+        p.seconds = host_work_seconds(*w.host);
         return p;
       }
       p.seconds = compute_.seconds(w.compute, precision_);
@@ -296,11 +296,15 @@ class Run {
     return s.dma ? 1.0 : s.memory_bound ? overlap_.memory_bound : overlap_.tensor_core;
   }
 
-  // bytes / the link's rate per GPU in the copy's direction (hw::HostSpec).
-  double host_copy_seconds(const workload::HostCopy& c) const {
-    const double rate = c.to_host ? host_.device_to_host_per_gpu() : host_.host_to_device_per_gpu();
-    if (!(rate > 0.0)) throw std::logic_error("Executor: a host copy without the host link's bandwidth");
-    return c.bytes / rate;
+  // A copy: bytes / the link's rate per GPU in its direction; a CPU Adam update:
+  // parameters / the host's rate, shared by the node's GPUs (hw::HostSpec).
+  double host_work_seconds(const workload::HostWork& w) const {
+    using Kind = workload::HostWork::Kind;
+    const double rate = w.kind == Kind::kToHost     ? host_.device_to_host_per_gpu()
+                        : w.kind == Kind::kToDevice ? host_.host_to_device_per_gpu()
+                                                    : host_.cpu_adam_rate / gpus_per_node_;
+    if (!(rate > 0.0)) throw std::logic_error("Executor: host work without the host's rate");
+    return w.amount / rate;
   }
 
   // A compute task's time, beside a collective or not.
@@ -414,6 +418,7 @@ class Run {
   const std::map<int, double>& slowdown_;
   Executor::OverlapFactors overlap_;  // compute kernels' factors beside a collective of their rank
   const hw::HostSpec& host_;
+  int gpus_per_node_;
   core::Progress* progress_;
   std::vector<int> inflight_;                        // by rank index: collectives in flight (overlap_.any())
   std::vector<std::vector<std::size_t>> rank_lanes_;  // by rank index: its lanes (overlap_.any())
@@ -431,7 +436,7 @@ class Run {
 }  // namespace
 
 Timeline Executor::run(const workload::TaskGraph& graph, core::Simulator& sim, core::Progress* progress) {
-  Run state(graph, sim, compute_, network_, precision_, slowdown_, overlap_, host_, progress);
+  Run state(graph, sim, compute_, network_, precision_, slowdown_, overlap_, host_, gpus_per_node_, progress);
   return state.execute();
 }
 

@@ -42,8 +42,12 @@ class Executor {
     overlap_ = {1.0 + tensor_core, 1.0 + memory_bound};
   }
 
-  // The GPU's link to host memory, which prices host copies (workload::HostCopy).
-  void set_host(const hw::HostSpec& host) { host_ = host; }
+  // The GPU's link to host memory and the host's CPU Adam rate, shared by the
+  // node's `gpus_per_node` GPUs, which price host work (workload::HostWork).
+  void set_host(const hw::HostSpec& host, int gpus_per_node) {
+    host_ = host;
+    gpus_per_node_ = gpus_per_node;
+  }
 
   // The factors (1 + s) of kernels beside a collective, by kernel class.
   struct OverlapFactors {
@@ -56,6 +60,7 @@ class Executor {
   std::map<int, double> slowdown_;
   OverlapFactors overlap_;
   hw::HostSpec host_;
+  int gpus_per_node_ = 1;
   const hw::ComputeModel& compute_;
   net::CommunicationBackend& network_;
   hw::Precision precision_;

@@ -24,16 +24,23 @@ core::Time union_of(const std::vector<Interval>& a, std::vector<Interval> b) {
 RankTime rank_time(const SimulationOutput& out, int rank) {
   const auto& graph = out.iteration.graph;
   std::vector<Interval> compute;
-  std::vector<Interval> tp, dp, other, comm;
+  std::vector<Interval> tp, dp, other, comm, optimizer;
   RankTime r;
   for (const Span& span : out.timeline.spans) {
     if (span.rank != rank) continue;
     const workload::Task& t = graph[span.task];
     const core::Time length = span.end - span.start;
+    // The optimizer step's kernels, and CPU optimizer offload's copies and host
+    // update beside them: the union of their spans.
+    if (t.category == workload::Category::kOptimizer) {
+      compute.emplace_back(span.start, span.end);
+      optimizer.emplace_back(span.start, span.end);
+      continue;
+    }
     switch (t.stream) {
       case workload::Stream::kCompute:
         compute.emplace_back(span.start, span.end);
-        (t.category == workload::Category::kOptimizer ? r.optimizer : r.compute) += length;
+        r.compute += length;
         if (t.category == workload::Category::kRecompute) r.recompute += length;
         continue;
       case workload::Stream::kTpComm: tp.emplace_back(span.start, span.end); break;
@@ -42,6 +49,8 @@ RankTime rank_time(const SimulationOutput& out, int rank) {
     }
     comm.emplace_back(span.start, span.end);
   }
+  std::sort(optimizer.begin(), optimizer.end());
+  r.optimizer = union_length(std::move(optimizer));
   if (!std::is_sorted(compute.begin(), compute.end())) std::sort(compute.begin(), compute.end());
   const core::Time busy = union_length(compute);
   const auto exposed = [&](std::vector<Interval> lane) { return lane.empty() ? 0 : union_of(compute, std::move(lane)) - busy; };

@@ -222,7 +222,7 @@ SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& opti
 
   Executor executor(compute, communication.backend(), s.training.precision);
   executor.set_overlap_slowdown(s.cluster.gpu.overlap_compute_slowdown, s.cluster.gpu.overlap_memory_slowdown);
-  executor.set_host(s.cluster.host);
+  executor.set_host(s.cluster.host, s.cluster.gpus_per_node);
   // async_ps: workers do not wait for each other, so a slow GPU slows only its own
   // worker; the replay takes it per worker and the simulated step stays nominal.
   const bool async_ps = s.parallel.mode == workload::TrainingMode::kAsyncPs;
@@ -279,7 +279,7 @@ core::Time step_with_slow_ranks(const config::Scenario& s, const SimulationOutpu
   Communication communication(s, planner, options.link_counters);
   Executor executor(*compute, communication.backend(), s.training.precision);
   executor.set_overlap_slowdown(s.cluster.gpu.overlap_compute_slowdown, s.cluster.gpu.overlap_memory_slowdown);
-  executor.set_host(s.cluster.host);
+  executor.set_host(s.cluster.host, s.cluster.gpus_per_node);
   if (!options.slow_ranks.empty()) executor.set_compute_slowdown(representative_slowdown(healthy, options));
   core::Simulator sim;
   return executor.run(healthy.iteration.graph, sim).makespan / healthy.iteration.iterations;

@@ -97,6 +97,9 @@ struct HostSpec {
   double device_to_host = 0.0;  // B/s
   int gpus_per_link = 1;
   double memory_per_gpu = 0.0;  // bytes of host memory per GPU (the node's / its GPUs)
+  // Parameters per second the host's CPUs update with Adam (fp32 master weights and
+  // moments), all cores of the node on one process's arrays (CPU optimizer offload).
+  double cpu_adam_rate = 0.0;
 
   [[nodiscard]] double host_to_device_per_gpu() const { return host_to_device / gpus_per_link; }
   [[nodiscard]] double device_to_host_per_gpu() const { return device_to_host / gpus_per_link; }

@@ -121,7 +121,7 @@ MemoryReport memory_report(const config::Scenario& s, const exec::SimulationOutp
     mem.fits = false;
     mem.reason = fmt::format(
         "CPU offload keeps {} per GPU in host memory ({} per node of {} GPUs) but the host has {} per GPU ({} per "
-        "node): offload fewer layers (cpu_offloading_num_layers)",
+        "node): offload less (cpu_offloading_num_layers, optimizer_offload_fraction)",
         bytes_text(mem.host_bytes_per_gpu), bytes_text(mem.host_bytes_per_gpu * mem.gpus_per_node), mem.gpus_per_node,
         bytes_text(mem.host_capacity_bytes_per_gpu), bytes_text(mem.host_capacity_bytes_per_gpu * mem.gpus_per_node));
     return mem;

@@ -176,7 +176,7 @@ void add_memory(Lines& line, const Metrics& m) {
   if (mem.context_bytes > 0.0)
     line("", fmt::format("and {:.2f} GiB of CUDA context, as the calibration profile measured it", mem.context_bytes / kGiB));
   if (mem.host_bytes_per_gpu > 0.0)
-    line("host memory", fmt::format("{:.1f} GiB per GPU of offloaded activations, {:.1f} GiB per node of {} GPUs ({})",
+    line("host memory", fmt::format("{:.1f} GiB per GPU offloaded, {:.1f} GiB per node of {} GPUs ({})",
                                     mem.host_bytes_per_gpu / kGiB, mem.host_bytes_per_gpu * mem.gpus_per_node / kGiB,
                                     mem.gpus_per_node,
                                     mem.host_capacity_bytes_per_gpu <= 0.0

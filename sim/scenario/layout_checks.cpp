@@ -220,6 +220,14 @@ void LayoutChecks::recompute(const ParallelConfig& p) const {
 }
 
 void LayoutChecks::offload(const ParallelConfig& p) const {
+  if (training_.optimizer_offload_fraction > 0.0) {
+    // Megatron-Core: --optimizer-cpu-offload needs --use-precision-aware-optimizer,
+    // which needs the distributed optimizer (d98e8a6, arguments.py, optimizer/__init__.py).
+    if (p.zero_stage != 1 || p.mode != workload::TrainingMode::kSync)
+      fail("zero_stage", fmt::format("training.optimizer_cpu_offload is Megatron-Core's, over its distributed "
+                                     "optimizer: zero_stage 1 in mode \"sync\" (found zero_stage {})",
+                                     p.zero_stage));
+  }
   if (p.offloaded_layers == 0) return;
   // Megatron-Core's TransformerConfig refuses the combinations below (d98e8a6,
   // transformer_config.py); the offload context comes from Transformer Engine.

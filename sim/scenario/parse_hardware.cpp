@@ -280,7 +280,8 @@ nlohmann::json resolve_preset(const ObjectReader& parent, std::string_view key, 
   return merged;
 }
 
-const std::vector<std::string_view> kHostKeys{"host_to_device", "device_to_host", "gpus_per_link", "memory_per_gpu"};
+const std::vector<std::string_view> kHostKeys{"host_to_device", "device_to_host", "gpus_per_link", "memory_per_gpu",
+                                              "cpu_adam_rate"};
 
 // A platform's or cluster's "host": the GPU's link to host memory and that memory.
 void parse_host(const ObjectReader& o, hw::HostSpec& h) {
@@ -288,6 +289,7 @@ void parse_host(const ObjectReader& o, hw::HostSpec& h) {
   h.device_to_host = o.quantity("device_to_host", Dimension::kBandwidth, 1e6, kMaxBandwidth, h.device_to_host);
   h.gpus_per_link = static_cast<int>(o.integer("gpus_per_link", 1, kMaxGpusPerNode, h.gpus_per_link));
   h.memory_per_gpu = o.quantity("memory_per_gpu", Dimension::kBytes, 1e6, 1e15, h.memory_per_gpu);
+  h.cpu_adam_rate = o.number("cpu_adam_rate", 1e3, 1e15, h.cpu_adam_rate);
 }
 
 hw::ClusterSpec parse_cluster(const ObjectReader& root) {

@@ -65,13 +65,47 @@ void parse_bf16_layers(const ObjectReader& t, const workload::ModelConfig& model
 
 }  // namespace
 
+namespace {
+
+// Megatron-Core's CPU optimizer offload (optimizer_cpu_offload, its fraction and
+// overlap; docs/model.md, "CPU optimizer offload"): the distributed optimizer is
+// checked with the parallel layout (LayoutChecks::offload).
+void parse_optimizer_offload(const ObjectReader& t, const hw::ClusterSpec& cluster, workload::TrainingConfig& c) {
+  const bool on = t.boolean("optimizer_cpu_offload", false);
+  for (std::string_view key : {"optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d"})
+    if (!on && t.has_non_null(key))
+      t.fail_message(key, fmt::format("{} applies with \"optimizer_cpu_offload\": true only", key));
+  if (!on) return;
+  // Megatron-LM's --optimizer-offload-fraction defaults to 1.0 (arguments.py).
+  c.optimizer_offload_fraction = t.number("optimizer_offload_fraction", 0.0, 1.0, 1.0);
+  c.overlap_cpu_optimizer_d2h_h2d = t.boolean("overlap_cpu_optimizer_d2h_h2d", false);
+  const auto refuse = [&](std::string_view why) {
+    t.fail_message("optimizer_cpu_offload", fmt::format("optimizer_cpu_offload {}", why));
+  };
+  if (c.optimizer != workload::Optimizer::kAdam)
+    refuse("runs Megatron-Core's HybridDeviceOptimizer, which is AdamW (torch.optim.AdamW on the host, "
+           "Transformer Engine's FusedAdam on the GPU): optimizer \"adam\" or \"adamw\"");
+  if (c.framework != workload::Framework::kFused)
+    refuse("is Megatron-Core's (\"framework\": \"fused\")");
+  if (!(cluster.host.device_to_host > 0.0) || !(cluster.host.host_to_device > 0.0))
+    refuse("copies gradients to host memory and parameters back: it needs the GPU's host link, "
+           "cluster.host.device_to_host and host_to_device (the GPU's preset has no platform.host)");
+  if (!(cluster.host.cpu_adam_rate > 0.0))
+    refuse("needs the host CPUs' Adam rate, cluster.host.cpu_adam_rate (parameters per second, all of a node's "
+           "cores on fp32 master weights and moments): no preset has a published figure for its host; "
+           "trainsim-cpu-adam measures one on the node");
+}
+
+}  // namespace
+
 workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster,
                                         const workload::ModelConfig& model) {
   const ObjectReader t =
       root.object("training", with_unmodeled({"global_batch_size", "micro_batch_size", "precision", "train_tokens",
                                               "optimizer", "grad_reduce_dtype", "attention_backend", "cross_entropy",
                                               "framework", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
-                                              "num_layers_at_end_in_bf16", "tp_backward"},
+                                              "num_layers_at_end_in_bf16", "tp_backward", "optimizer_cpu_offload",
+                                              "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d"},
                                              unmodeled_training_keys()));
   refuse_unmodeled(t, unmodeled_training_keys());
   workload::TrainingConfig c;
@@ -117,6 +151,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   c.tp_backward = t.choice("tp_backward", {"async", "sync"}, "async") == "sync" ? workload::TpBackward::kSync
                                                                               : workload::TpBackward::kAsync;
   parse_bf16_layers(t, model, c);
+  parse_optimizer_offload(t, cluster, c);
   return c;
 }
 

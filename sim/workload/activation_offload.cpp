@@ -14,11 +14,11 @@ ActivationOffload::ActivationOffload(TaskGraph& graph, std::vector<double> layer
     const double bytes = bytes_[static_cast<std::size_t>(l)];
     Work out;
     out.name = "offload.layer" + std::to_string(l);
-    out.host_copy = HostCopy{bytes, true};
+    out.host = HostWork{HostWork::Kind::kToHost, bytes};
     to_host_.push_back(graph_.add_work(std::move(out)));
     Work back;
     back.name = "reload.layer" + std::to_string(l);
-    back.host_copy = HostCopy{bytes, false};
+    back.host = HostWork{HostWork::Kind::kToDevice, bytes};
     to_device_.push_back(graph_.add_work(std::move(back)));
   }
 }

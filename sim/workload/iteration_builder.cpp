@@ -56,7 +56,8 @@ std::vector<double> offload_bytes(const ModelConfig& model, const TrainingConfig
 // what the next iteration waits for, once its passes are in.
 class StageEnd {
  public:
-  StageEnd(IterationGraph& out, const AsyncTraffic& async) : out_(out), async_(async) {}
+  StageEnd(IterationGraph& out, const AsyncTraffic& async, const TrainingConfig& training)
+      : out_(out), async_(async), training_(training) {}
 
   void add(StageIteration& stage) {
     const IterationLayout& l = stage.in.layout;
@@ -102,13 +103,16 @@ class StageEnd {
   }
 
   // ZeRO: each rank updates its shard of the parameters: 1/(dp cp) of the dense
-  // ones, 1/(dp cp / ep) of the expert ones.
-  static TaskId add_optimizer_step(StageIteration& stage, TaskId last_backward, double params, double expert_params) {
+  // ones, 1/(dp cp / ep) of the expert ones; with CPU optimizer offload the host
+  // updates the offloaded share first (add_host_update) and the GPU the rest.
+  TaskId add_optimizer_step(StageIteration& stage, TaskId last_backward, double params, double expert_params) const {
     const IterationLayout& l = stage.in.layout;
+    const double shard = l.shard_optimizer ? (params - expert_params) / static_cast<double>(l.dense_dp) +
+                                                 expert_params / static_cast<double>(l.expert_dp)
+                                           : params;
+    const double offloaded = training_.optimizer_offload_fraction;
     OptimizerScope scope;
-    scope.shard = l.shard_optimizer ? (params - expert_params) / static_cast<double>(l.dense_dp) +
-                                          expert_params / static_cast<double>(l.expert_dp)
-                                    : params;
+    scope.shard = shard * (1.0 - offloaded);
     scope.local = l.zero3 ? 0.0 : params;
     scope.prescale = !l.zero3 && l.dense_dp > 1;
     scope.fsdp = l.zero3;
@@ -124,12 +128,48 @@ class StageEnd {
     t.role = Role::kOptimizerStep;
     t.deps = stage.reductions;
     t.deps.push_back(last_backward);
+    if (offloaded > 0.0) add_host_update(stage, offloaded * shard, t.deps);
     t.iteration = stage.iteration;
     return stage.in.graph.add(std::move(t));
   }
 
+  // Megatron-Core's HybridDeviceOptimizer (docs/model.md, "CPU optimizer offload"):
+  // the offloaded parameters' main gradients to the host, the host CPUs' AdamW
+  // over their fp32 master weights and moments, the fp32 weights back (cast to the
+  // GPU's parameters there). Without overlap one after another; with
+  // overlap_cpu_optimizer_d2h_h2d the copies run beside the update (one copy stream).
+  // `deps`: what the update waits for; the GPU's own step then waits for it too.
+  void add_host_update(StageIteration& stage, double params, TaskDeps& deps) const {
+    const TaskDeps ready = deps;
+    const IterationLayout& l = stage.in.layout;
+    TaskGraph& graph = stage.in.graph;
+    const auto add = [&](std::string name, HostWork work, Stream stream, TaskDeps after) {
+      Work w;
+      w.name = std::move(name);
+      w.host = work;
+      Task t;
+      t.work = graph.add_work(std::move(w));
+      t.rank = stage.rank;
+      t.stream = stream;
+      t.category = Category::kOptimizer;
+      t.role = Role::kOptimizerStep;
+      t.iteration = stage.iteration;
+      t.deps = std::move(after);
+      return graph.add(std::move(t));
+    };
+    const TaskId grads = add("optimizer.grads_to_host", {HostWork::Kind::kToHost, params * l.grad_bytes},
+                             Stream::kOffload, ready);
+    const TaskId update = add("optimizer.cpu_adam", {HostWork::Kind::kCpuAdam, params}, Stream::kHost,
+                              training_.overlap_cpu_optimizer_d2h_h2d ? ready : TaskDeps{grads});
+    const TaskId back = add("optimizer.params_to_device", {HostWork::Kind::kToDevice, 4.0 * params},
+                            Stream::kOffload, training_.overlap_cpu_optimizer_d2h_h2d ? TaskDeps{grads} : TaskDeps{update});
+    deps.push_back(back);
+    if (training_.overlap_cpu_optimizer_d2h_h2d) deps.push_back(update);
+  }
+
   IterationGraph& out_;
   const AsyncTraffic& async_;
+  const TrainingConfig& training_;
 };
 
 }  // namespace
@@ -162,7 +202,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   if (layout.gather_buckets && parallel.overlap_param_gather)
     for (int s = 0; s < layout.pp; ++s) plans[static_cast<std::size_t>(s)] = plan_buckets(layout, parallel.schedule, ops, s);
   const AsyncTraffic async(layout, parallel, training, out.num_gpus);
-  StageEnd end(out, async);
+  StageEnd end(out, async, training);
   out.graph.reserve(task_bound(layout, model, parallel, ops, iterations));
 
   std::optional<ActivationOffload> offload;

@@ -413,6 +413,14 @@ MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const
   }
   // async_ps: the servers keep the optimizer states (and the master weights).
   if (p.mode == TrainingMode::kAsyncPs) est.optimizer_states = 0.0;
+  // CPU optimizer offload: the offloaded share's master weights and moments live
+  // in host memory, beside a pinned fp32 copy of their gradients (Megatron-Core's
+  // HybridDeviceOptimizer; docs/model.md, "CPU optimizer offload").
+  if (const double f = t.optimizer_offload_fraction; f > 0.0 && per.optimizer > 0.0) {
+    const double shard = est.optimizer_states / per.optimizer;
+    est.optimizer_states *= 1.0 - f;
+    est.host_bytes += f * shard * (per.optimizer + 4.0);
+  }
   return est;
 }
 
@@ -440,7 +448,6 @@ void offload_activations(const std::vector<double>& layer, int offloaded, double
   est.activations = embedding + std::max(largest, last);
   est.in_flight_microbatches =
       static_cast<double>(last >= largest ? window : largest_layers) / static_cast<double>(layer.size());
-  est.host_bytes = 0.0;
   for (std::size_t l = 0; l < static_cast<std::size_t>(offloaded); ++l) est.host_bytes += layer[l];
 }
 

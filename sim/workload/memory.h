@@ -29,7 +29,8 @@ struct MemoryEstimate {
   // activations (which then read "everything besides the model states").
   double workspaces = 0;
   // Host memory one GPU's process holds: the activations CPU offload keeps there
-  // at the end of a forward pass (not in total(), which is the GPU's).
+  // at the end of a forward pass, and CPU optimizer offload's master weights,
+  // moments and gradient copies (not in total(), which is the GPU's).
   double host_bytes = 0;
   int stage = 0;           // pipeline stage (the most loaded one in estimate_memory)
   double parameters = 0;   // parameters held by one GPU of the stage

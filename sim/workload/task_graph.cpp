@@ -15,6 +15,7 @@ std::string_view to_string(Stream s) {
     case Stream::kCpComm: return "cp_comm";
     case Stream::kEpComm: return "ep_comm";
     case Stream::kOffload: return "offload";
+    case Stream::kHost: return "host";
   }
   return "unknown";
 }

@@ -16,13 +16,14 @@ namespace trainsim::workload {
 
 // kOffload: copies between the GPU and host memory on a copy engine (Transformer
 // Engine's offload stream).
-enum class Stream : std::uint8_t { kCompute, kTpComm, kDpComm, kPpComm, kCpComm, kEpComm, kOffload };
+// kHost: the host CPU's own work for a GPU (CPU optimizer offload's update).
+enum class Stream : std::uint8_t { kCompute, kTpComm, kDpComm, kPpComm, kCpComm, kEpComm, kOffload, kHost };
 enum class Category : std::uint8_t {
   kForward, kBackward, kRecompute, kOptimizer,
   kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSend, kRecv,
   kOffload, kReload  // device to host, host to device
 };
-inline constexpr int kNumStreams = 7;
+inline constexpr int kNumStreams = 8;
 
 // What a task does in the training step, so that the code reading a graph
 // (execution, memory timeline, reports) never recognises a task by its name.
@@ -52,10 +53,13 @@ Category category_of(net::CollectiveKind k);
 // What a task computes or communicates. The tasks that repeat an op (every
 // micro-batch's copy of a layer's kernel on one rank) share one Work, so a task
 // itself stays small (docs/architecture.md, "Engine speed").
-// A copy between a GPU and its host's memory (pinned, on a copy engine).
-struct HostCopy {
-  double bytes = 0.0;
-  bool to_host = true;  // device to host; false: host to device
+// Work off the GPU's engines: a copy between the GPU and its host's memory
+// (pinned, on a copy engine), or the host CPU's Adam update of a GPU's optimizer
+// shard (CPU optimizer offload).
+struct HostWork {
+  enum class Kind : std::uint8_t { kToHost, kToDevice, kCpuAdam };
+  Kind kind = Kind::kToHost;
+  double amount = 0.0;  // bytes copied, or parameters updated
 };
 
 struct Work {
@@ -63,7 +67,7 @@ struct Work {
   hw::KernelWork compute;                     // compute tasks
   std::optional<net::Collective> collective;  // communication tasks
   double model_flops = 0.0;
-  std::optional<HostCopy> host_copy;          // host copies
+  std::optional<HostWork> host;               // host copies and CPU updates
 };
 using WorkId = std::uint32_t;
 

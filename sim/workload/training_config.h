@@ -58,6 +58,14 @@ struct TrainingConfig {
   // layers keep their GEMMs in bf16 (docs/model.md, "FP8 recipes"). 0: none.
   int bf16_first_layers = 0;
   int bf16_last_layers = 0;
+  // Megatron-Core's optimizer_cpu_offload with optimizer_offload_fraction (the
+  // HybridDeviceOptimizer): the share of each rank's distributed-optimizer shard
+  // whose master weights and moments live in host memory and which the host's
+  // CPUs update (docs/model.md, "CPU optimizer offload"); 0: none.
+  double optimizer_offload_fraction = 0.0;
+  // overlap_cpu_optimizer_d2h_h2d: the copies pipelined with the CPU's update,
+  // parameter by parameter.
+  bool overlap_cpu_optimizer_d2h_h2d = false;
 };
 
 // Bytes of one activation element: fp32 and tf32 keep 4, 16-bit and fp8 training

@@ -64,7 +64,7 @@ double makespan(int offloaded, double rate) {
   net::AnalyticBackend backend{std::make_unique<BytesAreSeconds>()};
   core::Simulator sim;
   exec::Executor executor(compute, backend, hw::Precision::kBf16);
-  executor.set_host(hw::HostSpec{rate, rate, 1, 0.0});
+  executor.set_host(hw::HostSpec{rate, rate, 1, 0.0, 0.0}, 1);
   return core::to_seconds(executor.run(graph, sim).makespan);
 }
 
