@@ -60,6 +60,7 @@ CalibrationUsage tally(const workload::TaskGraph& graph, const hw::ProfiledCompu
       ++(collectives.seconds(*w.collective) ? usage.collectives_measured : usage.collectives_modeled);
       continue;
     }
+    if (w.host) continue;  // copies to and from host memory, the host's update: no kernel
     const hw::CostLookup cost = model.lookup(w.compute, precision);
     if (cost.measured()) {
       ++usage.measured;

@@ -218,7 +218,6 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
                                               : workload::Recompute::kNone;
   check.recompute(p);
   parse_cpu_offloading(o, model, p);
-  check.offload(p);
   p.overlap_grad_reduce = o.boolean("overlap_grad_reduce", false);
   p.overlap_param_gather = o.boolean("overlap_param_gather", false);
   const std::string schedule = o.choice("pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"}, "1f1b");
@@ -304,6 +303,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   parse_sizes(o, check, cluster.num_gpus(), p);
   parse_options_and_schedule(o, check, model, p);
   parse_mode(o, check, p);
+  check.offload(p);
   if (training.framework != workload::Framework::kFused) check.program(p);
   return p;
 }

@@ -105,9 +105,16 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                               "optimizer", "grad_reduce_dtype", "attention_backend", "cross_entropy",
                                               "framework", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
                                               "num_layers_at_end_in_bf16", "tp_backward", "optimizer_cpu_offload",
-                                              "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d"},
+                                              "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d",
+                                              "cpu_offloading", "cpu_offloading_num_layers"},
                                              unmodeled_training_keys()));
   refuse_unmodeled(t, unmodeled_training_keys());
+  // Activation offload is a layout switch, read with recompute_granularity.
+  for (std::string_view key : {"cpu_offloading", "cpu_offloading_num_layers"})
+    if (t.has(key))
+      t.fail_message(key, fmt::format("{} is read from \"parallelism\" (Megatron-Core's TransformerConfig, beside "
+                                      "recompute_granularity): move it there",
+                                      key));
   workload::TrainingConfig c;
   c.global_batch_size = t.integer("global_batch_size", 1, kMaxBatch);
   c.micro_batch_size = t.integer("micro_batch_size", 1, kMaxBatch, 1);

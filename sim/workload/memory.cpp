@@ -414,12 +414,12 @@ MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const
   // async_ps: the servers keep the optimizer states (and the master weights).
   if (p.mode == TrainingMode::kAsyncPs) est.optimizer_states = 0.0;
   // CPU optimizer offload: the offloaded share's master weights and moments live
-  // in host memory, beside a pinned fp32 copy of their gradients (Megatron-Core's
-  // HybridDeviceOptimizer; docs/model.md, "CPU optimizer offload").
+  // in host memory, beside a pinned copy of their main gradients in the gradients'
+  // type (Megatron-Core's HybridDeviceOptimizer; docs/model.md, "CPU optimizer offload").
   if (const double f = t.optimizer_offload_fraction; f > 0.0 && per.optimizer > 0.0) {
     const double shard = est.optimizer_states / per.optimizer;
     est.optimizer_states *= 1.0 - f;
-    est.host_bytes += f * shard * (per.optimizer + 4.0);
+    est.host_bytes += f * shard * (per.optimizer + per.gradients);
   }
   return est;
 }

@@ -4,6 +4,8 @@
 // a layer; the executor prices a copy at bytes / the host link's rate.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "core/simulator.h"
@@ -113,6 +115,52 @@ TEST(ActivationOffload, PeakHoldsLMinusNLayersAndTheHostTheOtherN) {
   EXPECT_DOUBLE_EQ(offloaded.host_bytes, 5 * layer);
   EXPECT_DOUBLE_EQ(kept.host_bytes, 0.0);
   EXPECT_DOUBLE_EQ(offloaded.in_flight_microbatches, 7.0 / 12.0);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+#include "execution/simulate.h"
+#include "scenario/reader.h"
+#include "test_scenarios.h"
+
+namespace trainsim {
+namespace {
+
+// Through the iteration builder: a 2-layer model, layer 0 offloaded, two
+// micro-batches per rank over two iterations: a copy out and back per micro-batch,
+// each backward of layer 0 after its reload, and the memory timeline's peak (layer
+// 0 freed at layer 1's forward, back at its reload) equal to the estimate.
+TEST(ActivationOffload, EveryMicroBatchOfEveryIterationCopiesOutAndBack) {
+  const config::Scenario s = testing::make_scenario(
+      testing::kDense, R"("micro_batch_size": 4)", R"("cpu_offloading": true, "cpu_offloading_num_layers": 1)");
+  config::Scenario two = s;
+  two.simulation.iterations = 2;
+  const exec::SimulationOutput out = exec::simulate(two);
+  int offloads = 0;
+  int reloads = 0;
+  std::map<std::pair<int, int>, core::Time> reload_end;
+  for (const exec::Span& span : out.timeline.spans) {
+    if (span.rank != 0) continue;
+    const workload::Task& t = out.iteration.graph[span.task];
+    if (t.category == Category::kOffload) ++offloads;
+    if (t.category == Category::kReload) {
+      ++reloads;
+      reload_end[{t.iteration, t.microbatch}] = span.end;
+    }
+  }
+  EXPECT_EQ(offloads, 2 * 2);
+  EXPECT_EQ(reloads, 2 * 2);
+  for (const exec::Span& span : out.timeline.spans) {
+    const workload::Task& t = out.iteration.graph[span.task];
+    if (span.rank == 0 && t.layer == 0 && t.category == Category::kBackward) {
+      EXPECT_GE(span.start, reload_end.at({t.iteration, t.microbatch}));
+    }
+  }
+  const exec::SimulationOutput one = exec::simulate(s);
+  EXPECT_DOUBLE_EQ(one.memory_over_time.peak_bytes, one.memory.total());
+  EXPECT_LT(one.memory.total(), exec::simulate(testing::make_scenario(testing::kDense, R"("micro_batch_size": 4)"))
+                                    .memory.total());
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ TEST(OptimizerOffload, OverlapHidesBothCopiesBehindALongerUpdate) {
 }
 
 // GPU memory keeps (1 - f) of the shard's 12 bytes of master weights and moments;
-// the host holds f of them and a 4-byte fp32 gradient copy.
+// the host holds f of them and a copy of the main gradients (fp32 here: 4 bytes).
 TEST(OptimizerOffload, StatesMoveToHostMemoryWithAGradientCopy) {
   const config::Scenario s = offloaded("");
   config::Scenario kept = s;
@@ -63,6 +63,22 @@ TEST(OptimizerOffload, StatesMoveToHostMemoryWithAGradientCopy) {
   EXPECT_DOUBLE_EQ(without.optimizer_states, 12.0 * shard);
   EXPECT_DOUBLE_EQ(with.optimizer_states, 0.5 * 12.0 * shard);
   EXPECT_DOUBLE_EQ(with.host_bytes, 0.5 * 16.0 * shard);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// bf16 main gradients: the copy to the host and its pinned copy there take 2 bytes.
+TEST(OptimizerOffload, TheGradientCopyTakesTheGradientsType) {
+  const config::Scenario s = offloaded(R"(, "grad_reduce_dtype": "bf16")");
+  const exec::SimulationOutput out = exec::simulate(s);
+  const double fs = 0.5 * out.iteration.parameters_per_gpu / 8.0;
+  EXPECT_NEAR(span_seconds(out, "optimizer.grads_to_host"), fs * 2.0 / 55.12e9, 1e-9);
+  const workload::MemoryEstimate m = workload::estimate_memory(s.model, s.training, s.parallel);
+  EXPECT_DOUBLE_EQ(m.host_bytes, 0.5 * (12.0 + 2.0) * m.parameters / 8.0);
 }
 
 }  // namespace

@@ -299,7 +299,7 @@ std::vector<BadCase> unmodeled_switches_cases() {
       invalid("CudaGraphsNotModeledYet", patched(R"({"training": {"enable_cuda_graph": true}})"),
               "/training/enable_cuda_graph", {"--enable-cuda-graph", "Host dispatch", "pytorch_eager"}),
       invalid("CpuOffloadingIsAParallelismKey", patched(R"({"training": {"cpu_offloading": true}})"),
-              "/training/cpu_offloading", {"cpu_offloading"}),
+              "/training/cpu_offloading", {"read from \"parallelism\"", "move it there"}),
       invalid("OffloadLayersWithoutTheSwitch", patched(R"({"parallelism": {"cpu_offloading_num_layers": 4}})"),
               "/parallelism/cpu_offloading_num_layers", {"without", "Megatron-Bridge", "set cpu_offloading"}),
       invalid("OffloadWithoutLayers", patched(R"({"parallelism": {"cpu_offloading": true}})"),
