@@ -219,6 +219,31 @@ void LayoutChecks::recompute(const ParallelConfig& p) const {
                      what));
 }
 
+// DeepSpeed's ZeRO-Offload as trainsim models it (docs/model.md, "CPU optimizer offload").
+void LayoutChecks::zero_offload(const ParallelConfig& p) const {
+  const auto refuse = [&](std::string_view key, const std::string& why) {
+    fail(key, "offload_optimizer \"cpu\" (DeepSpeed's ZeRO-Offload) " + why);
+  };
+  if ((p.zero_stage != 1 && p.zero_stage != 2) || p.mode != workload::TrainingMode::kSync)
+    refuse("zero_stage", fmt::format("is modeled with ZeRO stage 1 or 2 in mode \"sync\" (found zero_stage {})",
+                                     p.zero_stage));
+  if (training_.optimizer_offload_fraction > 0.0)
+    refuse("offload_optimizer", "and Megatron-Core's training.optimizer_cpu_offload are two frameworks' forms of one "
+                                "offload: give one");
+  if (training_.optimizer != workload::Optimizer::kAdam)
+    refuse("offload_optimizer", "runs DeepSpeedCPUAdam: training.optimizer \"adam\" or \"adamw\"");
+  if (workload::microbatches_per_replica(training_, p) != 1)
+    refuse("offload_optimizer",
+           fmt::format("with gradient accumulation ({} micro-batches per replica) copies every micro-step's "
+                       "gradients to the host and back, which is not modeled yet: make global_batch_size = "
+                       "micro_batch_size x data_parallel_size",
+                       workload::microbatches_per_replica(training_, p)));
+  if (!(cluster_.host.device_to_host > 0.0) || !(cluster_.host.host_to_device > 0.0) ||
+      !(cluster_.host.cpu_adam_rate > 0.0))
+    refuse("offload_optimizer", "needs the GPU's host link and the host CPUs' Adam rate: cluster.host.device_to_host, "
+                                "host_to_device and cpu_adam_rate (trainsim-cpu-adam measures it)");
+}
+
 void LayoutChecks::offload(const ParallelConfig& p) const {
   if (training_.optimizer_offload_fraction > 0.0) {
     // Megatron-Core: --optimizer-cpu-offload needs --use-precision-aware-optimizer,
@@ -228,6 +253,7 @@ void LayoutChecks::offload(const ParallelConfig& p) const {
                                      "optimizer: zero_stage 1 in mode \"sync\" (found zero_stage {})",
                                      p.zero_stage));
   }
+  if (p.offload_optimizer) zero_offload(p);
   if (p.offloaded_layers == 0) return;
   // Megatron-Core's TransformerConfig refuses the combinations below (d98e8a6,
   // transformer_config.py); the offload context comes from Transformer Engine.

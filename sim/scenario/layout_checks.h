@@ -38,6 +38,7 @@ class LayoutChecks {
   void recompute(const workload::ParallelConfig& p) const;
   // Megatron-Core's asserts on CPU activation offload (transformer_config.py).
   void offload(const workload::ParallelConfig& p) const;
+  void zero_offload(const workload::ParallelConfig& p) const;
   // The asynchronous modes' limits.
   void asynchronous(const workload::ParallelConfig& p, std::string_view mode) const;
   // The layouts the single-program frameworks (pytorch_eager, trainsim_train) model.

@@ -218,6 +218,12 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
                                               : workload::Recompute::kNone;
   check.recompute(p);
   parse_cpu_offloading(o, model, p);
+  // DeepSpeed's zero_optimization.offload_optimizer.device.
+  const std::string device = o.choice("offload_optimizer", {"none", "cpu", "nvme"}, "none");
+  if (device == "nvme")
+    o.fail_message("offload_optimizer", "offload_optimizer \"nvme\" (ZeRO-Infinity: the optimizer states on NVMe "
+                                        "drives) is not modeled yet; \"cpu\" keeps them in host memory");
+  p.offload_optimizer = device == "cpu";
   p.overlap_grad_reduce = o.boolean("overlap_grad_reduce", false);
   p.overlap_param_gather = o.boolean("overlap_param_gather", false);
   const std::string schedule = o.choice("pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"}, "1f1b");
@@ -279,7 +285,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
        "pipeline_model_parallel_layout", "partition_method", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
        "sequence_parallel", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
-       "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering",
+       "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering", "offload_optimizer",
        "overlap_grad_reduce", "overlap_param_gather", "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},
       unmodeled_parallelism_keys());
   const ObjectReader o =

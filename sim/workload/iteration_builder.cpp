@@ -69,19 +69,22 @@ class StageEnd {
     double stage_params = l.zero3 ? stage.zero3_params : stage.grads.params();
     const double expert_params = l.zero3 ? stage.zero3_expert_params : stage.grads.expert_params();
 
+    std::vector<TaskId> reduced;  // per bucket
     if (parallel.mode == TrainingMode::kAsyncPs) {
       async_.add_push_pull(stage, buckets, last_backward, stage_params);
     } else if (parallel.mode == TrainingMode::kSync && l.dense_dp > 1 && !l.zero3) {
-      const std::vector<TaskId> ids = add_gradient_reductions(stage.in.graph, buckets, l, parallel.overlap_grad_reduce,
-                                                              stage.groups, last_backward, stage.rank,
-                                                              stage.iteration);
-      stage.reductions.insert(stage.reductions.end(), ids.begin(), ids.end());
+      reduced = add_gradient_reductions(stage.in.graph, buckets, l, parallel.overlap_grad_reduce, stage.groups,
+                                        last_backward, stage.rank, stage.iteration);
+      stage.reductions.insert(stage.reductions.end(), reduced.begin(), reduced.end());
     }
     if (stage.stage == 0) out_.gradient_buckets = bucket_count(stage, buckets);
     out_.parameters_per_gpu = std::max(out_.parameters_per_gpu, stage_params);
     if (parallel.mode == TrainingMode::kAsyncPs) return;  // the servers update the parameters
 
-    const TaskId step = add_optimizer_step(stage, last_backward, stage_params, expert_params);
+    TaskDeps copied;  // ZeRO-Offload: the gradient partitions copied to the host
+    if (parallel.offload_optimizer)
+      copied = add_partition_copies(stage, buckets, reduced, last_backward, shard_of(l, stage_params, expert_params));
+    const TaskId step = add_optimizer_step(stage, last_backward, stage_params, expert_params, copied);
     stage.carry.previous_step = step;
     async_.add_average(stage, step, stage_params);
     if (l.gather_buckets && !parallel.overlap_param_gather) {
@@ -103,14 +106,20 @@ class StageEnd {
   }
 
   // ZeRO: each rank updates its shard of the parameters: 1/(dp cp) of the dense
-  // ones, 1/(dp cp / ep) of the expert ones; with CPU optimizer offload the host
-  // updates the offloaded share first (add_host_update) and the GPU the rest.
-  TaskId add_optimizer_step(StageIteration& stage, TaskId last_backward, double params, double expert_params) const {
+  // ones, 1/(dp cp / ep) of the expert ones.
+  static double shard_of(const IterationLayout& l, double params, double expert_params) {
+    return l.shard_optimizer ? (params - expert_params) / static_cast<double>(l.dense_dp) +
+                                   expert_params / static_cast<double>(l.expert_dp)
+                             : params;
+  }
+
+  // With CPU optimizer offload the host updates the offloaded share first
+  // (add_host_update) and the GPU the rest.
+  TaskId add_optimizer_step(StageIteration& stage, TaskId last_backward, double params, double expert_params,
+                            const TaskDeps& copied) const {
     const IterationLayout& l = stage.in.layout;
-    const double shard = l.shard_optimizer ? (params - expert_params) / static_cast<double>(l.dense_dp) +
-                                                 expert_params / static_cast<double>(l.expert_dp)
-                                           : params;
-    const double offloaded = training_.optimizer_offload_fraction;
+    const double shard = shard_of(l, params, expert_params);
+    const double offloaded = stage.in.parallel.offload_optimizer ? 1.0 : training_.optimizer_offload_fraction;
     OptimizerScope scope;
     scope.shard = shard * (1.0 - offloaded);
     scope.local = l.zero3 ? 0.0 : params;
@@ -128,9 +137,61 @@ class StageEnd {
     t.role = Role::kOptimizerStep;
     t.deps = stage.reductions;
     t.deps.push_back(last_backward);
-    if (offloaded > 0.0) add_host_update(stage, offloaded * shard, t.deps);
+    if (stage.in.parallel.offload_optimizer) add_zero_offload_update(stage, shard, copied, t.deps);
+    else if (offloaded > 0.0) add_host_update(stage, offloaded * shard, t.deps);
     t.iteration = stage.iteration;
     return stage.in.graph.add(std::move(t));
+  }
+
+  // A host-side task of the optimizer step (CPU optimizer offload).
+  static TaskId add_host_task(StageIteration& stage, std::string name, HostWork work, Stream stream, TaskDeps after) {
+    TaskGraph& graph = stage.in.graph;
+    Work w;
+    w.name = std::move(name);
+    w.host = work;
+    Task t;
+    t.work = graph.add_work(std::move(w));
+    t.rank = stage.rank;
+    t.stream = stream;
+    t.category = Category::kOptimizer;
+    t.role = Role::kOptimizerStep;
+    t.iteration = stage.iteration;
+    t.deps = std::move(after);
+    return graph.add(std::move(t));
+  }
+
+  // DeepSpeed's ZeRO-Offload, stages 1 and 2 (docs/model.md, "CPU optimizer
+  // offload"): as each bucket is reduced, the rank's partition of it goes to the
+  // host in fp32 (stage_1_and_2.py: .to(fp32) on the GPU, then a non-blocking copy
+  // into pinned memory); without reductions (one rank) the shard after the backward.
+  static TaskDeps add_partition_copies(StageIteration& stage, const std::vector<GradientBucket>& buckets,
+                                       const std::vector<TaskId>& reduced, TaskId last_backward, double shard) {
+    const IterationLayout& l = stage.in.layout;
+    TaskDeps copies;
+    if (reduced.empty() || reduced.size() != buckets.size()) {
+      copies.push_back(add_host_task(stage, "optimizer.grads_to_host", {HostWork::Kind::kToHost, 4.0 * shard},
+                                     Stream::kOffload, {last_backward}));
+      return copies;
+    }
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      const double partition = buckets[i].params / static_cast<double>(buckets[i].expert ? l.expert_dp : l.dense_dp);
+      copies.push_back(add_host_task(stage, "optimizer.grads_to_host.bucket" + std::to_string(i),
+                                     {HostWork::Kind::kToHost, 4.0 * partition}, Stream::kOffload, {reduced[i]}));
+    }
+    return copies;
+  }
+
+  // ZeRO-Offload's step: DeepSpeedCPUAdam over the rank's partition once every
+  // copy is in, the 16-bit parameters back (2 bytes each; DeepSpeed #7309), then
+  // the parameters' all-gather as without offload.
+  void add_zero_offload_update(StageIteration& stage, double shard, const TaskDeps& copied, TaskDeps& deps) const {
+    TaskDeps ready = deps;
+    ready.append(copied);
+    const TaskId update =
+        add_host_task(stage, "optimizer.cpu_adam", {HostWork::Kind::kCpuAdam, shard}, Stream::kHost, ready);
+    const double weight_bytes = training_.precision == hw::Precision::kFp32 ? 4.0 : 2.0;
+    deps.push_back(add_host_task(stage, "optimizer.params_to_device", {HostWork::Kind::kToDevice, weight_bytes * shard},
+                                 Stream::kOffload, {update}));
   }
 
   // Megatron-Core's HybridDeviceOptimizer (docs/model.md, "CPU optimizer offload"):
@@ -142,20 +203,8 @@ class StageEnd {
   void add_host_update(StageIteration& stage, double params, TaskDeps& deps) const {
     const TaskDeps ready = deps;
     const IterationLayout& l = stage.in.layout;
-    TaskGraph& graph = stage.in.graph;
     const auto add = [&](std::string name, HostWork work, Stream stream, TaskDeps after) {
-      Work w;
-      w.name = std::move(name);
-      w.host = work;
-      Task t;
-      t.work = graph.add_work(std::move(w));
-      t.rank = stage.rank;
-      t.stream = stream;
-      t.category = Category::kOptimizer;
-      t.role = Role::kOptimizerStep;
-      t.iteration = stage.iteration;
-      t.deps = std::move(after);
-      return graph.add(std::move(t));
+      return add_host_task(stage, std::move(name), work, stream, std::move(after));
     };
     const TaskId grads = add("optimizer.grads_to_host", {HostWork::Kind::kToHost, params * l.grad_bytes},
                              Stream::kOffload, ready);

@@ -416,6 +416,13 @@ MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const
   // CPU optimizer offload: the offloaded share's master weights and moments live
   // in host memory, beside a pinned copy of their main gradients in the gradients'
   // type (Megatron-Core's HybridDeviceOptimizer; docs/model.md, "CPU optimizer offload").
+  // DeepSpeed's ZeRO-Offload: all of it, with the fp32 gradient partition and a
+  // pinned 16-bit buffer for the parameters' way back (stage_1_and_2.py).
+  if (p.offload_optimizer && per.optimizer > 0.0) {
+    const double shard = est.optimizer_states / per.optimizer;
+    est.optimizer_states = 0.0;
+    est.host_bytes += shard * (per.optimizer + 4.0 + per.weights);
+  }
   if (const double f = t.optimizer_offload_fraction; f > 0.0 && per.optimizer > 0.0) {
     const double shard = est.optimizer_states / per.optimizer;
     est.optimizer_states *= 1.0 - f;

@@ -75,6 +75,10 @@ struct ParallelConfig {
   // host memory in the forward pass and come back for the backward (docs/model.md,
   // "CPU activation offload"); 0: off.
   int offloaded_layers = 0;
+  // DeepSpeed's ZeRO-Offload (zero_optimization.offload_optimizer.device "cpu"):
+  // the rank's optimizer partition lives in host memory and DeepSpeedCPUAdam
+  // updates it (docs/model.md, "CPU optimizer offload").
+  bool offload_optimizer = false;
   bool overlap_grad_reduce = false;  // Megatron-LM's default
   bool overlap_param_gather = false;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;

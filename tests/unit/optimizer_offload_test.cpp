@@ -83,3 +83,42 @@ TEST(OptimizerOffload, TheGradientCopyTakesTheGradientsType) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// DeepSpeed's ZeRO-Offload (parallelism.offload_optimizer "cpu", ZeRO-2), one
+// micro-batch per rank: each bucket's fp32 partition goes to the host after its
+// reduce-scatter, 4 S bytes in all; DeepSpeedCPUAdam over S at 1e8 a second per
+// GPU; 2 S bytes of bf16 parameters back. States: none on the GPU, 12 + 4 + 2
+// bytes of the partition on the host.
+TEST(ZeroOffload, PartitionsCopiedPerBucketTheWholeShardUpdatedOnTheHost) {
+  const config::Scenario s = scenario::parse_scenario_text(
+      R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "host": {"cpu_adam_rate": 8e8}},
+          "model": )" + testing::kDense + R"(,
+          "training": {"global_batch_size": 64, "micro_batch_size": 8},
+          "parallelism": {"zero_stage": 2, "offload_optimizer": "cpu", "overlap_grad_reduce": true,
+                          "ddp_bucket_size": 5000000}})",
+      "zero-offload.json");
+  const exec::SimulationOutput out = exec::simulate(s);
+  const double shard = out.iteration.parameters_per_gpu / 8.0;
+  double copied = 0.0;
+  int buckets = 0;
+  for (const exec::Span& span : out.timeline.spans) {
+    const workload::Work& w = out.iteration.graph.work(span.task);
+    if (span.rank != 0 || !w.host || w.host->kind != workload::HostWork::Kind::kToHost) continue;
+    copied += core::to_seconds(span.end - span.start);
+    ++buckets;
+  }
+  EXPECT_EQ(buckets, out.iteration.gradient_buckets);
+  EXPECT_GT(buckets, 1);
+  EXPECT_NEAR(copied, 4.0 * shard / 55.12e9, 1e-9 * buckets);
+  EXPECT_NEAR(span_seconds(out, "optimizer.cpu_adam"), shard / 1e8, 1e-9);
+  EXPECT_NEAR(span_seconds(out, "optimizer.params_to_device"), 2.0 * shard / 55.05e9, 1e-9);
+  const workload::MemoryEstimate m = workload::estimate_memory(s.model, s.training, s.parallel);
+  EXPECT_DOUBLE_EQ(m.optimizer_states, 0.0);
+  EXPECT_DOUBLE_EQ(m.host_bytes, (12.0 + 4.0 + 2.0) * m.parameters / 8.0);
+}
+
+}  // namespace
+}  // namespace trainsim
