@@ -101,6 +101,7 @@ struct HostSpec {
   // moments), all cores of the node on one process's arrays (CPU optimizer offload).
   double cpu_adam_rate = 0.0;
 
+  [[nodiscard]] bool link_known() const { return host_to_device > 0.0 && device_to_host > 0.0; }
   [[nodiscard]] double host_to_device_per_gpu() const { return host_to_device / gpus_per_link; }
   [[nodiscard]] double device_to_host_per_gpu() const { return device_to_host / gpus_per_link; }
 };

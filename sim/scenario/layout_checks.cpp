@@ -238,8 +238,7 @@ void LayoutChecks::zero_offload(const ParallelConfig& p) const {
                        "gradients to the host and back, which is not modeled yet: make global_batch_size = "
                        "micro_batch_size x data_parallel_size",
                        workload::microbatches_per_replica(training_, p)));
-  if (!(cluster_.host.device_to_host > 0.0) || !(cluster_.host.host_to_device > 0.0) ||
-      !(cluster_.host.cpu_adam_rate > 0.0))
+  if (!cluster_.host.link_known() || !(cluster_.host.cpu_adam_rate > 0.0))
     refuse("offload_optimizer", "needs the GPU's host link and the host CPUs' Adam rate: cluster.host.device_to_host, "
                                 "host_to_device and cpu_adam_rate (trainsim-cpu-adam measures it)");
 }
@@ -266,7 +265,7 @@ void LayoutChecks::offload(const ParallelConfig& p) const {
   if (training_.framework != workload::Framework::kFused)
     refuse("cpu_offloading", "a program other than Megatron-Core's (\"framework\": \"fused\"): it is Transformer "
                              "Engine's offload context");
-  if (!(cluster_.host.device_to_host > 0.0) || !(cluster_.host.host_to_device > 0.0))
+  if (!cluster_.host.link_known())
     fail("cpu_offloading", "cpu_offloading copies activations to host memory and back: it needs the GPU's host link, "
                            "cluster.host.device_to_host and host_to_device (the GPU's preset has no platform.host)");
 }

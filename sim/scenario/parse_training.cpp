@@ -87,7 +87,7 @@ void parse_optimizer_offload(const ObjectReader& t, const hw::ClusterSpec& clust
            "Transformer Engine's FusedAdam on the GPU): optimizer \"adam\" or \"adamw\"");
   if (c.framework != workload::Framework::kFused)
     refuse("is Megatron-Core's (\"framework\": \"fused\")");
-  if (!(cluster.host.device_to_host > 0.0) || !(cluster.host.host_to_device > 0.0))
+  if (!cluster.host.link_known())
     refuse("copies gradients to host memory and parameters back: it needs the GPU's host link, "
            "cluster.host.device_to_host and host_to_device (the GPU's preset has no platform.host)");
   if (!(cluster.host.cpu_adam_rate > 0.0))

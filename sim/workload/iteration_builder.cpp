@@ -6,6 +6,7 @@
 
 #include "workload/async_traffic.h"
 #include "workload/gradient_buckets.h"
+#include "workload/host_optimizer.h"
 #include "workload/iteration_layout.h"
 #include "workload/memory.h"
 #include "workload/pipeline_passes.h"
@@ -39,17 +40,6 @@ std::size_t task_bound(const IterationLayout& l, const ModelConfig& model, const
                                      2 * static_cast<std::size_t>(l.virtual_stages) + (l.zero3 ? 6 : 0);
   return static_cast<std::size_t>(iterations) * (static_cast<std::size_t>(l.microbatches) + 2) *
          (per_microbatch + 2 * static_cast<std::size_t>(parallel.offloaded_layers));
-}
-
-// Saved activations of each decoder layer of a stage (one: cpu_offloading
-// needs pp = 1), one micro-batch on one GPU.
-std::vector<double> offload_bytes(const ModelConfig& model, const TrainingConfig& training,
-                                  const ParallelConfig& parallel, const IterationLayout& layout) {
-  const ActivationSplit split{layout.tp, parallel.sequence_parallel, layout.cp};
-  std::vector<double> bytes;
-  for (long long l = 0; l < model.num_layers; ++l)
-    bytes.push_back(layer_activation_bytes(model, training, parallel.recompute, training.micro_batch_size, split, l));
-  return bytes;
 }
 
 // The stage's gradient reductions (or async_ps traffic), its optimizer step and
@@ -114,7 +104,7 @@ class StageEnd {
   }
 
   // With CPU optimizer offload the host updates the offloaded share first
-  // (add_host_update) and the GPU the rest.
+  // (workload/host_optimizer.h) and the GPU the rest.
   TaskId add_optimizer_step(StageIteration& stage, TaskId last_backward, double params, double expert_params,
                             const TaskDeps& copied) const {
     const IterationLayout& l = stage.in.layout;
@@ -137,83 +127,9 @@ class StageEnd {
     t.role = Role::kOptimizerStep;
     t.deps = stage.reductions;
     t.deps.push_back(last_backward);
-    if (stage.in.parallel.offload_optimizer) add_zero_offload_update(stage, shard, copied, t.deps);
-    else if (offloaded > 0.0) add_host_update(stage, offloaded * shard, t.deps);
+    if (offloaded > 0.0) add_host_update(stage, training_, offloaded * shard, copied, t.deps);
     t.iteration = stage.iteration;
     return stage.in.graph.add(std::move(t));
-  }
-
-  // A host-side task of the optimizer step (CPU optimizer offload).
-  static TaskId add_host_task(StageIteration& stage, std::string name, HostWork work, Stream stream, TaskDeps after) {
-    TaskGraph& graph = stage.in.graph;
-    Work w;
-    w.name = std::move(name);
-    w.host = work;
-    Task t;
-    t.work = graph.add_work(std::move(w));
-    t.rank = stage.rank;
-    t.stream = stream;
-    t.category = Category::kOptimizer;
-    t.role = Role::kOptimizerStep;
-    t.iteration = stage.iteration;
-    t.deps = std::move(after);
-    return graph.add(std::move(t));
-  }
-
-  // DeepSpeed's ZeRO-Offload, stages 1 and 2 (docs/model.md, "CPU optimizer
-  // offload"): as each bucket is reduced, the rank's partition of it goes to the
-  // host in fp32 (stage_1_and_2.py: .to(fp32) on the GPU, then a non-blocking copy
-  // into pinned memory); without reductions (one rank) the shard after the backward.
-  static TaskDeps add_partition_copies(StageIteration& stage, const std::vector<GradientBucket>& buckets,
-                                       const std::vector<TaskId>& reduced, TaskId last_backward, double shard) {
-    const IterationLayout& l = stage.in.layout;
-    TaskDeps copies;
-    if (reduced.empty() || reduced.size() != buckets.size()) {
-      copies.push_back(add_host_task(stage, "optimizer.grads_to_host", {HostWork::Kind::kToHost, 4.0 * shard},
-                                     Stream::kOffload, {last_backward}));
-      return copies;
-    }
-    for (std::size_t i = 0; i < buckets.size(); ++i) {
-      const double partition = buckets[i].params / static_cast<double>(buckets[i].expert ? l.expert_dp : l.dense_dp);
-      copies.push_back(add_host_task(stage, "optimizer.grads_to_host.bucket" + std::to_string(i),
-                                     {HostWork::Kind::kToHost, 4.0 * partition}, Stream::kOffload, {reduced[i]}));
-    }
-    return copies;
-  }
-
-  // ZeRO-Offload's step: DeepSpeedCPUAdam over the rank's partition once every
-  // copy is in, the 16-bit parameters back (2 bytes each; DeepSpeed #7309), then
-  // the parameters' all-gather as without offload.
-  void add_zero_offload_update(StageIteration& stage, double shard, const TaskDeps& copied, TaskDeps& deps) const {
-    TaskDeps ready = deps;
-    ready.append(copied);
-    const TaskId update =
-        add_host_task(stage, "optimizer.cpu_adam", {HostWork::Kind::kCpuAdam, shard}, Stream::kHost, ready);
-    const double weight_bytes = training_.precision == hw::Precision::kFp32 ? 4.0 : 2.0;
-    deps.push_back(add_host_task(stage, "optimizer.params_to_device", {HostWork::Kind::kToDevice, weight_bytes * shard},
-                                 Stream::kOffload, {update}));
-  }
-
-  // Megatron-Core's HybridDeviceOptimizer (docs/model.md, "CPU optimizer offload"):
-  // the offloaded parameters' main gradients to the host, the host CPUs' AdamW
-  // over their fp32 master weights and moments, the fp32 weights back (cast to the
-  // GPU's parameters there). Without overlap one after another; with
-  // overlap_cpu_optimizer_d2h_h2d the copies run beside the update (one copy stream).
-  // `deps`: what the update waits for; the GPU's own step then waits for it too.
-  void add_host_update(StageIteration& stage, double params, TaskDeps& deps) const {
-    const TaskDeps ready = deps;
-    const IterationLayout& l = stage.in.layout;
-    const auto add = [&](std::string name, HostWork work, Stream stream, TaskDeps after) {
-      return add_host_task(stage, std::move(name), work, stream, std::move(after));
-    };
-    const TaskId grads = add("optimizer.grads_to_host", {HostWork::Kind::kToHost, params * l.grad_bytes},
-                             Stream::kOffload, ready);
-    const TaskId update = add("optimizer.cpu_adam", {HostWork::Kind::kCpuAdam, params}, Stream::kHost,
-                              training_.overlap_cpu_optimizer_d2h_h2d ? ready : TaskDeps{grads});
-    const TaskId back = add("optimizer.params_to_device", {HostWork::Kind::kToDevice, 4.0 * params},
-                            Stream::kOffload, training_.overlap_cpu_optimizer_d2h_h2d ? TaskDeps{grads} : TaskDeps{update});
-    deps.push_back(back);
-    if (training_.overlap_cpu_optimizer_d2h_h2d) deps.push_back(update);
   }
 
   IterationGraph& out_;
@@ -257,8 +173,9 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   std::optional<ActivationOffload> offload;
   if (parallel.offloaded_layers > 0 && layout.pp != 1)
     throw std::invalid_argument("cpu_offloading needs pipeline_model_parallel_size 1");
-  if (parallel.offloaded_layers > 0) offload.emplace(out.graph, offload_bytes(model, training, parallel, layout),
-                                                     parallel.offloaded_layers);
+  // One stage holds every layer (cpu_offloading needs pp = 1).
+  if (parallel.offloaded_layers > 0)
+    offload.emplace(out.graph, layers_activation_bytes(model, training, parallel), parallel.offloaded_layers);
   const GraphInputs in{layout, parallel, ops, out.graph, offload ? &*offload : nullptr};
   std::vector<StageCarry> carry(static_cast<std::size_t>(layout.pp));
   for (int it = 0; it < iterations; ++it) {

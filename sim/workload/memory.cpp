@@ -460,6 +460,14 @@ void offload_activations(const std::vector<double>& layer, int offloaded, double
 
 }  // namespace
 
+std::vector<double> layers_activation_bytes(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
+  const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
+  std::vector<double> bytes(static_cast<std::size_t>(m.num_layers));
+  for (long long l = 0; l < m.num_layers; ++l)
+    bytes[static_cast<std::size_t>(l)] = layer_activation_bytes(m, t, p.recompute, t.micro_batch_size, split, l);
+  return bytes;
+}
+
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
   if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t)};
   if (t.framework == Framework::kTrainsimTrain) return {trainer_estimate(m, t, p)};
@@ -470,12 +478,10 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
   const int microbatches = static_cast<int>(std::max(1LL, microbatches_per_replica(t, p)));
   // Per layer (dense and MoE layers differ); during a layer's backward its
   // recomputed activations are alive too.
-  std::vector<double> layer(static_cast<std::size_t>(m.num_layers));
+  const std::vector<double> layer = layers_activation_bytes(m, t, p);
   std::vector<double> recomputed(layer.size(), 0.0);
-  for (long long l = 0; l < m.num_layers; ++l) {
-    layer[static_cast<std::size_t>(l)] = layer_activation_bytes(m, t, p.recompute, b, split, l);
+  for (long long l = 0; l < m.num_layers; ++l)
     recomputed[static_cast<std::size_t>(l)] = recomputed_activation_bytes(m, t, p.recompute, b, split, l);
-  }
   // Where each virtual stage's layers start in the model (chunk-major: v = c pp + s).
   std::vector<long long> first_layer(layers.size() + 1, 0);
   for (std::size_t v = 0; v < layers.size(); ++v) first_layer[v + 1] = first_layer[v] + layers[v];

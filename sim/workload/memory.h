@@ -61,6 +61,9 @@ struct ActivationSplit {
 // model whose layers are all alike (std::logic_error if they are not).
 double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Recompute r, long long b,
                               ActivationSplit split = {}, long long layer = -1);
+// layer_activation_bytes of every decoder layer, in model order, for the
+// layout's split and recomputation and one micro-batch of training.micro_batch_size.
+std::vector<double> layers_activation_bytes(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p);
 // What recomputation brings back to life during that layer's backward: the whole
 // layer's activations (full), the ones torchtitan's op policy did not save
 // (selective_op: none minus saved), else nothing.

@@ -10,6 +10,7 @@
 
 #include "core/simulator.h"
 #include "execution/executor.h"
+#include "fake_costs.h"
 #include "network/collective_model.h"
 #include "workload/activation_offload.h"
 #include "workload/memory.h"
@@ -21,16 +22,8 @@ using workload::Category;
 using workload::Op;
 using workload::Role;
 
-class FlopsAreSeconds final : public hw::ComputeModel {
- public:
-  [[nodiscard]] double seconds(const hw::KernelWork& w, hw::Precision) const override { return w.flops; }
-  [[nodiscard]] std::string_view name() const override { return "test"; }
-};
-class BytesAreSeconds final : public net::CollectiveModel {
- public:
-  [[nodiscard]] double seconds(const net::Collective& c) const override { return c.bytes; }
-  [[nodiscard]] std::string_view name() const override { return "test"; }
-};
+using testing::BytesAreSeconds;
+using testing::FlopsAreSeconds;
 
 std::vector<Op> one_op(double seconds, long long layer) {
   Op op;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "execution/executor.h"
+#include "fake_costs.h"
 
 namespace trainsim {
 namespace {
@@ -14,22 +15,8 @@ using workload::Stream;
 using workload::Task;
 using workload::TaskGraph;
 
-// Compute takes `flops` seconds; collectives take `bytes` seconds.
-class FlopsAreSeconds final : public hw::ComputeModel {
- public:
-  [[nodiscard]] double seconds(const hw::KernelWork& w, hw::Precision) const override { return w.flops; }
-  [[nodiscard]] std::string_view name() const override { return "test"; }
-  // Host-dispatched kernels take `host_s` of the host thread each (docs/model.md, "Host dispatch").
-  [[nodiscard]] double host_seconds(const hw::KernelWork& w) const override {
-    return w.host_pass != hw::HostPass::kNone ? host_s : 0.0;
-  }
-  double host_s = 0.0;
-};
-class BytesAreSeconds final : public net::CollectiveModel {
- public:
-  [[nodiscard]] double seconds(const net::Collective& c) const override { return c.bytes; }
-  [[nodiscard]] std::string_view name() const override { return "test"; }
-};
+using testing::BytesAreSeconds;
+using testing::FlopsAreSeconds;
 
 Task compute(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskId> deps = {},
              hw::HostPass pass = hw::HostPass::kNone, hw::KernelClass kind = hw::KernelClass::kMatmul) {
