@@ -68,6 +68,16 @@ faults::ReplayConfig replay_config(const config::Scenario& s, const FullRunRepor
   return rc;
 }
 
+// Nodes per scale-up domain once a shrunk job keeps `nodes`: the largest count
+// up to the cluster's that tiles them, so the network model's domains stay whole
+// (docs/reliability.md, "Elastic shrink"); a pessimistic stand-in for the one
+// partial domain the job really keeps.
+int shrunk_domain(int nodes_per_domain, int nodes) {
+  for (int k = std::min(nodes_per_domain, nodes); k > 1; --k)
+    if (nodes % k == 0) return k;
+  return 1;
+}
+
 }  // namespace
 
 faults::StatePerformance performance_of(const SimulationOutput& out) {
@@ -179,6 +189,7 @@ FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutpu
       v.parallel.data = dp;
       v.training.global_batch_size = s.training.micro_batch_size * dp * microbatches;
       v.cluster.num_nodes = static_cast<int>(dp * replica_gpus / c.gpus_per_node);
+      v.cluster.nodes_per_domain = shrunk_domain(c.nodes_per_domain, v.cluster.num_nodes);
     }
     SimulateOptions options;
     const long long v_stage_gpus = v.cluster.num_gpus() / pp;

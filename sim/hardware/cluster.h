@@ -1,6 +1,7 @@
 #pragma once
-// The machine: nodes of identical GPUs joined by an intra-node fabric (NVSwitch)
-// and NICs into an inter-node network. Defaults come from the GPU preset's usual
+// The machine: nodes (servers) of identical GPUs, scale-up domains of one or more
+// nodes whose GPUs one NVLink switch fabric joins (the "intra_node" fabric), and
+// NICs into an inter-node network between the domains. Defaults come from the GPU preset's usual
 // platform (scenarios/hardware/*.json, "platform"); docs/scenario.md lists the keys.
 #include <array>
 #include <optional>
@@ -108,8 +109,14 @@ struct HostSpec {
 
 struct ClusterSpec {
   GpuSpec gpu;
+  // Servers (a DGX, an HGX board's host, a GB200 compute tray): the unit of host
+  // memory, power overhead, NICs, failures and spares.
   int num_nodes = 1;
   int gpus_per_node = 8;
+  // Nodes one scale-up fabric joins (docs/model.md, "Scale-up domains"): 1 for an
+  // 8-GPU server whose NVSwitches are its own, 18 for a GB200 NVL72 rack of 4-GPU
+  // trays. The network model's nodes are these domains; num_nodes is a multiple.
+  int nodes_per_domain = 1;
   IntraNodeFabric intra_node;
   InterNodeNetwork inter_node;
   HostSpec host;
@@ -122,6 +129,11 @@ struct ClusterSpec {
   [[nodiscard]] long long num_gpus() const {
     return static_cast<long long>(num_nodes) * gpus_per_node;
   }
+  // The scale-up domains: the network's nodes (GPUs joined by the intra-node
+  // fabric, NICs to the inter-node network).
+  [[nodiscard]] int num_domains() const { return num_nodes / nodes_per_domain; }
+  [[nodiscard]] int gpus_per_domain() const { return gpus_per_node * nodes_per_domain; }
+  [[nodiscard]] int nics_per_domain() const { return inter_node.nics_per_node * nodes_per_domain; }
   // Achievable inter-node bandwidth of one GPU: its share of the node's NICs.
   [[nodiscard]] double nic_bandwidth_per_gpu() const {
     return inter_node.nic_bandwidth * inter_node.bandwidth_efficiency * inter_node.nics_per_node / gpus_per_node;

@@ -120,12 +120,30 @@ std::vector<int> torus_dimensions(int nodes, int d) {
   return best;
 }
 
-TopologyPlan plan_topology(const hw::ClusterSpec& c) {
+hw::ClusterSpec domain_view(const hw::ClusterSpec& cluster) {
+  if (cluster.nodes_per_domain == 1) return cluster;
+  if (cluster.nodes_per_domain < 1 || cluster.num_nodes % cluster.nodes_per_domain != 0)
+    throw TopologyError("scale_up_domain", fmt::format("{} nodes are not a whole number of {}-node scale-up domains",
+                                                       cluster.num_nodes, cluster.nodes_per_domain));
+  hw::ClusterSpec d = cluster;
+  d.num_nodes = cluster.num_domains();
+  d.gpus_per_node = cluster.gpus_per_domain();
+  d.inter_node.nics_per_node = cluster.nics_per_domain();
+  if (d.inter_node.rails == 0) d.inter_node.rails = cluster.inter_node.nics_per_node;
+  d.nodes_per_domain = 1;
+  return d;
+}
+
+TopologyPlan plan_topology(const hw::ClusterSpec& cluster) {
+  const hw::ClusterSpec c = domain_view(cluster);
   TopologyPlan p;
   const hw::InterNodeNetwork& n = c.inter_node;
   if (c.num_nodes == 1) {
     p.kind = "single_node";
-    p.description = fmt::format("one node of {} GPUs on {}", c.gpus_per_node, c.intra_node.fabric);
+    p.description = cluster.nodes_per_domain == 1
+                        ? fmt::format("one node of {} GPUs on {}", c.gpus_per_node, c.intra_node.fabric)
+                        : fmt::format("one scale-up domain of {} GPUs ({} nodes of {}) on {}", c.gpus_per_node,
+                                      cluster.nodes_per_domain, cluster.gpus_per_node, c.intra_node.fabric);
     return p;
   }
   p.kind = n.topology;
@@ -337,7 +355,8 @@ void build_custom(Topology& t, const hw::ClusterSpec& c) {
 
 }  // namespace
 
-Topology build_topology(const hw::ClusterSpec& c) {
+Topology build_topology(const hw::ClusterSpec& cluster) {
+  const hw::ClusterSpec c = domain_view(cluster);
   const TopologyPlan p = plan_topology(c);
   const bool multi = c.num_nodes > 1;
   const int nics = multi ? c.inter_node.nics_per_node : 0;

@@ -43,8 +43,16 @@ struct TopologyPlan {
   std::string description;
 };
 
+// Both see the cluster as its scale-up domains (domain_view): a topology's node
+// is a domain of `gpus_per_domain()` GPUs on one intra-node fabric with all its
+// servers' NICs, rail r of a domain being NIC r of each of its servers.
 TopologyPlan plan_topology(const hw::ClusterSpec& cluster);
 Topology build_topology(const hw::ClusterSpec& cluster);
+
+// The cluster with its scale-up domains as nodes (docs/model.md, "Scale-up
+// domains"): num_nodes domains of gpus_per_domain() GPUs and nics_per_domain()
+// NICs, one node per domain. Rails default to a server's NICs.
+hw::ClusterSpec domain_view(const hw::ClusterSpec& cluster);
 
 // Nodes per dimension: the most nearly cubic factorization of `nodes` into `d` factors.
 std::vector<int> torus_dimensions(int nodes, int d);

@@ -66,12 +66,14 @@ net::CommGroup collective_group(const hw::ClusterSpec& cluster, int gpus) {
     throw std::invalid_argument(fmt::format("a group of {} GPUs on a cluster of {} ({} nodes x {} GPUs)", n, total,
                                             cluster.num_nodes, cluster.gpus_per_node));
   const int size = static_cast<int>(n);
-  if (size <= cluster.gpus_per_node) return net::CommGroup{size, 1, size, nullptr};
-  if (size % cluster.gpus_per_node != 0)
-    throw std::invalid_argument(fmt::format("a group of {} GPUs spans nodes, so it takes whole nodes: a multiple of "
-                                            "{} GPUs (the GPUs per node)",
-                                            size, cluster.gpus_per_node));
-  return net::CommGroup{size, size / cluster.gpus_per_node, cluster.gpus_per_node, nullptr};
+  const int domain = cluster.gpus_per_domain();
+  if (size <= domain) return net::CommGroup{size, 1, size, nullptr};
+  if (size % domain != 0)
+    throw std::invalid_argument(fmt::format("a group of {} GPUs spans {}, so it takes whole ones: a multiple of "
+                                            "{} GPUs",
+                                            size, cluster.nodes_per_domain == 1 ? "nodes" : "scale-up domains",
+                                            domain));
+  return net::CommGroup{size, size / domain, domain, nullptr};
 }
 
 std::vector<std::uint64_t> collective_sizes(net::CollectiveKind kind, int ranks, std::uint64_t min_bytes,
@@ -102,7 +104,7 @@ CollectiveTable collective_table(const hw::ClusterSpec& cluster, const Collectiv
   table.topology = topology.description;
   if (options.algorithm != net::Algorithm::kAuto) {
     // The planner would quietly choose another; a table under a forced name must not.
-    const std::vector<long long> ranks = group_ranks(table.group, cluster.gpus_per_node);
+    const std::vector<long long> ranks = group_ranks(table.group, cluster.gpus_per_domain());
     if (auto why = net::unavailable(options.kind, options.algorithm, ranks, topology))
       throw std::invalid_argument(*why);
   }
@@ -141,7 +143,8 @@ std::string format_collective_table(const hw::ClusterSpec& cluster, const Collec
       fmt::format("# trainsim collective: {}, simulated (nccl-tests columns)\n", net::to_string(options.kind));
   out += fmt::format("#  cluster       : {}, {} node{} x {} GPUs; {}\n", cluster.gpu.name, cluster.num_nodes,
                      cluster.num_nodes == 1 ? "" : "s", cluster.gpus_per_node, table.topology);
-  out += fmt::format("#  group         : {} GPUs ({} node{} x {})\n", g.size, g.nodes, g.nodes == 1 ? "" : "s",
+  const char* unit = cluster.nodes_per_domain == 1 ? "node" : "scale-up domain";
+  out += fmt::format("#  group         : {} GPUs ({} {}{} x {})\n", g.size, g.nodes, unit, g.nodes == 1 ? "" : "s",
                      g.ranks_per_node);
   out += fmt::format("#  network model : {}\n", table.network_model);
   out += fmt::format("#  algorithm     : {}\n", net::to_string(options.algorithm));

@@ -65,10 +65,15 @@ class Lines {
 void add_setup(Lines& line, const config::Scenario& s, const Metrics& m) {
   const auto& c = s.cluster;
   const auto& p = s.parallel;
-  line("cluster", fmt::format("{} x {} ({} node{} x {}), {} {}/s per GPU, {} x {}bps NICs per node ({})",
+  const std::string domains =
+      c.nodes_per_domain == 1 ? std::string()
+                              : fmt::format(" in {} scale-up domain{} of {} GPUs", c.num_domains(),
+                                            c.num_domains() == 1 ? "" : "s", c.gpus_per_domain());
+  line("cluster", fmt::format("{} x {} ({} node{} x {}{}), {} {}/s per GPU, {} x {}bps NICs per node ({})",
                               m.num_gpus, c.gpu.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node,
-                              c.intra_node.fabric, si(c.intra_node.bandwidth, "B"), c.inter_node.nics_per_node,
-                              si(c.inter_node.nic_bandwidth * 8.0, ""), c.inter_node.topology));
+                              domains, c.intra_node.fabric, si(c.intra_node.bandwidth, "B"),
+                              c.inter_node.nics_per_node, si(c.inter_node.nic_bandwidth * 8.0, ""),
+                              c.inter_node.topology));
   line("model", fmt::format("{}: {} parameters, {} layers, hidden {}, sequence {}", s.model.name,
                             count(m.parameters), s.model.num_layers, s.model.hidden_size, s.model.seq_length));
   line("layout", fmt::format("TP {} PP {} DP {} CP {}{} | micro-batch {} x {} micro-batches, global batch {} "

@@ -306,6 +306,13 @@ void LayoutChecks::asynchronous(const ParallelConfig& p, std::string_view mode) 
     fail("num_servers", fmt::format("{} co-located parameter servers on {} GPUs: at most one per GPU "
                                     "(or \"server_placement\": \"dedicated\")",
                                     p.num_servers, cluster_.num_gpus()));
+  if (p.mode == workload::TrainingMode::kAsyncPs && p.server_placement == workload::ServerPlacement::kDedicated &&
+      cluster_.nodes_per_domain > 1)
+    fail("server_placement", fmt::format("dedicated parameter servers are nodes of their own outside the GPUs' "
+                                         "scale-up domains, which span {} nodes here: co-locate them "
+                                         "(\"server_placement\": \"colocated\") or give cluster.scale_up_domain "
+                                         "equal to gpus_per_node",
+                                         cluster_.nodes_per_domain));
 }
 
 // The layouts the two single-program op lists model (docs/model.md, "PyTorch eager",

@@ -25,6 +25,7 @@ constexpr double kMaxLatency = 1.0;     // s
 constexpr double kMaxFlops = 1e18;
 constexpr long long kMaxNodes = 1'000'000;
 constexpr long long kMaxGpusPerNode = 1024;
+constexpr long long kMaxGpusPerDomain = 4096;  // GPUs one scale-up fabric joins
 constexpr long long kMaxGpus = 1'000'000;
 
 std::vector<std::string_view> views(const std::vector<std::string>& names) {
@@ -292,19 +293,46 @@ void parse_host(const ObjectReader& o, hw::HostSpec& h) {
   h.cpu_adam_rate = o.number("cpu_adam_rate", 1e3, 1e15, h.cpu_adam_rate);
 }
 
+namespace {
+
+// Nodes per scale-up domain (docs/model.md, "Scale-up domains"): the domain's GPUs
+// over a node's, and all of the job's nodes when it has fewer than one domain (8
+// GPUs of an NVL72 rack share its NVLink switches); a job larger than one domain
+// takes whole domains.
+int nodes_per_domain(const ObjectReader& c, const hw::ClusterSpec& cluster, std::optional<long long> domain_gpus) {
+  if (!domain_gpus) return 1;
+  const std::string key = c.has("scale_up_domain") ? "scale_up_domain" : "gpu";
+  if (*domain_gpus % cluster.gpus_per_node != 0)
+    c.fail_message(key, fmt::format("a scale-up domain of {} GPUs is not a whole number of {}-GPU nodes "
+                                    "(gpus_per_node)",
+                                    *domain_gpus, cluster.gpus_per_node));
+  const auto per_domain = static_cast<int>(*domain_gpus / cluster.gpus_per_node);
+  if (cluster.num_nodes <= per_domain) return cluster.num_nodes;
+  if (cluster.num_nodes % per_domain != 0)
+    c.fail_message("num_nodes", fmt::format("{} nodes span scale-up domains of {} nodes ({} GPUs), so they take "
+                                            "whole ones: a multiple of {} nodes",
+                                            cluster.num_nodes, per_domain, *domain_gpus, per_domain));
+  return per_domain;
+}
+
+}  // namespace
+
 hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   const ObjectReader c = root.object(
-      "cluster", {"gpu", "num_nodes", "gpus_per_node", "intra_node", "inter_node", "host", "price_per_gpu_hour", "pue",
-                  "gpu_speed_spread"});
+      "cluster", {"gpu", "num_nodes", "gpus_per_node", "scale_up_domain", "intra_node", "inter_node", "host",
+                  "price_per_gpu_hour", "pue", "gpu_speed_spread"});
   const nlohmann::json gpu_json = resolve_preset(c, "gpu", PresetKind::kHardware);
   hw::ClusterSpec cluster;
   cluster.gpu = parse_gpu_spec(gpu_json, c.file(), c.path_of("gpu"));
+  std::optional<long long> domain_gpus;  // the scale-up domain, GPUs (none: one node)
 
   // Platform defaults from the GPU preset, then the scenario's own settings.
   if (gpu_json.contains("platform")) {
     const ObjectReader platform(gpu_json.at("platform"), c.file(), c.path_of("gpu") + "/platform",
-                                {"gpus_per_node", "intra_node", "inter_node", "host"});
+                                {"gpus_per_node", "scale_up_domain", "intra_node", "inter_node", "host"});
     cluster.gpus_per_node = static_cast<int>(platform.integer("gpus_per_node", 1, kMaxGpusPerNode, 8));
+    if (platform.has("scale_up_domain"))
+      domain_gpus = platform.integer("scale_up_domain", 1, kMaxGpusPerDomain);
     if (platform.has("intra_node")) parse_intra_node(platform.object("intra_node", kIntraKeys), cluster.intra_node);
     if (platform.has("inter_node")) parse_inter_node(platform.object("inter_node", kInterKeys), cluster.inter_node);
     if (platform.has("host")) parse_host(platform.object("host", kHostKeys), cluster.host);
@@ -314,6 +342,8 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   if (cluster.num_gpus() > kMaxGpus)
     c.fail_message("num_nodes", fmt::format("{} nodes x {} GPUs = {} GPUs; at most {} GPUs are supported",
                                             cluster.num_nodes, cluster.gpus_per_node, cluster.num_gpus(), kMaxGpus));
+  if (c.has("scale_up_domain")) domain_gpus = c.integer("scale_up_domain", 1, kMaxGpusPerDomain);
+  cluster.nodes_per_domain = nodes_per_domain(c, cluster, domain_gpus);
   if (c.has("intra_node")) parse_intra_node(c.object("intra_node", kIntraKeys), cluster.intra_node);
   if (c.has("inter_node")) parse_inter_node(c.object("inter_node", kInterKeys), cluster.inter_node);
   if (c.has("host")) parse_host(c.object("host", kHostKeys), cluster.host);
@@ -330,6 +360,13 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   if (!(cluster.inter_node.nic_bandwidth > 0.0) && cluster.num_nodes > 1)
     throw ScenarioError(c.file(), inter + "/nic_bandwidth", "a NIC bandwidth (the GPU has no platform default)",
                         "none");
+  if (cluster.inter_node.topology == "custom" && cluster.nodes_per_domain > 1)
+    throw ScenarioError(c.file(), inter + "/topology",
+                        fmt::format("a custom topology names the NICs of nodes, each its own NVLink domain; this "
+                                    "cluster's scale-up domains span {} nodes: give cluster.scale_up_domain equal to "
+                                    "gpus_per_node, or a built-in topology",
+                                    cluster.nodes_per_domain),
+                        "\"custom\"");
   if (cluster.inter_node.topology == "custom" && cluster.num_nodes > 1) {
     if (cluster.inter_node.custom_links.empty())
       throw ScenarioError(c.file(), inter + "/links", "the cables of the custom topology (inter_node \"links\")",

@@ -16,7 +16,7 @@ AsyncTraffic::AsyncTraffic(const IterationLayout& layout, const ParallelConfig& 
       servers_(parallel.mode == TrainingMode::kAsyncPs
                    ? parameter_server_ranks(parallel.num_servers,
                                             parallel.server_placement == ServerPlacement::kDedicated, num_gpus,
-                                            layout.gpus_per_node)
+                                            layout.gpus_per_domain)
                    : std::vector<long long>{}),
       share_(1.0 / static_cast<double>(std::max(1, parallel.num_servers))) {}
 
@@ -26,7 +26,7 @@ std::optional<net::CommGroup> AsyncTraffic::server_pairs(long long rank, bool to
     if (server != rank)
       pairs.push_back(to_servers ? std::vector<long long>{rank, server} : std::vector<long long>{server, rank});
   if (pairs.empty()) return std::nullopt;
-  const net::CommGroup shape = members_shape(pairs.front(), layout_.gpus_per_node);
+  const net::CommGroup shape = members_shape(pairs.front(), layout_.gpus_per_domain);
   return explicit_group(shape, std::move(pairs));
 }
 

@@ -36,7 +36,7 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
     l.pp_stride = l.ranks_per_stage;
     l.dp_stride = static_cast<long long>(l.tp) * l.cp;
   }
-  l.gpus_per_node = cluster.gpus_per_node;
+  l.gpus_per_domain = cluster.gpus_per_domain();
   l.microbatches = static_cast<int>(microbatches_per_replica(training, parallel));
 
   l.chunks = model_chunks(model.num_layers, parallel);

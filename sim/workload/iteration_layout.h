@@ -36,7 +36,7 @@ struct IterationLayout {
   // (stage s holds [s tp cp dp, (s+1) tp cp dp)); tp-pp-dp: pp_stride tp, dp_stride tp pp.
   long long pp_stride = 1;
   long long dp_stride = 1;
-  int gpus_per_node = 1;
+  int gpus_per_domain = 1;  // GPUs one intra-node fabric joins (the network's node)
   int microbatches = 1;  // per replica and iteration
   int chunks = 1;        // model chunks per stage (interleaved schedule)
   int virtual_stages = 1;

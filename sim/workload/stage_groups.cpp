@@ -22,7 +22,7 @@ net::CommGroup pair_shape(bool across_nodes) {
 net::CommGroup stage_pair(const IterationLayout& layout, int from, int to) {
   const long long a = layout.rank_of_stage(from);
   const long long b = layout.rank_of_stage(to);
-  return explicit_group(pair_shape(a / layout.gpus_per_node != b / layout.gpus_per_node), {{a, b}});
+  return explicit_group(pair_shape(a / layout.gpus_per_domain != b / layout.gpus_per_domain), {{a, b}});
 }
 
 namespace {
@@ -63,7 +63,7 @@ class StageRanks {
     Members pairs;
     for (int i = 0; i < (shape.nodes > 1 ? l_.tp : 1); ++i)
       for (int c = 0; c < l_.cp; ++c) pairs.push_back({at(i, c, 0), at(i, (c + 1) % l_.cp, 0)});
-    const int gpn = l_.gpus_per_node;
+    const int gpn = l_.gpus_per_domain;
     const auto crosses = [&](const std::vector<long long>& pair) { return pair[0] / gpn != pair[1] / gpn; };
     const auto first_across = std::find_if(pairs.begin(), pairs.end(), crosses);
     if (first_across != pairs.end()) std::iter_swap(pairs.begin(), first_across);
@@ -83,7 +83,7 @@ class StageRanks {
   }
 
   [[nodiscard]] net::CommGroup expert(const std::optional<net::CommGroup>& shape) const {
-    const net::CommGroup s = shape ? *shape : members_shape(expert_members(0, 0), l_.gpus_per_node);
+    const net::CommGroup s = shape ? *shape : members_shape(expert_members(0, 0), l_.gpus_per_domain);
     Members eps;
     for (int i = 0; i < (s.nodes > 1 ? l_.tp : 1); ++i)
       for (int c = 0; c < (s.nodes > 1 ? l_.cp : 1); ++c) eps.push_back(expert_members(i, c));
@@ -109,7 +109,7 @@ class StageRanks {
       edps.emplace_back();
       for (int d = 0; d < l_.expert_dp; ++d) edps.back().push_back(rank(x + static_cast<long long>(l_.ep) * d));
     }
-    const net::CommGroup shape = members_shape(edps.front(), l_.gpus_per_node);
+    const net::CommGroup shape = members_shape(edps.front(), l_.gpus_per_domain);
     return explicit_group(shape, std::move(edps));
   }
 
@@ -121,7 +121,7 @@ class StageRanks {
       dps.emplace_back();
       for (int d = 0; d < l_.dense_dp; ++d) dps.back().push_back(rank(i + static_cast<long long>(d) * l_.tp));
     }
-    const net::CommGroup s = shape ? *shape : members_shape(dps.front(), l_.gpus_per_node);
+    const net::CommGroup s = shape ? *shape : members_shape(dps.front(), l_.gpus_per_domain);
     return explicit_group(s, std::move(dps));
   }
 
@@ -135,7 +135,7 @@ class StageRanks {
         for (int d = 0; d < l_.dp / l_.ep; ++d)
           for (int c = 0; c < l_.cp; ++c) edps.back().push_back(at(i, c, x + l_.ep * d));
       }
-    const net::CommGroup shape = members_shape(edps.front(), l_.gpus_per_node);
+    const net::CommGroup shape = members_shape(edps.front(), l_.gpus_per_domain);
     return explicit_group(shape, std::move(edps));
   }
 
@@ -147,7 +147,7 @@ class StageRanks {
 }  // namespace
 
 std::vector<StageGroups> stage_groups(const IterationLayout& l) {
-  const int gpn = l.gpus_per_node;
+  const int gpn = l.gpus_per_domain;
   // A group that tiles the nodes has one shape on every stage; one that does not
   // (39 data-parallel ranks on nodes of 16, say) takes each stage's from its members.
   const auto regular = [gpn](int size, long long stride) -> std::optional<net::CommGroup> {
