@@ -103,6 +103,10 @@ struct GpuSpec {
   // boost clock): those curves are scaled by it (docs/model.md, "Clock under
   // training load"); 1: no scaling.
   double training_clock_ratio = 1.0;
+  // Where a preset's efficiencies come from when not measured on this GPU (which
+  // GPU's curves, at which peaks) and how far to trust them; the summary prints
+  // it. Empty: measured on this GPU, or a user's spec.
+  std::string efficiency_basis;
 
   [[nodiscard]] bool supports(Precision p) const { return peak_flops.contains(p); }
   // Throws std::invalid_argument when the GPU has no peak for p.

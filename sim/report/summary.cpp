@@ -74,6 +74,7 @@ void add_setup(Lines& line, const config::Scenario& s, const Metrics& m) {
                               domains, c.intra_node.fabric, si(c.intra_node.bandwidth, "B"),
                               c.inter_node.nics_per_node, si(c.inter_node.nic_bandwidth * 8.0, ""),
                               c.inter_node.topology));
+  if (!c.gpu.efficiency_basis.empty()) line("efficiency basis", c.gpu.efficiency_basis);
   line("model", fmt::format("{}: {} parameters, {} layers, hidden {}, sequence {}", s.model.name,
                             count(m.parameters), s.model.num_layers, s.model.hidden_size, s.model.seq_length));
   line("layout", fmt::format("TP {} PP {} DP {} CP {}{} | micro-batch {} x {} micro-batches, global batch {} "

@@ -139,7 +139,7 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
                        {"name", "peak_flops", "memory_capacity", "memory_bandwidth", "memory_bandwidth_efficiency",
                         "memory_kernel_efficiency", "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "matmul_efficiency_fp8",
                         "matmul_efficiency_fp8_fast", "attention_efficiency", "grouped_matmul_efficiency",
-                        "kernel_time_cv", "overlap_compute_slowdown", "overlap_memory_slowdown", "training_clock_ratio", "platform", "sources", "preset"});
+                        "kernel_time_cv", "overlap_compute_slowdown", "overlap_memory_slowdown", "training_clock_ratio", "efficiency_basis", "platform", "sources", "preset"});
   hw::GpuSpec spec;
   spec.name = g.text("name", "custom GPU");
   const ObjectReader peaks = g.object("peak_flops", {"fp32", "tf32", "fp16", "bf16", "fp8"});
@@ -179,6 +179,7 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
   spec.overlap_compute_slowdown = g.number("overlap_compute_slowdown", 0.0, 4.0, 0.0);
   spec.overlap_memory_slowdown = g.number("overlap_memory_slowdown", 0.0, 4.0, 0.0);
   spec.training_clock_ratio = g.number("training_clock_ratio", 0.1, 1.0, 1.0);
+  spec.efficiency_basis = g.text("efficiency_basis", "");
   return spec;
 }
 

@@ -115,6 +115,23 @@ TEST(ScaleUpDomain, ScenarioKeyTakesWholeServersAndWholeDomains) {
               HasSubstr("a custom topology names the NICs of nodes"));
 }
 
+TEST(ScaleUpDomain, Gb200PresetIsRacksOfEighteenTrays) {
+  // scenarios/hardware/GB200.json: 4-GPU trays, one ConnectX-7 (400 Gb/s) each GPU,
+  // 72-GPU NVLink domains at NVLink 5's 900 GB/s x B200's ring efficiency 0.723.
+  const hw::ClusterSpec c = scenario::parse_cluster_text(R"({"gpu": "GB200", "num_nodes": 36})", "c.json");
+  EXPECT_EQ(c.gpus_per_node, 4);
+  EXPECT_EQ(c.nodes_per_domain, 18);
+  EXPECT_EQ(c.num_domains(), 2);
+  EXPECT_EQ(c.nics_per_domain(), 72);
+  EXPECT_DOUBLE_EQ(c.nvlink_bandwidth(), 900e9 * 0.723);
+  EXPECT_DOUBLE_EQ(c.nic_bandwidth_per_gpu(), 50e9 * 0.94);
+  EXPECT_DOUBLE_EQ(c.gpu.peak(hw::Precision::kBf16), 2.5e15);
+  EXPECT_FALSE(c.gpu.efficiency_basis.empty());
+  const net::Topology t = net::build_topology(c);
+  EXPECT_EQ(t.num_nodes(), 2);
+  EXPECT_EQ(t.gpus_per_node(), 72);
+}
+
 TEST(ScaleUpDomain, PowerCountsServersNotDomains) {
   // The node overhead is a server's: 36 trays pay it 36 times however the
   // NVLink switches join them.

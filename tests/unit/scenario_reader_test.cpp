@@ -146,16 +146,19 @@ TEST(ScenarioReader, EveryGpuPresetParses) {
     EXPECT_GT(s.cluster.gpu.memory_bandwidth, 1e12);
     EXPECT_GT(s.cluster.gpu.tdp_watts, 0.0);
     EXPECT_FALSE(s.cluster.gpu.matmul_efficiency.empty());
-    // The platform defaults (DESIGN.md: NVSwitch and 8 NICs of the matching generation).
-    EXPECT_EQ(s.cluster.gpus_per_node, 8);
+    // The platform defaults (DESIGN.md: NVSwitch and one NIC per GPU of the matching
+    // generation): 8-GPU servers, or the 4-GPU compute trays of a 72-GPU NVL72 rack.
+    const bool nvl72 = name.starts_with("GB");
+    EXPECT_EQ(s.cluster.gpus_per_node, nvl72 ? 4 : 8);
+    EXPECT_EQ(s.cluster.nodes_per_domain, nvl72 ? 2 : 1);  // 2 trays of a rack: one domain
     EXPECT_EQ(s.cluster.intra_node.fabric, "nvswitch");
     EXPECT_GT(s.cluster.intra_node.bandwidth, 1e11);
     EXPECT_GT(s.cluster.intra_node.latency, 0.0);
     EXPECT_EQ(s.cluster.inter_node.topology, "fat_tree");
-    EXPECT_EQ(s.cluster.inter_node.nics_per_node, 8);
+    EXPECT_EQ(s.cluster.inter_node.nics_per_node, s.cluster.gpus_per_node);
     EXPECT_GT(s.cluster.inter_node.nic_bandwidth, 1e10);
     EXPECT_GT(s.cluster.inter_node.latency, 0.0);
-    EXPECT_EQ(s.parallel.data, 16);
+    EXPECT_EQ(s.parallel.data, 2 * s.cluster.gpus_per_node);
   }
 }
 
