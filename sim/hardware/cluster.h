@@ -19,8 +19,10 @@ namespace trainsim::hw {
 inline constexpr double kDefaultPue = 1.58;
 
 struct IntraNodeFabric {
-  std::string fabric = "nvswitch";    // "nvswitch" or "pcie"
-  double bandwidth = 0.0;             // B/s per GPU per direction
+  // "nvswitch", "pcie", or "mesh": a direct link between every two GPUs of a
+  // node (AMD Infinity Fabric), `bandwidth` then being one link's.
+  std::string fabric = "nvswitch";
+  double bandwidth = 0.0;             // B/s per GPU per direction (mesh: per link)
   double latency = 0.0;               // s per ring step between two GPUs of a node
   double bandwidth_efficiency = 1.0;  // achievable bus bandwidth / bandwidth
   // In-switch reduction (NVLink SHARP, "NVLS"): achievable fraction of the

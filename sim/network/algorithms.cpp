@@ -75,6 +75,24 @@ BlockShape block_shape(std::span<const long long> members, const Topology& t) {
 }
 
 
+// Directed Hamiltonian path c of Walecki's decomposition of the complete graph
+// on an even number k = 2m of vertices: path j < m visits j, j+1, j-1, j+2, j-2,
+// ..., j+m (mod k); path m + j is path j reversed. The k paths use every directed
+// edge once and start at k different vertices (Alspach, "The wonderful Walecki
+// construction", Bull. ICA 52, 2008).
+std::vector<std::size_t> walecki_path(std::size_t k, std::size_t c) {
+  const std::size_t m = k / 2;
+  const std::size_t j = c % m;
+  std::vector<std::size_t> path{j};
+  for (std::size_t t = 1; t < m; ++t) {
+    path.push_back((j + t) % k);
+    path.push_back((j + k - t) % k);
+  }
+  path.push_back((j + m) % k);
+  if (c >= m) std::reverse(path.begin(), path.end());
+  return path;
+}
+
 int ring_channels(const std::vector<std::vector<long long>>& blocks, const Topology& t) {
   if (blocks.size() < 2 || t.nics_per_node() == 0) return 1;
   std::size_t widest = 0;
@@ -85,9 +103,16 @@ int ring_channels(const std::vector<std::vector<long long>>& blocks, const Topol
 // Channel c's ring: every node's run rotated by c * len / C, so each channel
 // enters a node at a different GPU and crosses between nodes on its own rail
 // (NCCL builds its rings so; Jeaugey, "NCCL 2.0", GTC 2017).
-std::vector<long long> channel_ring(const std::vector<std::vector<long long>>& blocks, int c, int channels) {
+// On a mesh with as many channels as GPUs in an even run, channel c crosses the
+// run along Walecki path c instead, so the channels share no link inside a node.
+std::vector<long long> channel_ring(const std::vector<std::vector<long long>>& blocks, int c, int channels,
+                                    bool mesh) {
   std::vector<long long> seq;
   for (const auto& b : blocks) {
+    if (mesh && b.size() % 2 == 0 && b.size() == static_cast<std::size_t>(channels)) {
+      for (std::size_t i : walecki_path(b.size(), static_cast<std::size_t>(c))) seq.push_back(b[i]);
+      continue;
+    }
     const std::size_t off = static_cast<std::size_t>(c) * b.size() / static_cast<std::size_t>(channels);
     for (std::size_t i = 0; i < b.size(); ++i) seq.push_back(b[(off + i) % b.size()]);
   }
@@ -98,6 +123,18 @@ void add(Phase& p, long long src, long long dst, double bytes, int rail) {
   if (src == dst) return;
   p.transfers.push_back({src, dst, bytes, rail, Transfer::Ends::kGpuToGpu, 0.0});
 }
+
+// A ring's sends inside one node of a mesh fabric (docs/model.md, "Mesh
+// fabrics"): RCCL runs its rings as channels over different links, so a ring of
+// k members loads every one of their k (k - 1) directed links alike: shift
+// c = 1..k-1 sends per / (k - 1) from member i to member i + c.
+void add_mesh_ring(Phase& p, const std::vector<long long>& block, double per) {
+  const std::size_t k = block.size();
+  for (std::size_t c = 1; c < k; ++c)
+    for (std::size_t i = 0; i < k; ++i)
+      add(p, block[i], block[(i + c) % k], per / static_cast<double>(k - 1), -1);
+}
+
 
 Schedule ring(CollectiveKind kind, std::span<const long long> members, double bytes, const Topology& t) {
   const auto blocks = node_blocks(members, t);
@@ -118,13 +155,19 @@ Schedule ring(CollectiveKind kind, std::span<const long long> members, double by
     p.steps = static_cast<int>(members.size() - 1);
   }
   per_edge /= channels;
+  const bool mesh_node = t.mesh() && blocks.size() == 1;
   if (blocks.size() == 1 && !chain && p.steps > 1)
     p.sized = SizeLatency{.fill_steps = static_cast<double>(p.steps - 1),
                           .slice = 1.0 / n,
                           .buffer = t.ring_buffer,
-                          .rate = t.link(t.gpu_up(members.front())).capacity};
+                          .rate = mesh_node ? t.link(t.mesh_link(members[0], members[1])).capacity * (n - 1.0)
+                                            : t.link(t.gpu_up(members.front())).capacity};
+  if (mesh_node && !chain) {
+    add_mesh_ring(p, blocks.front(), per_edge);
+    return s;
+  }
   for (int c = 0; c < channels; ++c) {
-    std::vector<long long> seq = channel_ring(blocks, c, channels);
+    std::vector<long long> seq = channel_ring(blocks, c, channels, t.mesh());
     const int rail = -1;  // each channel crosses on the rail of the GPU it enters (rail-aligned)
     if (chain) {
       std::rotate(seq.begin(), std::find(seq.begin(), seq.end(), members.front()), seq.end());
@@ -217,8 +260,13 @@ Schedule hierarchical(CollectiveKind kind, std::span<const long long> members, d
     Phase p;
     p.steps = static_cast<int>(k - 1);
     const double per = static_cast<double>(k - 1) / static_cast<double>(k) * bytes;
-    for (const auto& b : blocks)
+    for (const auto& b : blocks) {
+      if (t.mesh()) {
+        add_mesh_ring(p, b, per);
+        continue;
+      }
       for (std::size_t i = 0; i < k; ++i) add(p, b[i], b[(i + 1) % k], per, -1);
+    }
     s.phases.push_back(std::move(p));
   };
   auto inter = [&](bool all_reduce) {

@@ -80,6 +80,10 @@ void Router::route(long long src, long long dst, int rail, std::uint64_t key, st
   const Topology& t = topology_;
   const VertexData& s = t.vertex(t.gpu(src));
   const VertexData& r = t.vertex(t.gpu(dst));
+  if (t.mesh() && s.node == r.node) {
+    out.push_back(t.mesh_link(src, dst));
+    return;
+  }
   out.push_back(t.gpu_up(src));
   if (s.node != r.node) {
     if (t.nics_per_node() == 0) throw std::logic_error("route between nodes of a cluster without NICs");

@@ -56,6 +56,32 @@ Topology::Topology(int num_nodes, int gpus_per_node, int nics_per_node, double n
   nic_uplink_.assign(nics, kNone);
 }
 
+void Topology::add_mesh(double link_capacity, double link_latency) {
+  const auto k = static_cast<std::size_t>(gpus_per_node_);
+  mesh_.assign(static_cast<std::size_t>(num_nodes_) * k * k, kNone);
+  for (int n = 0; n < num_nodes_; ++n) {
+    const long long first = static_cast<long long>(n) * gpus_per_node_;
+    const std::size_t base = static_cast<std::size_t>(n) * k * k;
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::size_t j = i + 1; j < k; ++j) {
+        const std::uint32_t id = add_cable(gpu(first + static_cast<long long>(i)), gpu(first + static_cast<long long>(j)),
+                                           link_capacity, link_latency, LinkKind::kNvlink);
+        mesh_[base + i * k + j] = id;
+        mesh_[base + j * k + i] = id + 1;
+      }
+  }
+}
+
+std::uint32_t Topology::mesh_link(long long src, long long dst) const {
+  const VertexData& s = graph_[gpu(src)];
+  const VertexData& d = graph_[gpu(dst)];
+  if (mesh_.empty() || s.node != d.node || src == dst)
+    throw std::logic_error(fmt::format("topology: no mesh link from GPU {} to GPU {}", src, dst));
+  const auto k = static_cast<std::size_t>(gpus_per_node_);
+  return mesh_[static_cast<std::size_t>(s.node) * k * k + static_cast<std::size_t>(s.index) * k +
+               static_cast<std::size_t>(d.index)];
+}
+
 VertexId Topology::add_switch(int tier, std::string name) {
   VertexData v;
   v.kind = VertexKind::kSwitch;

@@ -53,6 +53,13 @@ class Topology {
            double host_capacity);
 
   VertexId add_switch(int tier, std::string name);
+  // A full mesh inside every node (AMD Infinity Fabric, docs/model.md "Mesh
+  // fabrics"): a cable between every two GPUs of a node. GPU-to-GPU routes
+  // inside a node then take it; the node switch carries only GPU-NIC traffic.
+  void add_mesh(double link_capacity, double link_latency);
+  [[nodiscard]] bool mesh() const { return !mesh_.empty(); }
+  // The direct link src -> dst of two GPUs of one node of a mesh.
+  [[nodiscard]] std::uint32_t mesh_link(long long src, long long dst) const;
   // A cable: two links, a -> b and b -> a. Returns the id of a -> b (b -> a is id + 1).
   std::uint32_t add_cable(VertexId a, VertexId b, double capacity, double latency, LinkKind kind);
 
@@ -109,6 +116,7 @@ class Topology {
   std::vector<VertexId> switches_;
   std::vector<std::string> switch_names_;
   std::vector<std::uint32_t> gpu_up_;
+  std::vector<std::uint32_t> mesh_;        // per node, k x k: link i -> j (empty: no mesh)
   std::vector<std::uint32_t> host_out_;    // per NIC (node * nics + rail)
   std::vector<std::uint32_t> nic_uplink_;  // per NIC; kNone until cabled
   int num_nodes_;

@@ -363,8 +363,12 @@ Topology build_topology(const hw::ClusterSpec& cluster) {
   // A one-GPU node may have no NVLink figure: its GPU then reaches its NICs unhindered.
   double nvlink = c.nvlink_bandwidth();
   if (!(nvlink > 0.0)) nvlink = std::max(1.0, c.inter_node.nic_bandwidth * std::max(1, nics));
-  Topology t(c.num_nodes, c.gpus_per_node, nics, nvlink, c.intra_node.latency,
-             multi ? c.inter_node.nic_bandwidth : 1.0);
+  // A mesh's `bandwidth` is one link's; the GPU's link to the node switch (its
+  // NICs' side only) then carries all of its links' worth.
+  const bool mesh = c.intra_node.fabric == "mesh" && c.gpus_per_node > 1;
+  Topology t(c.num_nodes, c.gpus_per_node, nics, mesh ? nvlink * (c.gpus_per_node - 1) : nvlink,
+             c.intra_node.latency, multi ? c.inter_node.nic_bandwidth : 1.0);
+  if (mesh) t.add_mesh(nvlink, c.intra_node.latency);
   t.in_switch_reduction = c.intra_node.fabric == "nvswitch" && c.intra_node.nvls_efficiency > 0.0;
   t.nvls_rate = c.intra_node.bandwidth * c.intra_node.nvls_efficiency;
   t.nvls_latency = c.intra_node.nvls_latency;

@@ -69,9 +69,12 @@ void add_setup(Lines& line, const config::Scenario& s, const Metrics& m) {
       c.nodes_per_domain == 1 ? std::string()
                               : fmt::format(" in {} scale-up domain{} of {} GPUs", c.num_domains(),
                                             c.num_domains() == 1 ? "" : "s", c.gpus_per_domain());
-  line("cluster", fmt::format("{} x {} ({} node{} x {}{}), {} {}/s per GPU, {} x {}bps NICs per node ({})",
+  const std::string per_gpu = c.intra_node.fabric == "mesh"
+                                  ? fmt::format("per link, {} links per GPU", c.gpus_per_node - 1)
+                                  : std::string("per GPU");
+  line("cluster", fmt::format("{} x {} ({} node{} x {}{}), {} {}/s {}, {} x {}bps NICs per node ({})",
                               m.num_gpus, c.gpu.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node,
-                              domains, c.intra_node.fabric, si(c.intra_node.bandwidth, "B"),
+                              domains, c.intra_node.fabric, si(c.intra_node.bandwidth, "B"), per_gpu,
                               c.inter_node.nics_per_node, si(c.inter_node.nic_bandwidth * 8.0, ""),
                               c.inter_node.topology));
   if (!c.gpu.efficiency_basis.empty()) line("efficiency basis", c.gpu.efficiency_basis);

@@ -184,7 +184,7 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
 }
 
 void parse_intra_node(const ObjectReader& o, hw::IntraNodeFabric& f) {
-  f.fabric = o.choice("fabric", {"nvswitch", "pcie"}, f.fabric);
+  f.fabric = o.choice("fabric", {"nvswitch", "pcie", "mesh"}, f.fabric);
   f.bandwidth = o.quantity("bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth, f.bandwidth);
   f.latency = o.quantity("latency", Dimension::kTime, 0.0, kMaxLatency, f.latency);
   f.bandwidth_efficiency = o.number("bandwidth_efficiency", 0.01, 1.0, f.bandwidth_efficiency);

@@ -197,7 +197,7 @@ std::vector<BadCase> layout_against_cluster_cases() {
 std::vector<BadCase> presets_cases() {
   return {
       invalid("UnknownGpuPreset", patched(R"({"cluster": {"gpu": "H100-SXM5-80G"}})"), "/cluster/gpu",
-              {"expected one of the GPU presets A100-SXM4-80GB, B200, B300, GB200, GB300, H100-SXM5-80GB, H200-SXM-141GB",
+              {"expected one of the GPU presets A100-SXM4-80GB, B200, B300, GB200, GB300, H100-SXM5-80GB, H200-SXM-141GB, MI300X",
                R"(did you mean "H100-SXM5-80GB"?)", R"(found "H100-SXM5-80G")"}),
       invalid("UnknownGpuPresetInOverride", patched(R"({"cluster": {"gpu": {"preset": "a100"}}})"),
               "/cluster/gpu/preset",

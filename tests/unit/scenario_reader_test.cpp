@@ -151,8 +151,10 @@ TEST(ScenarioReader, EveryGpuPresetParses) {
     const bool nvl72 = name.starts_with("GB");
     EXPECT_EQ(s.cluster.gpus_per_node, nvl72 ? 4 : 8);
     EXPECT_EQ(s.cluster.nodes_per_domain, nvl72 ? 2 : 1);  // 2 trays of a rack: one domain
-    EXPECT_EQ(s.cluster.intra_node.fabric, "nvswitch");
-    EXPECT_GT(s.cluster.intra_node.bandwidth, 1e11);
+    // NVIDIA's GPUs on NVSwitch; AMD's 8 on an Infinity Fabric mesh of 7 links each.
+    const bool amd = name.starts_with("MI");
+    EXPECT_EQ(s.cluster.intra_node.fabric, amd ? "mesh" : "nvswitch");
+    EXPECT_GT(s.cluster.intra_node.bandwidth * (amd ? 7 : 1), 1e11);
     EXPECT_GT(s.cluster.intra_node.latency, 0.0);
     EXPECT_EQ(s.cluster.inter_node.topology, "fat_tree");
     EXPECT_EQ(s.cluster.inter_node.nics_per_node, s.cluster.gpus_per_node);
