@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hardware/gpu_spec.h"
+#include "hardware/ownership.h"
 
 namespace trainsim::hw {
 
@@ -123,6 +124,7 @@ struct ClusterSpec {
   InterNodeNetwork inter_node;
   HostSpec host;
   std::optional<double> price_per_gpu_hour;  // USD
+  std::optional<Ownership> ownership;        // an owned cluster's costs (plan's TCO)
   double pue = kDefaultPue;                  // the facility's power usage effectiveness (hardware/power.h)
   // Relative standard deviation of the GPUs' sustained speed across the cluster
   // (docs/model.md, "Step-time variability"): 0 = every GPU alike.

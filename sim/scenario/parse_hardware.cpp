@@ -321,7 +321,7 @@ int nodes_per_domain(const ObjectReader& c, const hw::ClusterSpec& cluster, std:
 hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   const ObjectReader c = root.object(
       "cluster", {"gpu", "num_nodes", "gpus_per_node", "scale_up_domain", "intra_node", "inter_node", "host",
-                  "price_per_gpu_hour", "pue", "gpu_speed_spread"});
+                  "price_per_gpu_hour", "ownership", "pue", "gpu_speed_spread"});
   const nlohmann::json gpu_json = resolve_preset(c, "gpu", PresetKind::kHardware);
   hw::ClusterSpec cluster;
   cluster.gpu = parse_gpu_spec(gpu_json, c.file(), c.path_of("gpu"));
@@ -350,6 +350,14 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   if (c.has("host")) parse_host(c.object("host", kHostKeys), cluster.host);
   if (c.has_non_null("price_per_gpu_hour"))
     cluster.price_per_gpu_hour = c.number("price_per_gpu_hour", 0.0, 1e6);
+  if (c.has_non_null("ownership")) {
+    const ObjectReader o = c.object("ownership", {"capex_per_gpu", "amortization_years", "electricity_price"});
+    hw::Ownership own;
+    own.capex_per_gpu = o.number("capex_per_gpu", 0.0, 1e8);
+    own.amortization_years = o.number("amortization_years", 0.1, 50.0);
+    own.electricity_price = o.number("electricity_price", 0.0, 10.0);
+    cluster.ownership = own;
+  }
   cluster.pue = c.number("pue", 1.0, 10.0, hw::kDefaultPue);
   cluster.gpu_speed_spread = c.number("gpu_speed_spread", 0.0, 0.5, 0.0);
 

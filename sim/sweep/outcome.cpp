@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "report/result_keys.h"
+#include "sweep/plan_economics.h"
 
 namespace trainsim::sweep {
 
@@ -24,7 +25,7 @@ std::string duration(double s) {
   if (s < 3 * 86400.0) return fmt::format("{:.1f} h", s / 3600.0);
   return fmt::format("{:.1f} days", s / 86400.0);
 }
-std::string money(const std::optional<double>& v) {
+std::string money_text(const std::optional<double>& v) {
   if (!v) return "-";
   if (*v >= 1e6) return fmt::format("${:.2f}M", *v / 1e6);
   if (*v >= 1e3) return fmt::format("${:.1f}k", *v / 1e3);
@@ -320,7 +321,7 @@ std::string sweep_table(const config::SweepSpec& spec, const Outcome& o, std::si
     return fmt::format("{:>4} {:>8} {:<{}} {:<{}} {:>10} {:>10}{} {:>10} {:>6.1f}% {:>6.1f} GiB  {}\n", rank_no,
                        p.id, spec.clusters[static_cast<std::size_t>(p.cluster)].name, name_width, layout_label(p),
                        layout_width, duration(r.iteration_time_s),
-                       r.time_to_train_s ? duration(*r.time_to_train_s) : "-", replay_columns(r), money(r.cost_usd),
+                       r.time_to_train_s ? duration(*r.time_to_train_s) : "-", replay_columns(r), money_text(r.cost_usd),
                        100.0 * r.mfu, r.peak_bytes_per_gpu / kGiB, bottleneck(r).name);
   };
   const std::string header = fmt::format(
@@ -359,6 +360,41 @@ std::vector<PlanRow> plan(const config::SweepSpec& spec, const Outcome& o) {
   return rows;
 }
 
+namespace {
+
+// Each option's economics (none when nothing fits) and whether it is on the front.
+struct PlanMoney {
+  std::vector<std::optional<PlanEconomics>> options;
+  std::vector<bool> front;
+};
+PlanMoney plan_money(const config::SweepSpec& spec, const Outcome& o, const std::vector<PlanRow>& rows) {
+  PlanMoney m;
+  for (const PlanRow& row : rows)
+    m.options.push_back(row.best ? std::optional(plan_economics(spec.clusters[row.cluster], o.results[*row.best]))
+                                 : std::nullopt);
+  m.front = plan_front(m.options);
+  return m;
+}
+
+ojson ownership_json(const PlanEconomics& money, const config::ClusterOption& c) {
+  ojson e;
+  e["owned_cost_usd"] = nullptr;
+  if (money.owned) {
+    const hw::Ownership& own = *c.base.cluster.ownership;
+    e["owned_cost_usd"] = {{"capex", money.owned->capex_usd},
+                           {"energy", money.owned->energy_usd},
+                           {"total", money.owned->total_usd()},
+                           {"capex_per_gpu", own.capex_per_gpu},
+                           {"amortization_years", own.amortization_years},
+                           {"electricity_price_per_kwh", own.electricity_price}};
+  }
+  e["usd_per_billion_tokens"] = optional_number(money.per_billion_tokens(money.cost()));
+  e["kwh_per_billion_tokens"] = optional_number(money.per_billion_tokens(money.energy_kwh));
+  return e;
+}
+
+}  // namespace
+
 ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
   ojson j;
   j["plan"] = spec.name;
@@ -374,7 +410,9 @@ ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
                      {"ranked_by", "p50"}};
   }
   ojson options = ojson::array();
-  for (const PlanRow& row : plan(spec, o)) {
+  const std::vector<PlanRow> rows = plan(spec, o);
+  const PlanMoney money = plan_money(spec, o, rows);
+  for (const PlanRow& row : rows) {
     const config::ClusterOption& c = spec.clusters[row.cluster];
     ojson e;
     e["cluster"] = c.name;
@@ -412,6 +450,8 @@ ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
       e["energy_kwh"] = optional_number(r.energy_kwh);
       if (failures) e["reliability"] = reliability_json(r);  // the replay's refusal
     }
+    e.update(ownership_json(*money.options[row.cluster], c));
+    e["pareto"] = static_cast<bool>(money.front[row.cluster]);
     e["bottleneck"] = {{"name", b.name}, {"seconds", b.seconds}, {"share", b.share}};
     e["memory"] = {{"peak_bytes_per_gpu", std::llround(r.peak_bytes_per_gpu)},
                    {"capacity_bytes_per_gpu", std::llround(r.capacity_bytes_per_gpu)}};
@@ -439,8 +479,10 @@ std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
     name_width = std::max(name_width, spec.clusters[row.cluster].name.size());
     if (row.best) layout_width = std::max(layout_width, layout_label(o.points[*row.best]).size());
   }
-  out += fmt::format("{:<{}}  {:<{}} {:>10} {:>10} {:>10} {:>10} {:>6}  {}{}\n", "cluster", name_width, "best layout",
-                     layout_width, "iteration", "p50", "p90", "cost", "MWh", "bottleneck", failures ? "  goodput" : "");
+  const PlanMoney money = plan_money(spec, o, rows);
+  out += fmt::format("{:<{}}  {:<{}} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8} {:>8}  {}{}\n", "cluster",
+                     name_width, "best layout", layout_width, "iteration", "p50", "p90", "cost", "owned", "MWh",
+                     "$/Btok", "kWh/Btok", "bottleneck", failures ? "  goodput" : "");
   for (const PlanRow& row : rows) {
     const config::ClusterOption& c = spec.clusters[row.cluster];
     if (!row.best) {
@@ -464,11 +506,20 @@ std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
     } else if (failures) {
       goodput = "  not replayed";
     }
-    out += fmt::format("{:<{}}  {:<{}} {:>10} {:>10} {:>10} {:>10} {:>6}  {} ({:.0f}%){}\n", c.name, name_width,
-                       layout_label(o.points[*row.best]), layout_width, duration(r.iteration_time_s), p50, p90,
-                       money(cost), energy ? fmt::format("{:.0f}", *energy / 1e3) : "-", b.name, 100.0 * b.share,
-                       goodput);
+    const PlanEconomics& e = *money.options[row.cluster];
+    const std::optional<double> per_btok = e.per_billion_tokens(e.cost());
+    const std::optional<double> kwh_btok = e.per_billion_tokens(e.energy_kwh);
+    out += fmt::format("{:<{}}  {:<{}} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8} {:>8}  {} ({:.0f}%){}{}\n",
+                       c.name, name_width, layout_label(o.points[*row.best]), layout_width,
+                       duration(r.iteration_time_s), p50, p90, money_text(cost),
+                       money_text(e.owned ? std::optional(e.owned->total_usd()) : std::nullopt),
+                       energy ? fmt::format("{:.0f}", *energy / 1e3) : "-", money_text(per_btok),
+                       kwh_btok ? fmt::format("{:.0f}", *kwh_btok) : "-", b.name, 100.0 * b.share, goodput,
+                       money.front[row.cluster] ? "  (Pareto front)" : "");
   }
+  if (std::count(money.front.begin(), money.front.end(), true) > 0)
+    out += "\nPareto front: the options no other is as fast and as cheap as (cost: owned where given, else cloud); "
+           "$/Btok and kWh/Btok per billion tokens\n";
   return out;
 }
 

@@ -1,0 +1,43 @@
+#include "sweep/plan_economics.h"
+
+#include "sweep/ranking.h"
+
+namespace trainsim::sweep {
+
+std::optional<double> PlanEconomics::per_billion_tokens(std::optional<double> v) const {
+  if (!v || !(train_tokens > 0.0)) return std::nullopt;
+  return *v / train_tokens * 1e9;
+}
+
+PlanEconomics plan_economics(const config::ClusterOption& c, const PointResult& r) {
+  PlanEconomics e;
+  e.train_tokens = c.base.training.train_tokens.value_or(0.0);
+  if (r.reliability) {
+    e.time_to_train_s = r.reliability->time_to_train_p50_s;
+    e.energy_kwh = r.reliability->energy_kwh;
+    e.cloud_usd = r.reliability->cost_p50_usd;
+  } else {
+    e.time_to_train_s = r.time_to_train_s;
+    e.energy_kwh = r.energy_kwh;
+    e.cloud_usd = r.cost_usd;
+  }
+  const hw::ClusterSpec& cluster = c.base.cluster;
+  if (cluster.ownership && e.time_to_train_s && e.energy_kwh)
+    e.owned = hw::owned_cost(*cluster.ownership, cluster.num_gpus(), *e.time_to_train_s, *e.energy_kwh);
+  return e;
+}
+
+std::vector<bool> plan_front(const std::vector<std::optional<PlanEconomics>>& options) {
+  std::vector<TimeCost> points;
+  std::vector<std::size_t> option_of;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    if (!options[i] || !options[i]->time_to_train_s || !options[i]->cost()) continue;
+    points.push_back({*options[i]->time_to_train_s, *options[i]->cost(), static_cast<std::uint64_t>(i)});
+    option_of.push_back(i);
+  }
+  std::vector<bool> front(options.size(), false);
+  for (std::size_t k : pareto_front(points)) front[option_of[k]] = true;
+  return front;
+}
+
+}  // namespace trainsim::sweep

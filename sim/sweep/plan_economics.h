@@ -1,0 +1,36 @@
+#pragma once
+// What the best layout of a plan's cluster option costs and draws (docs/sweep.md,
+// "Owned clusters"): its time to train and energy as the plan reports them (the
+// p50 trial's under failures), the cloud's price for it, an owned cluster's cost
+// where the option has "ownership", both per billion tokens, and which options
+// are on the front of time to train against cost.
+#include <optional>
+#include <vector>
+
+#include "config/sweep_spec.h"
+#include "hardware/ownership.h"
+#include "sweep/evaluate.h"
+
+namespace trainsim::sweep {
+
+struct PlanEconomics {
+  std::optional<double> time_to_train_s;
+  std::optional<double> energy_kwh;
+  std::optional<double> cloud_usd;
+  std::optional<hw::OwnedCost> owned;
+  double train_tokens = 0.0;
+
+  // The cost the plan compares options by: owned where given, else the cloud's.
+  [[nodiscard]] std::optional<double> cost() const { return owned ? std::optional(owned->total_usd()) : cloud_usd; }
+  // v / train_tokens x 1e9, when both are known.
+  [[nodiscard]] std::optional<double> per_billion_tokens(std::optional<double> v) const;
+};
+
+PlanEconomics plan_economics(const config::ClusterOption& c, const PointResult& r);
+
+// For each option, whether it is on the Pareto front of time to train against
+// cost(): no other option is as fast and as cheap and better in one. Options
+// without both are not on it.
+std::vector<bool> plan_front(const std::vector<std::optional<PlanEconomics>>& options);
+
+}  // namespace trainsim::sweep

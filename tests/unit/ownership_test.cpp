@@ -1,0 +1,51 @@
+// An owned cluster's cost of a run and the plan's front of time to train against
+// cost (docs/model.md, "Owned clusters"; docs/sweep.md): hand-derived figures.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "hardware/ownership.h"
+#include "sweep/plan_economics.h"
+
+namespace trainsim {
+namespace {
+
+TEST(Ownership, CapexIsWrittenOffOverTheYearsForTheWallTime) {
+  // 1,024 GPUs at $30,000, written off over 4 years (1,461 days), for a 30-day
+  // run: 30,000 x 1,024 x 30 / 1,461 = $630,800.82; 1 GWh at $0.08/kWh: $80,000.
+  const hw::Ownership own{30000.0, 4.0, 0.08};
+  const hw::OwnedCost c = hw::owned_cost(own, 1024, 30.0 * 86400.0, 1e6);
+  EXPECT_NEAR(c.capex_usd, 30000.0 * 1024.0 * 30.0 / 1461.0, 1e-6);
+  EXPECT_NEAR(c.capex_usd, 630800.82, 0.01);
+  EXPECT_DOUBLE_EQ(c.energy_usd, 80000.0);
+  EXPECT_DOUBLE_EQ(c.total_usd(), c.capex_usd + 80000.0);
+  EXPECT_THROW((void)hw::owned_cost({30000.0, 0.0, 0.08}, 1024, 1.0, 1.0), std::invalid_argument);
+}
+
+TEST(PlanEconomics, PerBillionTokensAndTheFront) {
+  sweep::PlanEconomics a;
+  a.time_to_train_s = 10.0;
+  a.cloud_usd = 5.0;
+  a.energy_kwh = 300.0;
+  a.train_tokens = 3e9;
+  EXPECT_DOUBLE_EQ(*a.per_billion_tokens(a.cost()), 5.0 / 3.0);
+  EXPECT_DOUBLE_EQ(*a.per_billion_tokens(a.energy_kwh), 100.0);
+  // Owned where given: its total, not the cloud's price.
+  sweep::PlanEconomics b = a;
+  b.time_to_train_s = 8.0;
+  b.owned = hw::OwnedCost{6.0, 3.0};
+  EXPECT_DOUBLE_EQ(*b.cost(), 9.0);
+  // c is slower and dearer than a: off the front; d has no cost: off it too.
+  sweep::PlanEconomics c = a;
+  c.time_to_train_s = 12.0;
+  c.cloud_usd = 6.0;
+  sweep::PlanEconomics d = a;
+  d.cloud_usd.reset();
+  const std::vector<bool> front = sweep::plan_front({a, b, c, d, std::nullopt});
+  EXPECT_EQ(front, (std::vector<bool>{true, true, false, false, false}));
+}
+
+}  // namespace
+}  // namespace trainsim
