@@ -3,6 +3,7 @@
 // options to compare and the space of parallel layouts to search on each. Plain
 // data, like the scenario (config/scenario.h): the reader fills it
 // (scenario/sweep_spec_reader.h), the sweep enumerates and ranks from it.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,9 @@ struct SweepSpec {
   // Points with many micro-batches per replica timed from three short runs in
   // the steady state (sweep/microbatch_extrapolation.h; docs/sweep.md, "Speed").
   bool extrapolate_microbatches = true;
+  // The power a site can feed, facility side (W): the plan says how many of each
+  // cluster option it holds at full load (docs/sweep.md, "Owned clusters").
+  std::optional<double> site_power;
 
   // True when the spec has a "failures" section (shared by every cluster option).
   [[nodiscard]] bool failures_modeled() const { return !clusters.empty() && clusters.front().base.failures; }

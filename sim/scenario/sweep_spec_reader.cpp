@@ -127,7 +127,8 @@ json canonical_space(const json& doc, const std::string& file) {
   if (!doc.contains("space")) return json::object();
   const ObjectReader o(doc, file, "",
                        {"name", "description", "model", "training", "clusters", "space", "simulation",
-                        "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches"});
+                        "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches",
+                        "site_power"});
   // Checks that "space" is an object of known keys (did-you-mean for typos).
   o.object("space",
                {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
@@ -246,7 +247,8 @@ config::SweepSpec parse_sweep_spec(std::string_view text, const std::string& fil
   const json doc = parse_document(text, file, "sweep spec");
   const ObjectReader root(doc, file, "",
                           {"name", "description", "model", "training", "clusters", "space", "simulation",
-                           "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches"});
+                           "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches",
+                        "site_power"});
   config::SweepSpec spec;
   spec.file = file;
   spec.name = root.text("name", std::filesystem::path(file).stem().string());
@@ -264,6 +266,7 @@ config::SweepSpec parse_sweep_spec(std::string_view text, const std::string& fil
     spec.replay_top_k = static_cast<int>(root.integer("replay_top_k", 1, 1000));
   }
   spec.extrapolate_microbatches = root.boolean("extrapolate_microbatches", true);
+  if (root.has_non_null("site_power")) spec.site_power = root.quantity("site_power", Dimension::kPower, 1.0, 1e12);
   if (spec.objective == config::Objective::kCost)
     for (std::size_t i = 0; i < spec.clusters.size(); ++i)
       if (!spec.clusters[i].base.cluster.price_per_gpu_hour)

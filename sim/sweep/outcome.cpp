@@ -451,6 +451,13 @@ ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
       if (failures) e["reliability"] = reliability_json(r);  // the replay's refusal
     }
     e.update(ownership_json(*money.options[row.cluster], c));
+    if (spec.site_power) {
+      const SiteFit f = site_fit(c.base.cluster, *spec.site_power);
+      e["site"] = {{"site_power_w", *spec.site_power},
+                   {"facility_peak_power_w", f.facility_peak_w},
+                   {"clusters_that_fit", f.clusters},
+                   {"gpus_that_fit", f.gpus}};
+    }
     e["pareto"] = static_cast<bool>(money.front[row.cluster]);
     e["bottleneck"] = {{"name", b.name}, {"seconds", b.seconds}, {"share", b.share}};
     e["memory"] = {{"peak_bytes_per_gpu", std::llround(r.peak_bytes_per_gpu)},
@@ -516,6 +523,15 @@ std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
                        energy ? fmt::format("{:.0f}", *energy / 1e3) : "-", money_text(per_btok),
                        kwh_btok ? fmt::format("{:.0f}", *kwh_btok) : "-", b.name, 100.0 * b.share, goodput,
                        money.front[row.cluster] ? "  (Pareto front)" : "");
+  }
+  if (spec.site_power) {
+    out += fmt::format("\na site of {:.1f} MW (facility side) feeds at full load, PUE included:\n", *spec.site_power / 1e6);
+    for (const PlanRow& row : rows) {
+      const config::ClusterOption& c = spec.clusters[row.cluster];
+      const SiteFit f = site_fit(c.base.cluster, *spec.site_power);
+      out += fmt::format("  {:<{}}  {:.2f} MW each: {} of them, {} GPUs\n", c.name, name_width,
+                         f.facility_peak_w / 1e6, f.clusters, f.gpus);
+    }
   }
   if (std::count(money.front.begin(), money.front.end(), true) > 0)
     out += "\nPareto front: the options no other is as fast and as cheap as (cost: owned where given, else cloud); "

@@ -1,5 +1,8 @@
 #include "sweep/plan_economics.h"
 
+#include <cmath>
+
+#include "hardware/power.h"
 #include "sweep/ranking.h"
 
 namespace trainsim::sweep {
@@ -25,6 +28,16 @@ PlanEconomics plan_economics(const config::ClusterOption& c, const PointResult& 
   if (cluster.ownership && e.time_to_train_s && e.energy_kwh)
     e.owned = hw::owned_cost(*cluster.ownership, cluster.num_gpus(), *e.time_to_train_s, *e.energy_kwh);
   return e;
+}
+
+SiteFit site_fit(const hw::ClusterSpec& c, double site_power) {
+  const hw::PowerDraw p = hw::power_draw(c, 1.0);
+  SiteFit f;
+  f.facility_peak_w = (p.running_w + p.constant_w) * c.pue;
+  if (!(f.facility_peak_w > 0.0)) return f;
+  f.clusters = static_cast<long long>(std::floor(site_power / f.facility_peak_w));
+  f.gpus = f.clusters * c.num_gpus();
+  return f;
 }
 
 std::vector<bool> plan_front(const std::vector<std::optional<PlanEconomics>>& options) {

@@ -28,6 +28,16 @@ struct PlanEconomics {
 
 PlanEconomics plan_economics(const config::ClusterOption& c, const PointResult& r);
 
+// How many copies of a cluster option a site of `site_power` W feeds at full load:
+// each draws PUE x (N_gpu TDP + N_node P_node), every GPU at its TDP (hw::power_draw
+// at utilization 1).
+struct SiteFit {
+  double facility_peak_w = 0.0;  // one cluster, PUE included
+  long long clusters = 0;
+  long long gpus = 0;
+};
+SiteFit site_fit(const hw::ClusterSpec& c, double site_power);
+
 // For each option, whether it is on the Pareto front of time to train against
 // cost(): no other option is as fast and as cheap and better in one. Options
 // without both are not on it.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hardware/ownership.h"
+#include "scenario/cluster_file.h"
 #include "sweep/plan_economics.h"
 
 namespace trainsim {
@@ -45,6 +46,16 @@ TEST(PlanEconomics, PerBillionTokensAndTheFront) {
   d.cloud_usd.reset();
   const std::vector<bool> front = sweep::plan_front({a, b, c, d, std::nullopt});
   EXPECT_EQ(front, (std::vector<bool>{true, true, false, false, false}));
+}
+
+TEST(PlanEconomics, ASiteFeedsWholeClustersAtFullLoad) {
+  // 128 DGX H100: 1,024 x 700 W + 128 x 4,600 W = 1.3056 MW, x PUE 1.58 =
+  // 2.0628 MW; a 20 MW site feeds 9 of them (9,216 GPUs).
+  const hw::ClusterSpec c = scenario::parse_cluster_text(R"({"gpu": "H100-SXM5-80GB", "num_nodes": 128})", "c.json");
+  const sweep::SiteFit f = sweep::site_fit(c, 20e6);
+  EXPECT_NEAR(f.facility_peak_w, 1.3056e6 * 1.58, 1e-6);
+  EXPECT_EQ(f.clusters, 9);
+  EXPECT_EQ(f.gpus, 9216);
 }
 
 }  // namespace
