@@ -14,6 +14,7 @@
 #include "model/corpus_points.h"
 #include "model/timeline_reader.h"
 #include "view/corpus_plot.h"
+#include "view/plan_plot.h"
 #include "view/headless_render.h"
 #include "view/main_window.h"
 
@@ -47,6 +48,14 @@ int render(const QCommandLineParser& args) {
     const std::string path = args.value(QStringLiteral("render")).toStdString();
     if (const std::string text = read_text_file(path); is_corpus_report(text)) {
       if (!render_corpus_plot(parse_corpus_report_text(text, path), o.size).save(out)) {
+        std::fprintf(stderr, "error: %s: cannot write the image\n", qPrintable(out));
+        return 1;
+      }
+      return 0;
+    }
+    // A plan (trainsim plan --out PLAN.json) is its time-to-train against cost picture.
+    if (const std::string text = read_text_file(path); is_plan(text)) {
+      if (!render_plan_plot(parse_plan_text(text, path), o.size).save(out)) {
         std::fprintf(stderr, "error: %s: cannot write the image\n", qPrintable(out));
         return 1;
       }
