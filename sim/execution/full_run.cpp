@@ -13,6 +13,7 @@
 #include "execution/utilization.h"
 #include "hardware/power.h"
 #include "network/topology_builders.h"
+#include "workload/layout.h"
 #include "workload/memory.h"
 #include "workload/parameters.h"
 
@@ -69,12 +70,13 @@ faults::ReplayConfig replay_config(const config::Scenario& s, const FullRunRepor
 }
 
 // Nodes per scale-up domain once a shrunk job keeps `nodes`: the largest count
-// up to the cluster's that tiles them, so the network model's domains stay whole
+// up to the cluster's that tiles them and keeps the tensor- and context-parallel
+// groups inside whole domains, so the network model's domains stay whole
 // (docs/reliability.md, "Elastic shrink"); a pessimistic stand-in for the one
 // partial domain the job really keeps.
-int shrunk_domain(int nodes_per_domain, int nodes) {
+int shrunk_domain(int nodes_per_domain, int nodes, int gpus_per_node, int tp, int cp) {
   for (int k = std::min(nodes_per_domain, nodes); k > 1; --k)
-    if (nodes % k == 0) return k;
+    if (nodes % k == 0 && workload::model_blocks_align(tp, cp, k * gpus_per_node)) return k;
   return 1;
 }
 
@@ -189,7 +191,8 @@ FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutpu
       v.parallel.data = dp;
       v.training.global_batch_size = s.training.micro_batch_size * dp * microbatches;
       v.cluster.num_nodes = static_cast<int>(dp * replica_gpus / c.gpus_per_node);
-      v.cluster.nodes_per_domain = shrunk_domain(c.nodes_per_domain, v.cluster.num_nodes);
+      v.cluster.nodes_per_domain =
+          shrunk_domain(c.nodes_per_domain, v.cluster.num_nodes, c.gpus_per_node, s.parallel.tensor, s.parallel.context);
     }
     SimulateOptions options;
     const long long v_stage_gpus = v.cluster.num_gpus() / pp;

@@ -23,10 +23,16 @@ namespace trainsim::exec {
 namespace {
 
 // Links whose utilization over time goes into the trace: those of rank 0 (its
-// NVLink ports, its node's NICs and their cables).
-std::vector<std::uint32_t> watched_links(const net::Topology& t) {
+// NVLink ports, or on a mesh its links to the other GPUs of its node; its server's
+// NICs and their cables).
+std::vector<std::uint32_t> watched_links(const net::Topology& t, int server_nics) {
   std::vector<std::uint32_t> links{t.gpu_up(0), t.gpu_down(0)};
-  for (int r = 0; r < t.nics_per_node(); ++r) {
+  if (t.mesh())
+    for (long long j = 1; j < t.gpus_per_node(); ++j) {
+      links.push_back(t.mesh_link(0, j));
+      links.push_back(t.mesh_link(j, 0));
+    }
+  for (int r = 0; r < std::min(server_nics, t.nics_per_node()); ++r) {
     if (!t.nic_connected(0, r)) continue;
     links.push_back(t.nic_uplink(0, r));
     links.push_back(t.nic_downlink(0, r));
@@ -148,7 +154,8 @@ class Communication {
                                 : net::MeasuredCollectives()) {
     if (s.simulation.network_model == config::NetworkModel::kFlow) {
       auto backend = std::make_unique<net::FlowBackend>(
-          planner, link_counters ? watched_links(planner.topology()) : std::vector<std::uint32_t>{});
+          planner, link_counters ? watched_links(planner.topology(), s.cluster.inter_node.nics_per_node)
+                                 : std::vector<std::uint32_t>{});
       flow_ = backend.get();
       model_ = std::move(backend);
     } else {

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -103,14 +104,17 @@ int ring_channels(const std::vector<std::vector<long long>>& blocks, const Topol
 // Channel c's ring: every node's run rotated by c * len / C, so each channel
 // enters a node at a different GPU and crosses between nodes on its own rail
 // (NCCL builds its rings so; Jeaugey, "NCCL 2.0", GTC 2017).
-// On a mesh with as many channels as GPUs in an even run, channel c crosses the
-// run along Walecki path c instead, so the channels share no link inside a node.
+// On a mesh, with an even run of k GPUs and a number of channels C dividing it,
+// channel c crosses the run along Walecki path c k / C instead, so the channels
+// share no link inside a node and each leaves it from its own GPU.
 std::vector<long long> channel_ring(const std::vector<std::vector<long long>>& blocks, int c, int channels,
                                     bool mesh) {
   std::vector<long long> seq;
   for (const auto& b : blocks) {
-    if (mesh && b.size() % 2 == 0 && b.size() == static_cast<std::size_t>(channels)) {
-      for (std::size_t i : walecki_path(b.size(), static_cast<std::size_t>(c))) seq.push_back(b[i]);
+    const auto ch = static_cast<std::size_t>(channels);
+    if (mesh && b.size() % 2 == 0 && ch <= b.size() && b.size() % ch == 0) {
+      // Every (k / C)-th path: C of the decomposition's, disjoint, from C different GPUs.
+      for (std::size_t i : walecki_path(b.size(), static_cast<std::size_t>(c) * (b.size() / ch))) seq.push_back(b[i]);
       continue;
     }
     const std::size_t off = static_cast<std::size_t>(c) * b.size() / static_cast<std::size_t>(channels);
@@ -135,6 +139,26 @@ void add_mesh_ring(Phase& p, const std::vector<long long>& block, double per) {
       add(p, block[i], block[(i + c) % k], per / static_cast<double>(k - 1), -1);
 }
 
+// A broadcast or reduce inside one node of a mesh: the chain runs as channels
+// over different links, one per stride c coprime with k (i -> i + c is then a
+// Hamiltonian cycle, the chain that cycle from the root), each with
+// per / channels; the strides' links are distinct.
+void add_mesh_chains(Phase& p, CollectiveKind kind, const std::vector<long long>& block, long long root,
+                     double per) {
+  const std::size_t k = block.size();
+  const std::size_t r = static_cast<std::size_t>(std::find(block.begin(), block.end(), root) - block.begin());
+  std::vector<std::size_t> strides;
+  for (std::size_t c = 1; c < k; ++c)
+    if (std::gcd(c, k) == 1) strides.push_back(c);
+  const double share = per / static_cast<double>(strides.size());
+  for (std::size_t c : strides)
+    for (std::size_t i = 0; i + 1 < k; ++i) {
+      const long long from = block[(r + i * c) % k];
+      const long long to = block[(r + (i + 1) * c) % k];
+      if (kind == CollectiveKind::kBroadcast) add(p, from, to, share, -1);
+      else add(p, to, from, share, -1);
+    }
+}
 
 Schedule ring(CollectiveKind kind, std::span<const long long> members, double bytes, const Topology& t) {
   const auto blocks = node_blocks(members, t);
@@ -164,6 +188,10 @@ Schedule ring(CollectiveKind kind, std::span<const long long> members, double by
                                             : t.link(t.gpu_up(members.front())).capacity};
   if (mesh_node && !chain) {
     add_mesh_ring(p, blocks.front(), per_edge);
+    return s;
+  }
+  if (mesh_node) {
+    add_mesh_chains(p, kind, blocks.front(), members.front(), per_edge);
     return s;
   }
   for (int c = 0; c < channels; ++c) {

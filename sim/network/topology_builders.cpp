@@ -357,7 +357,7 @@ void build_custom(Topology& t, const hw::ClusterSpec& c) {
 
 Topology build_topology(const hw::ClusterSpec& cluster) {
   const hw::ClusterSpec c = domain_view(cluster);
-  const TopologyPlan p = plan_topology(c);
+  const TopologyPlan p = plan_topology(cluster);
   const bool multi = c.num_nodes > 1;
   const int nics = multi ? c.inter_node.nics_per_node : 0;
   // A one-GPU node may have no NVLink figure: its GPU then reaches its NICs unhindered.

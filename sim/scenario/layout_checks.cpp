@@ -10,6 +10,7 @@
 
 #include "scenario/errors.h"
 #include "scenario/json_fields.h"
+#include "workload/layout.h"
 #include "workload/pipeline_schedule.h"
 
 namespace trainsim::scenario {
@@ -58,7 +59,10 @@ void LayoutChecks::fail(std::string_view key, std::string message) const {
 void LayoutChecks::model_parallel(const ParallelConfig& p) const {
   const long long gpus = cluster_.num_gpus();
   const long long mp = p.model_parallel_size();
-  if (gpus % mp == 0) return;
+  if (gpus % mp == 0) {
+    domain_alignment(p);
+    return;
+  }
   // Point at the size that does not divide the GPU count, else at the first one given.
   const std::array<std::pair<std::string_view, int>, 3> sizes{{{"tensor_model_parallel_size", p.tensor},
                                                                {"pipeline_model_parallel_size", p.pipeline},
@@ -71,6 +75,25 @@ void LayoutChecks::model_parallel(const ParallelConfig& p) const {
   if (culprit.empty()) culprit = "tensor_model_parallel_size";
   fail(culprit, fmt::format("tensor ({}) x pipeline ({}) x context ({}) parallel = {} does not divide the {} GPUs",
                             p.tensor, p.pipeline, p.context, mp, gpus));
+}
+
+// Tensor- and context-parallel groups inside whole nodes of the network (docs/model.md,
+// "Scale-up domains"): a TP group of 16 on 72-GPU NVL72 domains would straddle two.
+void LayoutChecks::domain_alignment(const ParallelConfig& p) const {
+  const int gpd = cluster_.gpus_per_domain();
+  if (cluster_.num_gpus() <= gpd || workload::model_blocks_align(p.tensor, p.context, gpd)) return;
+  const std::string unit = cluster_.nodes_per_domain == 1 ? fmt::format("{}-GPU nodes", gpd)
+                                                          : fmt::format("{}-GPU scale-up domains", gpd);
+  const bool tp_fits = workload::model_blocks_align(p.tensor, 1, gpd);
+  fail(tp_fits ? "context_parallel_size" : "tensor_model_parallel_size",
+       tp_fits ? fmt::format("context-parallel blocks of tensor ({}) x context ({}) = {} ranks straddle the {}: "
+                             "one of the two must divide the other",
+                             p.tensor, p.context, p.tensor * p.context, unit)
+               : fmt::format("tensor-parallel groups of {} straddle the {}: one of the two must divide the other{}",
+                             p.tensor, unit,
+                             cluster_.nodes_per_domain == 1
+                                 ? ""
+                                 : " (Megatron-Bridge runs NVL72 racks as 64-GPU segments: cluster.scale_up_domain 64)"));
 }
 
 void LayoutChecks::data_fills_cluster(const ParallelConfig& p) const {

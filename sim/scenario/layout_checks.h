@@ -23,6 +23,7 @@ class LayoutChecks {
 
   // tensor x pipeline x context divides the GPUs.
   void model_parallel(const workload::ParallelConfig& p) const;
+  void domain_alignment(const workload::ParallelConfig& p) const;
   // An explicit data-parallel size fills the GPUs.
   void data_fills_cluster(const workload::ParallelConfig& p) const;
   // The batch, heads, layers, experts, sequence and attention backend allow the sizes.

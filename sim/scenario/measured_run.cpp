@@ -133,8 +133,11 @@ std::optional<std::string> gpu_preset_for_device(std::string_view device_name) {
   // nvidia-smi / cudaGetDeviceProperties names, e.g. "NVIDIA H100 80GB HBM3",
   // "NVIDIA A100-SXM4-80GB", "NVIDIA H200", "NVIDIA B200".
   const std::string name = lower(device_name);
+  // Longer names first: "gb200" holds "b200".
   const std::pair<std::string_view, std::string_view> known[] = {
-      {"h200", "H200-SXM-141GB"}, {"h100", "H100-SXM5-80GB"}, {"a100", "A100-SXM4-80GB"}, {"b200", "B200"}};
+      {"gb300", "GB300"},   {"gb200", "GB200"},   {"b300", "B300"},     {"h200", "H200-SXM-141GB"},
+      {"h100", "H100-SXM5-80GB"}, {"a100", "A100-SXM4-80GB"}, {"b200", "B200"}, {"mi300x", "MI300X"},
+      {"mi325x", "MI325X"}, {"mi355x", "MI355X"}};
   for (const auto& [token, preset] : known)
     if (name.find(token) != std::string::npos) return std::string(preset);
   return std::nullopt;
@@ -147,7 +150,7 @@ config::Scenario scenario_for_measured_run(const MeasuredRun& run, const Measure
   } else if (auto preset = gpu_preset_for_device(run.device_name)) {
     gpu = *preset;
   } else {
-    throw ScenarioError(run.file, "/device/name", "a device with a GPU preset (H100, H200, A100, B200), or --gpu PRESET",
+    throw ScenarioError(run.file, "/device/name", "a device with a GPU preset (H100, H200, A100, B200, B300, GB200, GB300, MI300X, MI325X, MI355X), or --gpu PRESET",
                         "\"" + run.device_name + "\"");
   }
   const nlohmann::json doc = {

@@ -363,7 +363,14 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
 
   const std::string intra = c.path_of("intra_node");
   const std::string inter = c.path_of("inter_node");
-  if (!(cluster.intra_node.bandwidth > 0.0) && cluster.gpus_per_node > 1)
+  if (cluster.intra_node.fabric == "mesh" && cluster.nodes_per_domain > 1)
+    throw ScenarioError(c.file(), intra + "/fabric",
+                        fmt::format("a mesh joins the GPUs of one node link by link; this cluster's scale-up domains "
+                                    "span {} nodes: give cluster.scale_up_domain equal to gpus_per_node, or a switched "
+                                    "fabric (\"nvswitch\")",
+                                    cluster.nodes_per_domain),
+                        "\"mesh\"");
+  if (!(cluster.intra_node.bandwidth > 0.0) && cluster.gpus_per_domain() > 1)
     throw ScenarioError(c.file(), intra + "/bandwidth", "an intra-node bandwidth (the GPU has no platform default)",
                         "none");
   if (!(cluster.inter_node.nic_bandwidth > 0.0) && cluster.num_nodes > 1)

@@ -33,6 +33,13 @@ bool tiles_nodes(int size, long long stride, int gpus_per_node) {
   return size % std::min(size, static_cast<int>(gpus_per_node / stride)) == 0;
 }
 
+bool model_blocks_align(int tp, int cp, int gpus_per_node) {
+  const auto fits = [gpus_per_node](long long span) {
+    return span <= gpus_per_node ? gpus_per_node % span == 0 : span % gpus_per_node == 0;
+  };
+  return fits(tp) && (cp <= 1 || fits(static_cast<long long>(tp) * cp));
+}
+
 net::CommGroup members_shape(const std::vector<long long>& ranks, int gpus_per_node) {
   if (ranks.empty() || gpus_per_node < 1) throw std::invalid_argument("group shape: no ranks");
   std::map<long long, int> per_node;

@@ -16,6 +16,13 @@ net::CommGroup group_shape(int size, long long stride, int gpus_per_node);
 // touches, wherever it starts (group_shape does not throw).
 [[nodiscard]] bool tiles_nodes(int size, long long stride, int gpus_per_node);
 
+// Whether every tensor-parallel group (tp adjacent ranks) and, with cp > 1, every
+// context-parallel block (tp x cp adjacent ranks) lies inside a node of the
+// network (a scale-up domain) or spans whole ones: a block of `span` ranks fits
+// `gpus_per_node` when one divides the other. Otherwise some groups straddle two
+// domains and the groups' shapes differ from copy to copy.
+[[nodiscard]] bool model_blocks_align(int tp, int cp, int gpus_per_node);
+
 // The shape of an irregular group from its ranks: the nodes it touches and the
 // most ranks it has on one of them (expert data-parallel groups under context
 // parallelism interleave two strides).

@@ -158,7 +158,7 @@ std::vector<StageGroups> stage_groups(const IterationLayout& l) {
   shape.tensor = group_shape(l.tp, 1, gpn);
   // Data-parallel peers are tp ranks apart (tp-cp-ep-dp-pp) or tp pp (tp-pp-dp).
   shape.data = regular(l.dense_dp, l.rank(0, l.tp) - l.rank(0, 0));
-  shape.context = group_shape(l.cp, l.tp, gpn);
+  if (l.cp > 1) shape.context = group_shape(l.cp, l.tp, gpn);
   shape.expert = regular(l.ep, static_cast<long long>(l.tp) * l.cp);
   std::vector<StageGroups> out;
   for (int s = 0; s < l.pp; ++s) {

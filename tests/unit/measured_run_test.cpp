@@ -94,6 +94,10 @@ TEST(MeasuredRun, DeviceNamesMapToPresets) {
   EXPECT_EQ(scenario::gpu_preset_for_device("NVIDIA H100 80GB HBM3"), "H100-SXM5-80GB");
   EXPECT_EQ(scenario::gpu_preset_for_device("NVIDIA H200"), "H200-SXM-141GB");
   EXPECT_EQ(scenario::gpu_preset_for_device("NVIDIA A100-SXM4-80GB"), "A100-SXM4-80GB");
+  // "gb200" holds "b200": the longer name wins.
+  EXPECT_EQ(scenario::gpu_preset_for_device("NVIDIA GB200"), "GB200");
+  EXPECT_EQ(scenario::gpu_preset_for_device("NVIDIA B300 SXM6 AC"), "B300");
+  EXPECT_EQ(scenario::gpu_preset_for_device("AMD Instinct MI300X"), "MI300X");
   EXPECT_EQ(scenario::gpu_preset_for_device("NVIDIA B200"), "B200");
   EXPECT_FALSE(scenario::gpu_preset_for_device("NVIDIA GeForce RTX 4090"));
 }

@@ -88,5 +88,25 @@ TEST(MeshFabric, WaleckiPathsGiveEachChannelItsOwnLinksAcrossNodes) {
   EXPECT_EQ(flow_time(p, all_reduce(2, 8)), expected);
 }
 
+TEST(MeshFabric, FourNicsTakeEveryOtherWaleckiPath) {
+  // 4 channels over 2 nodes of 8: paths 0, 2, 4, 6 share no link and leave from
+  // GPUs 0, 2, 4, 6 (4 distinct NICs): each link one channel's 2 x 15/16 S / 4.
+  const Topology t = build_topology(mesh_cluster(2, 4));
+  CollectivePlanner p(t, Algorithm::kRing);
+  const core::Time expected = ns(300e-6 + 2.0 * 15.0 / 16.0 * kS / 4.0 / kLink);
+  EXPECT_EQ(p.plan(all_reduce(2, 8)).duration(kS), expected);
+  EXPECT_EQ(flow_time(p, all_reduce(2, 8)), expected);
+}
+
+TEST(MeshFabric, BroadcastRunsAChainPerStrideCoprimeWithTheNode) {
+  // Strides 1, 3, 5, 7: four chains of 7 steps from the root, S / 4 each on links
+  // of its own: 250 MB at 50 GB/s = 5 ms, after 7 steps of 2 us.
+  const Topology t = build_topology(mesh_cluster(1, 0));
+  CollectivePlanner p(t, Algorithm::kRing);
+  const Collective b{CollectiveKind::kBroadcast, kS, {8, 1, 8, nullptr}};
+  EXPECT_EQ(p.plan(b).duration(kS), ns(14e-6 + 5e-3));
+  EXPECT_EQ(flow_time(p, b), ns(14e-6 + 5e-3));
+}
+
 }  // namespace
 }  // namespace trainsim::net

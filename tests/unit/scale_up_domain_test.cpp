@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "hardware/power.h"
 #include "network/collective_engine.h"
 #include "network/topology_builders.h"
@@ -14,6 +16,8 @@
 #include "report/collective_table.h"
 #include "scenario/cluster_file.h"
 #include "scenario/errors.h"
+#include "scenario/reader.h"
+#include "workload/layout.h"
 
 namespace trainsim {
 namespace {
@@ -130,6 +134,44 @@ TEST(ScaleUpDomain, Gb200PresetIsRacksOfEighteenTrays) {
   const net::Topology t = net::build_topology(c);
   EXPECT_EQ(t.num_nodes(), 2);
   EXPECT_EQ(t.gpus_per_node(), 72);
+}
+
+TEST(ScaleUpDomain, ModelParallelBlocksLieInsideDomainsOrSpanWholeOnes) {
+  EXPECT_TRUE(workload::model_blocks_align(8, 1, 72));    // 9 TP groups a rack
+  EXPECT_FALSE(workload::model_blocks_align(16, 1, 72));  // ranks 64-79 straddle two racks
+  EXPECT_TRUE(workload::model_blocks_align(8, 9, 72));    // a TP x CP block is a rack
+  EXPECT_FALSE(workload::model_blocks_align(8, 16, 72));  // 128 ranks: a rack and 56 of the next
+  EXPECT_TRUE(workload::model_blocks_align(8, 1, 4));     // TP 8 over two whole 4-GPU trays
+  EXPECT_TRUE(workload::model_blocks_align(16, 1, 64));   // Megatron-Bridge's 64-GPU segments
+
+  const auto error_of = [](int nodes, int tp, int cp) {
+    const std::string text = fmt::format(
+        R"({{"cluster": {{"gpu": "GB200", "num_nodes": {}}}, "model": "gpt3-175b",
+            "training": {{"global_batch_size": 1152}},
+            "parallelism": {{"tensor_model_parallel_size": {}, "context_parallel_size": {},
+                            "pipeline_model_parallel_size": 1, "data_parallel_size": "auto"}}}})",
+        nodes, tp, cp);
+    try {
+      (void)scenario::parse_scenario_text(text, "s.json");
+    } catch (const scenario::ScenarioError& e) {
+      return e.json_path() + ": " + e.what();
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error_of(36, 16, 1), HasSubstr("/parallelism/tensor_model_parallel_size"));
+  EXPECT_THAT(error_of(36, 16, 1), HasSubstr("tensor-parallel groups of 16 straddle the 72-GPU scale-up domains"));
+  EXPECT_THAT(error_of(288, 8, 16), HasSubstr("/parallelism/context_parallel_size"));
+  EXPECT_THAT(error_of(36, 8, 1), HasSubstr("no error"));
+}
+
+TEST(ScaleUpDomain, AMeshFabricCannotSpanServers) {
+  try {
+    (void)scenario::parse_cluster_text(R"({"gpu": "MI300X", "num_nodes": 2, "scale_up_domain": 16})", "c.json");
+    FAIL() << "accepted";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_EQ(e.json_path(), "/intra_node/fabric");
+    EXPECT_THAT(std::string(e.what()), HasSubstr("a mesh joins the GPUs of one node link by link"));
+  }
 }
 
 TEST(ScaleUpDomain, PowerCountsServersNotDomains) {
