@@ -7,6 +7,8 @@
 #include <map>
 #include <utility>
 
+#include "view/plot_frame.h"
+
 namespace trainsim::gui {
 
 namespace {
@@ -35,8 +37,7 @@ struct Axis {
 }  // namespace
 
 QImage render_corpus_plot(const CorpusPlotData& d, QSize size) {
-  QImage image(size, QImage::Format_ARGB32_Premultiplied);
-  image.fill(Qt::white);
+  QImage image = blank_image(size);
   QPainter p(&image);
   p.setRenderHint(QPainter::Antialiasing);
   const QRect plot(kLeft, kTop, size.width() - kLeft - kRight, size.height() - kTop - kBottom);
@@ -111,15 +112,8 @@ QImage render_corpus_plot(const CorpusPlotData& d, QSize size) {
                  .arg(held)
                  .arg(d.refused)
                  .arg(fitting > 0 ? 100.0 * abs_sum / fitting : 0.0, 0, 'f', 1));
-  p.setFont(QFont(p.font().family(), 10));
-  p.drawText(QRect(plot.left(), size.height() - 24, plot.width(), 20), Qt::AlignHCenter,
-             QStringLiteral("measured step time (log scale)"));
-  p.save();
-  p.translate(14, plot.center().y());
-  p.rotate(-90);
-  p.drawText(QRect(-plot.height() / 2, -10, plot.height(), 20), Qt::AlignHCenter,
-             QStringLiteral("predicted step time (log scale)"));
-  p.restore();
+  draw_axis_titles(p, plot, size, QStringLiteral("measured step time (log scale)"),
+                   QStringLiteral("predicted step time (log scale)"));
   int ly = plot.top() + 4;
   const int lx = plot.right() + 16;
   for (const auto& [name, index] : families) {

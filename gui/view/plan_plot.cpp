@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "view/plot_frame.h"
+
 namespace trainsim::gui {
 
 namespace {
@@ -35,8 +37,7 @@ QString money_label(double usd) {
 }  // namespace
 
 QImage render_plan_plot(const PlanPlotData& d, QSize size) {
-  QImage image(size, QImage::Format_ARGB32_Premultiplied);
-  image.fill(Qt::white);
+  QImage image = blank_image(size);
   QPainter p(&image);
   p.setRenderHint(QPainter::Antialiasing);
   const QRect plot(kLeft, kTop, size.width() - kLeft - kRight, size.height() - kTop - kBottom);
@@ -102,15 +103,8 @@ QImage render_plan_plot(const PlanPlotData& d, QSize size) {
                  .arg(d.points.size())
                  .arg(d.without_cost > 0 ? QStringLiteral("; %1 without a time or a cost left out").arg(d.without_cost)
                                          : QString()));
-  p.setFont(QFont(p.font().family(), 10));
-  p.drawText(QRect(plot.left(), size.height() - 24, plot.width(), 20), Qt::AlignHCenter,
-             QStringLiteral("time to train (days, p50)"));
-  p.save();
-  p.translate(14, plot.center().y());
-  p.rotate(-90);
-  p.drawText(QRect(-plot.height() / 2, -10, plot.height(), 20), Qt::AlignHCenter,
-             any_owned ? QStringLiteral("cost (owned where given, else cloud)") : QStringLiteral("cost (cloud)"));
-  p.restore();
+  draw_axis_titles(p, plot, size, QStringLiteral("time to train (days, p50)"),
+                   any_owned ? QStringLiteral("cost (owned where given, else cloud)") : QStringLiteral("cost (cloud)"));
   return image;
 }
 

@@ -363,26 +363,28 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
 
   const std::string intra = c.path_of("intra_node");
   const std::string inter = c.path_of("inter_node");
-  if (cluster.intra_node.fabric == "mesh" && cluster.nodes_per_domain > 1)
-    throw ScenarioError(c.file(), intra + "/fabric",
-                        fmt::format("a mesh joins the GPUs of one node link by link; this cluster's scale-up domains "
-                                    "span {} nodes: give cluster.scale_up_domain equal to gpus_per_node, or a switched "
-                                    "fabric (\"nvswitch\")",
-                                    cluster.nodes_per_domain),
-                        "\"mesh\"");
+  // Fabrics described node by node do not span servers.
+  const auto one_node_domains = [&](const std::string& path, std::string_view what, std::string_view instead,
+                                    std::string_view found) {
+    if (cluster.nodes_per_domain == 1) return;
+    throw ScenarioError(c.file(), path,
+                        fmt::format("{}; this cluster's scale-up domains span {} nodes: give cluster.scale_up_domain "
+                                    "equal to gpus_per_node, or {}",
+                                    what, cluster.nodes_per_domain, instead),
+                        fmt::format("\"{}\"", found));
+  };
+  if (cluster.intra_node.fabric == "mesh")
+    one_node_domains(intra + "/fabric", "a mesh joins the GPUs of one node link by link",
+                     "a switched fabric (\"nvswitch\")", "mesh");
   if (!(cluster.intra_node.bandwidth > 0.0) && cluster.gpus_per_domain() > 1)
     throw ScenarioError(c.file(), intra + "/bandwidth", "an intra-node bandwidth (the GPU has no platform default)",
                         "none");
   if (!(cluster.inter_node.nic_bandwidth > 0.0) && cluster.num_nodes > 1)
     throw ScenarioError(c.file(), inter + "/nic_bandwidth", "a NIC bandwidth (the GPU has no platform default)",
                         "none");
-  if (cluster.inter_node.topology == "custom" && cluster.nodes_per_domain > 1)
-    throw ScenarioError(c.file(), inter + "/topology",
-                        fmt::format("a custom topology names the NICs of nodes, each its own NVLink domain; this "
-                                    "cluster's scale-up domains span {} nodes: give cluster.scale_up_domain equal to "
-                                    "gpus_per_node, or a built-in topology",
-                                    cluster.nodes_per_domain),
-                        "\"custom\"");
+  if (cluster.inter_node.topology == "custom")
+    one_node_domains(inter + "/topology", "a custom topology names the NICs of nodes, each its own NVLink domain",
+                     "a built-in topology", "custom");
   if (cluster.inter_node.topology == "custom" && cluster.num_nodes > 1) {
     if (cluster.inter_node.custom_links.empty())
       throw ScenarioError(c.file(), inter + "/links", "the cables of the custom topology (inter_node \"links\")",
