@@ -499,28 +499,24 @@ std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
     }
     const PointResult& r = o.results[*row.best];
     const Bottleneck b = bottleneck(r);
-    std::string p50 = r.time_to_train_s ? duration(*r.time_to_train_s) : "-";
+    // Time to train, energy and cost as the plan reports them (the p50 trial's under failures).
+    const PlanEconomics& e = *money.options[row.cluster];
+    const std::string p50 = e.time_to_train_s ? duration(*e.time_to_train_s) : "-";
     std::string p90 = p50;
-    std::optional<double> cost = r.cost_usd;
-    std::optional<double> energy = r.energy_kwh;
     std::string goodput;
     if (r.reliability) {
-      p50 = duration(r.reliability->time_to_train_p50_s);
       p90 = duration(r.reliability->time_to_train_p90_s);
-      cost = r.reliability->cost_p50_usd;
-      energy = r.reliability->energy_kwh;
       goodput = fmt::format("  {:.1f}%", 100.0 * r.reliability->goodput);
     } else if (failures) {
       goodput = "  not replayed";
     }
-    const PlanEconomics& e = *money.options[row.cluster];
     const std::optional<double> per_btok = e.per_billion_tokens(e.cost());
     const std::optional<double> kwh_btok = e.per_billion_tokens(e.energy_kwh);
     out += fmt::format("{:<{}}  {:<{}} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8} {:>8}  {} ({:.0f}%){}{}\n",
                        c.name, name_width, layout_label(o.points[*row.best]), layout_width,
-                       duration(r.iteration_time_s), p50, p90, money_text(cost),
+                       duration(r.iteration_time_s), p50, p90, money_text(e.cloud_usd),
                        money_text(e.owned ? std::optional(e.owned->total_usd()) : std::nullopt),
-                       energy ? fmt::format("{:.0f}", *energy / 1e3) : "-", money_text(per_btok),
+                       e.energy_kwh ? fmt::format("{:.0f}", *e.energy_kwh / 1e3) : "-", money_text(per_btok),
                        kwh_btok ? fmt::format("{:.0f}", *kwh_btok) : "-", b.name, 100.0 * b.share, goodput,
                        money.front[row.cluster] ? "  (Pareto front)" : "");
   }
@@ -533,7 +529,7 @@ std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
                          f.facility_peak_w / 1e6, f.clusters, f.gpus);
     }
   }
-  if (std::count(money.front.begin(), money.front.end(), true) > 0)
+  if (std::find(money.front.begin(), money.front.end(), true) != money.front.end())
     out += "\nPareto front: the options no other is as fast and as cheap as (cost: owned where given, else cloud); "
            "$/Btok and kWh/Btok per billion tokens\n";
   return out;
