@@ -190,6 +190,21 @@ void parse_cpu_offloading(const ObjectReader& o, const workload::ModelConfig& mo
 }
 
 // Virtual stages, ZeRO, recomputation, overlaps and the pipeline schedule.
+// Megatron-Core's --moe-shared-expert-overlap (docs/model.md, "Shared experts beside
+// the all-to-alls").
+void parse_shared_expert_overlap(const ObjectReader& o, const workload::ModelConfig& model,
+                                 workload::ParallelConfig& p) {
+  const std::string key = "moe_shared_expert_overlap";
+  p.shared_expert_overlap = o.boolean(key, false);
+  if (!p.shared_expert_overlap) return;
+  if (!model.has_shared_expert())
+    o.fail_message(key, key + " runs a MoE model's shared experts beside the token all-to-alls; this model has "
+                              "none (set model.moe_shared_expert_intermediate_size, or remove it)");
+  if (p.tp_overlap != workload::TpOverlap::kNone)
+    o.fail_message(key, key + " with tp_comm_overlap or enable_async_tensor_parallel is not modeled yet (Megatron-Core "
+                              "then runs the shared experts' linears without userbuffers); remove one of them");
+}
+
 void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check, const workload::ModelConfig& model,
                                 workload::ParallelConfig& p) {
   if (o.has_non_null("num_layers_per_virtual_pipeline_stage"))
@@ -226,6 +241,7 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
   p.offload_optimizer = device == "cpu";
   p.overlap_grad_reduce = o.boolean("overlap_grad_reduce", false);
   p.overlap_param_gather = o.boolean("overlap_param_gather", false);
+  parse_shared_expert_overlap(o, model, p);
   const std::string schedule = o.choice("pipeline_schedule", {"gpipe", "1f1b", "interleaved_1f1b"}, "1f1b");
   p.schedule = schedule == "gpipe"  ? workload::PipelineSchedule::kGpipe
                : schedule == "1f1b" ? workload::PipelineSchedule::k1F1B
@@ -286,7 +302,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "pipeline_model_parallel_layout", "partition_method", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
        "sequence_parallel", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
        "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering", "offload_optimizer",
-       "overlap_grad_reduce", "overlap_param_gather", "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},
+       "overlap_grad_reduce", "overlap_param_gather", "moe_shared_expert_overlap", "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},
       unmodeled_parallelism_keys());
   const ObjectReader o =
       root.has("parallelism")

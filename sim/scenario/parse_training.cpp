@@ -96,6 +96,27 @@ void parse_optimizer_offload(const ObjectReader& t, const hw::ClusterSpec& clust
            "trainsim-cpu-adam measures one on the node");
 }
 
+// Megatron-LM's --fp8-recipe and --fp8-param-gather (docs/model.md, "FP8 recipes"); the
+// layout's half of fp8_param_gather (the distributed optimizer) is checked with the
+// parallelism.
+void parse_fp8_recipe(const ObjectReader& t, workload::TrainingConfig& c) {
+  const bool fp8 = c.precision == hw::Precision::kFp8;
+  for (std::string_view key : {"fp8_recipe", "fp8_param_gather"})
+    if (!fp8 && t.has_non_null(key) && t.raw(key) != false)
+      t.fail_message(key, fmt::format("{} is a setting of an fp8 recipe; precision is \"{}\" (set \"fp8\", or "
+                                      "remove it)",
+                                      key, hw::to_string(c.precision)));
+  const std::string recipe = t.choice("fp8_recipe", {"delayed", "tensorwise", "mxfp8", "blockwise"}, "delayed");
+  c.fp8_recipe = recipe == "tensorwise" ? workload::Fp8Recipe::kTensorwise
+                 : recipe == "mxfp8"    ? workload::Fp8Recipe::kMxfp8
+                 : recipe == "blockwise" ? workload::Fp8Recipe::kBlockwise
+                                         : workload::Fp8Recipe::kDelayed;
+  c.fp8_param_gather = t.boolean("fp8_param_gather", false);
+  if (c.fp8_param_gather && c.fp8_recipe == workload::Fp8Recipe::kBlockwise)
+    t.fail_message("fp8_param_gather", "fp8_param_gather with fp8_recipe \"blockwise\" is not modeled yet: remove "
+                                       "it (16-bit gathers) or choose the recipe that ran");
+}
+
 }  // namespace
 
 workload::TrainingConfig parse_training(const ObjectReader& root, const hw::ClusterSpec& cluster,
@@ -104,7 +125,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
       root.object("training", with_unmodeled({"global_batch_size", "micro_batch_size", "precision", "train_tokens",
                                               "optimizer", "grad_reduce_dtype", "attention_backend", "cross_entropy",
                                               "framework", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
-                                              "num_layers_at_end_in_bf16", "tp_backward", "optimizer_cpu_offload",
+                                              "num_layers_at_end_in_bf16", "fp8_recipe", "fp8_param_gather", "tp_backward", "optimizer_cpu_offload",
                                               "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d",
                                               "cpu_offloading", "cpu_offloading_num_layers"},
                                              unmodeled_training_keys()));
@@ -158,6 +179,9 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   c.tp_backward = t.choice("tp_backward", {"async", "sync"}, "async") == "sync" ? workload::TpBackward::kSync
                                                                               : workload::TpBackward::kAsync;
   parse_bf16_layers(t, model, c);
+  // Megatron-Core's --fp8-param-gather (docs/model.md, "FP8 recipes"); the layout's
+  // half (the distributed optimizer) is checked with the parallelism.
+  parse_fp8_recipe(t, c);
   parse_optimizer_offload(t, cluster, c);
   return c;
 }

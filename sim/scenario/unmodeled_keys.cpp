@@ -24,18 +24,9 @@ constexpr std::array kParallelism{
                  "in offload_modules (attention, expert FC1, ...) to host memory, pipeline parallelism allowed",
                  "use cpu_offloading with cpu_offloading_num_layers (whole layers, pipeline_model_parallel_size 1), "
                  "or remove it: the activations then stay on the GPU, an upper bound of the peak memory"},
-    UnmodeledKey{"moe_shared_expert_overlap",
-                 "Megatron-Core's --moe-shared-expert-overlap computes the shared experts during the token "
-                 "dispatch and combine all-to-alls",
-                 kExposed},
 };
 
 constexpr std::array kTraining{
-    UnmodeledKey{"fp8_param_gather",
-                 "Megatron-Core's --fp8-param-gather keeps the parameters in FP8 and the distributed optimizer "
-                 "all-gathers them as FP8 (1 byte per parameter instead of 2)",
-                 "remove it: trainsim then gathers bf16 parameters and keeps bf16 weight copies, an upper bound of "
-                 "that gather's time and memory"},
     UnmodeledKey{"enable_cuda_graph",
                  "Megatron-Core's --enable-cuda-graph (and torch.compile's CUDA graphs) replays the step's kernels "
                  "from CUDA graphs, removing the host's launch gaps",

@@ -1,5 +1,6 @@
 #include "workload/gradient_buckets.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -15,6 +16,9 @@ void BucketFiller::add(const std::vector<Op>& ops, long long unit, const std::ve
     if (op.expert_params) expert_params_ += op.grad_params;
     GradientBucket& open = open_[op.expert_params ? 1 : 0];
     open.params += op.grad_params;
+    // An fp8 GEMM's weight (k x n per matrix) is a Transformer Engine fp8 tensor; its bias is not.
+    if (op.work.kind == hw::KernelClass::kMatmul && op.work.fp8)
+      open.fp8_params += std::min(op.grad_params, op.work.k * op.work.n * op.work.count);
     if (open.units.empty() || open.units.back() != unit) open.units.push_back(unit);
     if (!done.empty()) open.ready_after = done[i];
     if (open.params >= limit_) {
@@ -63,11 +67,14 @@ Task data_parallel_task(TaskGraph& graph, std::string name, Role role, net::Coll
   return t;
 }
 
-Task parameter_gather(TaskGraph& graph, std::string name, double params, const IterationLayout& layout,
-                      const net::CommGroup& group, int rank, int iteration) {
+Task parameter_gather(TaskGraph& graph, std::string name, double bytes, const net::CommGroup& group, int rank,
+                      int iteration) {
   return data_parallel_task(graph, std::move(name), Role::kParameterGather,
-                            net::Collective{net::CollectiveKind::kAllGather, params * layout.weight_bytes, group},
-                            rank, iteration);
+                            net::Collective{net::CollectiveKind::kAllGather, bytes, group}, rank, iteration);
+}
+
+double gather_bytes(const GradientBucket& bucket, const IterationLayout& layout) {
+  return (bucket.params - bucket.fp8_params) * layout.weight_bytes + bucket.fp8_params * layout.fp8_gather_bytes;
 }
 
 namespace {
@@ -84,7 +91,7 @@ ParameterGates::ParameterGates(TaskGraph& graph, const std::vector<GradientBucke
                                std::optional<TaskId> previous_step, const IterationLayout& layout,
                                const StageGroups& groups, int rank, int iteration) {
   for (std::size_t i = plan.size(); i-- > 0;) {
-    Task t = parameter_gather(graph, bucket_name("param_all_gather.bucket", i), plan[i].params, layout,
+    Task t = parameter_gather(graph, bucket_name("param_all_gather.bucket", i), gather_bytes(plan[i], layout),
                               group_of(plan[i], groups), rank, iteration);
     if (previous_step) t.deps.push_back(*previous_step);
     const TaskId id = graph.add(std::move(t));
@@ -123,7 +130,7 @@ std::vector<TaskId> add_gathers_after_step(TaskGraph& graph, const std::vector<G
                                            int rank, int iteration) {
   std::vector<TaskId> ids;
   for (std::size_t i = buckets.size(); i-- > 0;) {
-    Task t = parameter_gather(graph, bucket_name("param_all_gather.bucket", i), buckets[i].params, layout,
+    Task t = parameter_gather(graph, bucket_name("param_all_gather.bucket", i), gather_bytes(buckets[i], layout),
                               group_of(buckets[i], groups), rank, iteration);
     t.deps = {step};
     ids.push_back(graph.add(std::move(t)));

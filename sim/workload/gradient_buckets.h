@@ -23,6 +23,7 @@ inline constexpr long long kHeadUnit = -2;
 
 struct GradientBucket {
   double params = 0.0;
+  double fp8_params = 0.0;       // of which weights of fp8 GEMMs (gathered as fp8 with fp8_param_gather)
   std::vector<long long> units;  // the units whose gradients it holds, in backward order
   TaskId ready_after = 0;        // the backward task that completes its last gradient
   bool expert = false;           // expert weights: reduced over the expert data-parallel group
@@ -57,9 +58,12 @@ std::vector<GradientBucket> plan_buckets(const IterationLayout& layout, Pipeline
 Task data_parallel_task(TaskGraph& graph, std::string name, Role role, net::Collective collective, int rank,
                         int iteration);
 
-// ZeRO: the all-gather of `params` parameters over `group`.
-Task parameter_gather(TaskGraph& graph, std::string name, double params, const IterationLayout& layout,
-                      const net::CommGroup& group, int rank, int iteration);
+// ZeRO: an all-gather of parameters, `bytes` of them, over `group`.
+Task parameter_gather(TaskGraph& graph, std::string name, double bytes, const net::CommGroup& group, int rank,
+                      int iteration);
+// The bytes a bucket's parameters are gathered in: weight_bytes each, fp8 GEMMs'
+// weights fp8_gather_bytes (docs/model.md, "FP8 recipes").
+double gather_bytes(const GradientBucket& bucket, const IterationLayout& layout);
 
 // ZeRO-1/2 with overlap_param_gather (Megatron-LM): the previous update's
 // gathers run bucket by bucket in forward order at the start of the iteration,

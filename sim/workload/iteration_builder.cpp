@@ -160,7 +160,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
 
   const TransformerOps layer_ops(model, training, training.micro_batch_size, layout.tp, parallel.sequence_parallel,
                                  layout.cp, layout.ep, layout.folded_experts, parallel.context_comm,
-                                 parallel.tp_overlap, layout.zero3);
+                                 parallel.tp_overlap, layout.zero3, parallel.shared_expert_overlap);
   CachedOps ops(layer_ops, model.num_layers);
   const std::vector<StageGroups> groups = stage_groups(layout);
   std::vector<std::vector<GradientBucket>> plans(static_cast<std::size_t>(layout.pp));

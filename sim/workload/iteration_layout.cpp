@@ -52,6 +52,7 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
   if (l.zero3 && l.pp > 1) throw std::invalid_argument("ZeRO-3 with pipeline parallelism is not supported");
 
   l.weight_bytes = state_bytes_per_parameter(training).weights;
+  l.fp8_gather_bytes = fp8_weight_gather_bytes(training, l.weight_bytes);
   l.grad_bytes = hw::bytes_per_element(training.grad_reduce_dtype);
   l.bucket_limit = parallel.overlap_grad_reduce ? static_cast<double>(parallel.bucket_size_params()) : 1e300;
   // b s h / t per TP rank (Megatron-LM's scatter-gather; with SP they are split

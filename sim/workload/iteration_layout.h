@@ -51,6 +51,9 @@ struct IterationLayout {
   bool gather_buckets = false;  // ZeRO-1/2, Megatron's distributed optimizer: gathers by bucket
 
   double weight_bytes = 0.0;  // bytes of one weight element
+  // Bytes of one fp8 GEMM's weight element in a parameter all-gather
+  // (fp8_weight_gather_bytes).
+  double fp8_gather_bytes = 0.0;
   double grad_bytes = 0.0;    // bytes of one reduced gradient element
   // Gradient bucket size in parameters (no limit: one bucket per stage).
   double bucket_limit = 0.0;

@@ -81,6 +81,9 @@ struct ParallelConfig {
   bool offload_optimizer = false;
   bool overlap_grad_reduce = false;  // Megatron-LM's default
   bool overlap_param_gather = false;
+  // Megatron-Core's moe_shared_expert_overlap: the shared experts' linears beside the
+  // dispatch and combine all-to-alls, on a stream of their own.
+  bool shared_expert_overlap = false;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   TrainingMode mode = TrainingMode::kSync;
   int num_servers = 1;   // async_ps: parameter servers, each holding 1/S of the parameters

@@ -46,6 +46,8 @@ std::vector<TaskId> StageEmitter::add(const std::vector<Op>& ops, Category categ
       if (op.comm_forward && groups_.of(op.scope).size > 1) {
         if (op.overlapped) ring_.push_back(add_comm(op, works[i]));
         else last_ = add_comm(op, works[i]);
+      } else {
+        carried_waits_ += op.ring_waits;  // no collective here: the next task waits instead
       }
       ids.push_back(last_.value_or(0));
       continue;
@@ -63,15 +65,22 @@ std::vector<TaskId> StageEmitter::add(const std::vector<Op>& ops, Category categ
     pending_.clear();
     if (after_comm_) t.deps.push_back(*after_comm_);
     after_comm_.reset();
-    for (int w = 0; w < op.ring_waits && !ring_.empty(); ++w) {
-      t.deps.push_back(ring_.front());
-      ring_.pop_front();
-    }
+    wait_ring(op.ring_waits, t.deps);
     last_ = graph_.add(std::move(t));
     if (!first_) first_ = last_;
     ids.push_back(*last_);
   }
   return ids;
+}
+
+// The oldest `waits` outstanding overlapped transfers (and any a marker without a
+// collective passed on) become dependencies of the task being added.
+void StageEmitter::wait_ring(int waits, TaskDeps& deps) {
+  for (int w = 0; w < waits + carried_waits_ && !ring_.empty(); ++w) {
+    deps.push_back(ring_.front());
+    ring_.pop_front();
+  }
+  carried_waits_ = 0;
 }
 
 // A blocking marker's collective starts after the compute before it and the
@@ -87,6 +96,7 @@ TaskId StageEmitter::add_comm(const Op& op, WorkId work) {
   t.microbatch = microbatch_;
   t.layer = static_cast<std::int32_t>(op.layer);
   if (last_) t.deps.push_back(*last_);
+  wait_ring(op.ring_waits, t.deps);
   if (!op.overlapped) {
     t.deps.append(pending_);
     pending_.clear();

@@ -81,6 +81,7 @@ class StageEmitter {
   // A blocking marker's collective starts after the compute before it and the
   // next compute waits for it; an overlapped one runs beside that compute.
   TaskId add_comm(const Op& op, WorkId work);
+  void wait_ring(int waits, TaskDeps& deps);
   // The works of a list's ops (an op's collective, or its kernel), registered once.
   const std::vector<WorkId>& works_of(const std::vector<Op>& ops);
 
@@ -90,6 +91,7 @@ class StageEmitter {
   // CachedOps' lists by address (they stay put and unchanged for the graph's build).
   std::unordered_map<const Op*, std::vector<WorkId>> works_;
   std::deque<TaskId> ring_;  // overlapped ring transfers not yet waited for
+  int carried_waits_ = 0;    // ring waits of markers that ran no collective
   int iteration_ = 0;
   int microbatch_ = -1;
   std::vector<TaskId> pending_;

@@ -39,6 +39,13 @@ enum class Framework { kFused, kPytorchEager, kTrainsimTrain };
 // DTensor's (torchtitan: both gradients, then the blocking reduction).
 enum class TpBackward { kAsync, kSync };
 
+// The fp8 recipe's scaling (Megatron-LM's --fp8-recipe, Transformer Engine's recipes):
+// per-tensor scales from an amax history ("delayed") or from the tensor itself
+// ("tensorwise", current scaling), one scale per 32 elements (MXFP8, Blackwell), or
+// per 1 x 128 / 128 x 128 block ("blockwise"). trainsim prices their GEMMs and casts
+// alike (docs/model.md, "FP8 recipes"); the recipe decides how fp8_param_gather gathers.
+enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
+
 struct TrainingConfig {
   long long global_batch_size = 1;  // sequences per iteration
   long long micro_batch_size = 1;   // sequences per micro-batch per model replica
@@ -66,7 +73,20 @@ struct TrainingConfig {
   // overlap_cpu_optimizer_d2h_h2d: the copies pipelined with the CPU's update,
   // parameter by parameter.
   bool overlap_cpu_optimizer_d2h_h2d = false;
+  // Megatron-Core's fp8_param_gather: the weights of the fp8 GEMMs are Transformer
+  // Engine fp8 tensors and the distributed optimizer all-gathers them as fp8, 1 byte
+  // each (docs/model.md, "FP8 recipes").
+  bool fp8_param_gather = false;
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // Megatron-LM's default
 };
+
+// Bytes of one fp8 GEMM weight element in the distributed optimizer's parameter
+// all-gather: 1 with fp8_param_gather, except under MXFP8, whose recipes gather bf16
+// into the gradient buffer and quantize after (reuse_grad_buf_for_mxfp8_param_ag,
+// Megatron-Core param_and_grad_buffer.py); else the weight's own bytes.
+inline double fp8_weight_gather_bytes(const TrainingConfig& t, double weight_bytes) {
+  return t.fp8_param_gather && t.fp8_recipe != Fp8Recipe::kMxfp8 ? 1.0 : weight_bytes;
+}
 
 // Bytes of one activation element: fp32 and tf32 keep 4, 16-bit and fp8 training
 // keep 16-bit activations (fp8 is only the GEMM operands).

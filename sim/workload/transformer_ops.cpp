@@ -48,7 +48,8 @@ std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass) {
 
 TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch,
                                int tensor, bool sequence_parallel, int context, int expert, bool folded_experts,
-                               ContextComm context_comm, TpOverlap tp_overlap, bool sharded_gradients)
+                               ContextComm context_comm, TpOverlap tp_overlap, bool sharded_gradients,
+                               bool shared_expert_overlap)
     : model_(model),
       training_(training),
       b_(static_cast<double>(micro_batch)),
@@ -61,7 +62,12 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
       etp_(folded_experts ? 1.0 : static_cast<double>(tensor)),
       context_comm_(context > 1 ? context_comm : ContextComm::kP2p),
       tp_overlap_(tp_overlap),
-      sharded_gradients_(sharded_gradients) {
+      sharded_gradients_(sharded_gradients),
+      shared_overlap_(shared_expert_overlap && model.has_shared_expert()) {
+  if (shared_expert_overlap && !model.has_shared_expert())
+    throw std::invalid_argument("moe_shared_expert_overlap needs shared experts (moe_shared_expert_intermediate_size)");
+  if (shared_expert_overlap && tp_overlap != TpOverlap::kNone)
+    throw std::invalid_argument("moe_shared_expert_overlap with tensor-parallel communication overlap is not modeled");
   if (tp_overlap != TpOverlap::kNone && (tensor < 2 || !sequence_parallel))
     throw std::invalid_argument("tensor-parallel overlap needs tensor parallelism with sequence parallelism");
   if (micro_batch < 1 || model.seq_length < 1) throw std::invalid_argument("micro-batch and sequence must be positive");
@@ -514,8 +520,25 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
     ring_done = true;
     return true;
   };
+  // moe_shared_expert_overlap: the MoE block's backward in its own order.
+  std::size_t block_begin = fwd.size();
+  std::size_t block_end = 0;
+  for (std::size_t i = 0; i < fwd.size(); ++i)
+    if (fwd[i].moe_part != MoeOverlapPart::kNone) {
+      block_begin = std::min(block_begin, i);
+      block_end = i + 1;
+    }
+  const auto own = [&](std::size_t i, std::vector<Op>& ops) {
+    if (i < block_begin || i >= block_end) return context(i, ops);
+    if (i + 1 == block_end) {
+      const auto first = fwd.begin() + static_cast<std::ptrdiff_t>(block_begin);
+      for (Op& op : moe_overlap_backward({first, fwd.begin() + static_cast<std::ptrdiff_t>(block_end)}))
+        ops.push_back(std::move(op));
+    }
+    return true;
+  };
   if (tp_overlap_ != TpOverlap::kNone) return overlapped_backward(reverse_pass(fwd, context));
-  return reverse_pass(fwd, context);
+  return reverse_pass(fwd, own);
 }
 
 double TransformerOps::backward_flops_factor(const Op& fwd) const {

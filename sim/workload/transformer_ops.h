@@ -25,6 +25,13 @@ inline constexpr double kFlashBackwardFactor = 2.5;
 // The group a communication marker's collective runs over.
 enum class CommScope : std::uint8_t { kTensor, kContext, kExpert };
 
+// The parts of a MoE layer under moe_shared_expert_overlap, in forward order: routing
+// and permutation, the dispatch all-to-all, the shared experts' first linear, the
+// routed experts, the combine all-to-all, the shared experts' second linear, and
+// the unpermutation with the shared output's sum (docs/model.md, "Shared experts
+// beside the all-to-alls").
+enum class MoeOverlapPart : std::uint8_t { kNone, kRoute, kDispatch, kSharedUp, kRouted, kCombine, kSharedDown, kFinish };
+
 struct Op {
   std::string name;
   hw::KernelWork work;
@@ -52,6 +59,9 @@ struct Op {
   int ring_waits = 0;
   // The transfer runs on the copy engines (net::Collective::copy_engine).
   bool copy_engine = false;
+  // Where the op sits in a MoE layer whose shared experts run beside the token
+  // all-to-alls (moe_shared_expert_overlap; transformer_ops_moe.cpp); kNone elsewhere.
+  MoeOverlapPart moe_part = MoeOverlapPart::kNone;
   // tp_enter's f: its gathered output feeds a column-parallel linear.
   bool column_input = false;
   // Expert parameters: their gradients are reduced over the expert
@@ -102,7 +112,7 @@ class TransformerOps {
   TransformerOps(const ModelConfig& model, const TrainingConfig& training, long long micro_batch, int tensor = 1,
                  bool sequence_parallel = false, int context = 1, int expert = 1, bool folded_experts = false,
                  ContextComm context_comm = ContextComm::kP2p, TpOverlap tp_overlap = TpOverlap::kNone,
-                 bool sharded_gradients = false);
+                 bool sharded_gradients = false, bool shared_expert_overlap = false);
 
   [[nodiscard]] std::vector<Op> embedding_forward() const;
   [[nodiscard]] std::vector<Op> layer_forward(long long layer) const;
@@ -155,6 +165,13 @@ class TransformerOps {
   [[nodiscard]] std::vector<Op> all_gather_attention_forward(const Op& attention, long long layer) const;
   [[nodiscard]] std::vector<Op> all_gather_attention_backward(long long layer) const;
   [[nodiscard]] std::vector<Op> moe_forward(long long layer) const;
+  // The shared experts' ops (its TP markers, first linear and activation; its second
+  // linear and TP marker), tagged with their MoeOverlapPart when they overlap.
+  [[nodiscard]] std::vector<Op> shared_expert_up(long long layer) const;
+  [[nodiscard]] std::vector<Op> shared_expert_down(long long layer) const;
+  // Under moe_shared_expert_overlap: the MoE block of a layer's forward (the ops with
+  // a MoeOverlapPart), backward, the all-to-alls beside the shared experts' gradients.
+  [[nodiscard]] std::vector<Op> moe_overlap_backward(const std::vector<Op>& block) const;
   // recompute_granularity "selective_op": what torchtitan's policy recomputes.
   [[nodiscard]] std::vector<Op> op_sac_recompute(long long layer) const;
   [[nodiscard]] double ring_kv_bytes() const;  // one ring step's K and V
@@ -237,6 +254,7 @@ class TransformerOps {
   ContextComm context_comm_;  // how context-parallel attention exchanges K and V (kP2p when cp_ = 1)
   TpOverlap tp_overlap_;      // kNone unless sequence parallelism with t > 1
   bool sharded_gradients_;    // ZeRO-3: no main_grad accumulation
+  bool shared_overlap_;       // moe_shared_expert_overlap, with shared experts
 };
 
 }  // namespace trainsim::workload

@@ -1,6 +1,8 @@
 // TransformerOps: a mixture-of-experts layer's forward (docs/model.md, "Context
 // and expert parallelism"): routing, dispatch, the experts and combine.
 #include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,9 +67,27 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
     return op;
   };
   using net::CollectiveKind;
-  if (ep_ > 1.0)
+  // moe_shared_expert_overlap (Megatron-Core's MoEAlltoAllTokenDispatcher with
+  // shared experts on their own stream): the shared experts' first linear runs
+  // beside the dispatch all-to-all and their second beside the combine; the routed
+  // experts wait for the dispatch, the unpermutation for the combine.
+  const auto tag = [&](std::vector<Op>::iterator from, MoeOverlapPart part) {
+    if (shared_overlap_)
+      for (; from != ops.end(); ++from) from->moe_part = part;
+  };
+  tag(ops.begin(), MoeOverlapPart::kRoute);
+  if (ep_ > 1.0) {
     ops.push_back(marker("moe_dispatch", CommScope::kExpert, CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
                          copies_bytes));
+    ops.back().overlapped = shared_overlap_;
+    tag(ops.end() - 1, MoeOverlapPart::kDispatch);
+  }
+  if (shared_overlap_) {
+    for (Op& op : shared_expert_up(layer)) ops.push_back(std::move(op));
+    tag(std::find_if(ops.begin(), ops.end(), [](const Op& op) { return op.moe_part == MoeOverlapPart::kNone; }),
+        MoeOverlapPart::kSharedUp);
+  }
+  const std::size_t routed = ops.size();
   if (etp_ > 1.0)
     ops.push_back(marker("moe_f", CommScope::kTensor, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
                          copies_bytes * tp_));
@@ -86,26 +106,111 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   if (etp_ > 1.0)
     ops.push_back(marker("moe_g", CommScope::kTensor, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
                          copies_bytes * tp_));
-  if (ep_ > 1.0)
+  if (shared_overlap_ && ep_ > 1.0) ops[routed].ring_waits = 1;  // the dispatched tokens
+  tag(ops.begin() + static_cast<std::ptrdiff_t>(routed), MoeOverlapPart::kRouted);
+  const bool combine = ep_ > 1.0;
+  if (combine) {
     ops.push_back(marker("moe_combine", CommScope::kExpert, CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
                          copies_bytes));
+    ops.back().overlapped = shared_overlap_;
+    tag(ops.end() - 1, MoeOverlapPart::kCombine);
+  }
+  if (shared_overlap_) {
+    const std::size_t down = ops.size();
+    for (Op& op : shared_expert_down(layer)) ops.push_back(std::move(op));
+    tag(ops.begin() + static_cast<std::ptrdiff_t>(down), MoeOverlapPart::kSharedDown);
+  }
+  const std::size_t finish = ops.size();
   ops.push_back(elementwise("moe_unpermute", permute_bytes, 0.0, layer, hw::KernelId::kMoeUnpermute));
   ops.back().backward_bytes = permute_bytes;
+  if (shared_overlap_ && combine) ops.back().ring_waits = 1;  // the combined tokens
   if (model_.has_shared_expert()) {
-    // Megatron-Core's SharedExpertMLP (moe_shared_expert_overlap off): a dense MLP
-    // of width moe_shared_expert_intermediate_size on the layer's input, split t
-    // ways like the dense MLP (its own f and g with SP), after the routed experts;
-    // its output is added to theirs.
-    const double fs = static_cast<double>(model_.moe_shared_expert_intermediate_size) / tp_;
-    const double up_s = model_.swiglu ? 2.0 * fs : fs;
-    if (tp_ > 1.0) ops.push_back(tp_enter("shared_f", layer));
-    push_gemm(ops, matmul("shared_up", tokens_, up_s, h, h * up_s + bias * up_s, layer), true);
-    ops.push_back(elementwise("shared_act", (up_s + fs) * tokens_ * act_bytes_, 0.0, layer, activation));
-    ops.back().kernel_class = "gelu";  // SwiGLU too, as the dense MLP's
-    push_gemm(ops, matmul("shared_down", tokens_, h, fs, fs * h + bias * h, layer), false);
-    if (tp_ > 1.0) ops.push_back(tp_exit("shared_g", layer));
+    // Megatron-Core's SharedExpertMLP without the overlap: after the routed experts,
+    // on the layer's input; its output is added to theirs.
+    if (!shared_overlap_) {
+      for (Op& op : shared_expert_up(layer)) ops.push_back(std::move(op));
+      for (Op& op : shared_expert_down(layer)) ops.push_back(std::move(op));
+    }
     // output + shared: read both, write the sum (the rank's T/t tokens with SP).
     ops.push_back(elementwise("shared_add", 3.0 * local_tokens * h * act_bytes_, 0.0, layer));
+  }
+  tag(ops.begin() + static_cast<std::ptrdiff_t>(finish), MoeOverlapPart::kFinish);
+  return ops;
+}
+
+// Megatron-Core's SharedExpertMLP: a dense MLP of width
+// moe_shared_expert_intermediate_size on the layer's input, split t ways like the
+// dense MLP (its own f and g with SP).
+std::vector<Op> TransformerOps::shared_expert_up(long long layer) const {
+  const double h = static_cast<double>(model_.hidden_size);
+  const double fs = static_cast<double>(model_.moe_shared_expert_intermediate_size) / tp_;
+  const double up_s = model_.swiglu ? 2.0 * fs : fs;
+  const double bias = model_.add_bias_linear ? 1.0 : 0.0;
+  std::vector<Op> ops;
+  if (tp_ > 1.0) {
+    ops.push_back(tp_enter("shared_f", layer));
+    // Overlapped, its linears run without TP communication of their own and the
+    // gather is explicit (SharedExpertMLP.pre_forward_comm): no column-parallel
+    // backward beside the weight gradient.
+    ops.back().column_input = !shared_overlap_;
+  }
+  push_gemm(ops, matmul("shared_up", tokens_, up_s, h, h * up_s + bias * up_s, layer), true);
+  ops.push_back(elementwise("shared_act", (up_s + fs) * tokens_ * act_bytes_, 0.0, layer, activation_kernel()));
+  ops.back().kernel_class = "gelu";  // SwiGLU too, as the dense MLP's
+  return ops;
+}
+
+std::vector<Op> TransformerOps::shared_expert_down(long long layer) const {
+  const double h = static_cast<double>(model_.hidden_size);
+  const double fs = static_cast<double>(model_.moe_shared_expert_intermediate_size) / tp_;
+  const double bias = model_.add_bias_linear ? 1.0 : 0.0;
+  std::vector<Op> ops;
+  push_gemm(ops, matmul("shared_down", tokens_, h, fs, fs * h + bias * h, layer), false);
+  if (tp_ > 1.0) ops.push_back(tp_exit("shared_g", layer));
+  return ops;
+}
+
+// The MoE block's backward under moe_shared_expert_overlap, as Megatron-Core
+// launches it ("Backward launch order: probs A2A -> tokens A2A -> shared experts
+// fc1", token_dispatcher.py): the unpermutation's, then the combine's all-to-all
+// beside the shared experts' second linear, the routed experts (waiting for it),
+// then the dispatch's all-to-all beside the shared experts' first linear, and the
+// permutation and router (waiting for it).
+std::vector<Op> TransformerOps::moe_overlap_backward(const std::vector<Op>& block) const {
+  std::vector<Op> plain;  // the block without its all-to-alls and their waits
+  std::optional<Op> dispatch;
+  std::optional<Op> combine;
+  for (const Op& op : block) {
+    if (op.moe_part == MoeOverlapPart::kDispatch) dispatch = op;
+    else if (op.moe_part == MoeOverlapPart::kCombine) combine = op;
+    else {
+      plain.push_back(op);
+      plain.back().ring_waits = 0;
+    }
+  }
+  const auto transfer = [&](const Op& fwd) {
+    Op op = backward_of(fwd, 1.0, 1.0);
+    op.overlapped = true;
+    op.ring_waits = 0;
+    return op;
+  };
+  std::vector<Op> ops;
+  std::optional<MoeOverlapPart> waiting;  // the part whose first op waits for the last transfer
+  for (Op& op : reverse_pass(plain)) {
+    if (op.moe_part == MoeOverlapPart::kSharedDown && combine) {
+      ops.push_back(transfer(*combine));
+      combine.reset();
+      waiting = MoeOverlapPart::kRouted;
+    } else if (op.moe_part == MoeOverlapPart::kSharedUp && dispatch) {
+      ops.push_back(transfer(*dispatch));
+      dispatch.reset();
+      waiting = MoeOverlapPart::kRoute;
+    }
+    if (waiting && op.moe_part == *waiting) {
+      ++op.ring_waits;
+      waiting.reset();
+    }
+    ops.push_back(std::move(op));
   }
   return ops;
 }

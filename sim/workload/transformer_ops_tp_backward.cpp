@@ -74,7 +74,7 @@ void TransformerOps::column_parallel_backward(const std::vector<Op>& fwd, std::s
 
 // The backward of `fwd`, one op after another in reverse, a column-parallel
 // linear's as above; `own(i, ops)` emits fwd[i]'s backward itself where it returns
-// true (context parallelism's ring); a reduction left running makes the next
+// true (context parallelism's ring; it is asked first); a reduction left running makes the next
 // compute op wait for it (Op::ring_waits).
 std::vector<Op> TransformerOps::reverse_pass(const std::vector<Op>& fwd,
                                              const std::function<bool(std::size_t, std::vector<Op>&)>& own) const {
@@ -82,11 +82,13 @@ std::vector<Op> TransformerOps::reverse_pass(const std::vector<Op>& fwd,
   bool wait_next = false;  // the next compute waits for a column-parallel reduction
   for (std::size_t i = fwd.size(); i-- > 0;) {
     const std::size_t before = ops.size();
-    const long long f = training_.tp_backward == TpBackward::kAsync ? column_input_of(fwd, i) : -1;
-    if (f >= 0) {
+    long long f = -1;
+    if (own && own(i, ops)) {
+      // emitted (or skipped) by `own`
+    } else if (f = training_.tp_backward == TpBackward::kAsync ? column_input_of(fwd, i) : -1; f >= 0) {
       column_parallel_backward(fwd, static_cast<std::size_t>(f), i, ops);
       i = static_cast<std::size_t>(f);
-    } else if (!(own && own(i, ops)) && fwd[i].has_backward) {
+    } else if (fwd[i].has_backward) {
       ops.push_back(backward_of(fwd[i], backward_flops_factor(fwd[i]), 2.0));
     }
     for (std::size_t k = before; k < ops.size() && wait_next; ++k) {

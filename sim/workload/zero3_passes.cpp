@@ -88,8 +88,8 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     if (u >= units.size() || units[u].params <= 0.0 || gathered[u]) return;
     gathered[u] = true;
     for (const auto& [params, group] : shares(units[u])) {
-      Task t = parameter_gather(graph, "param_all_gather." + share_name(units[u], group) + pass, params, l, *group,
-                                stage.rank, stage.iteration);
+      Task t = parameter_gather(graph, "param_all_gather." + share_name(units[u], group) + pass,
+                                params * l.weight_bytes, *group, stage.rank, stage.iteration);
       t.microbatch = step.microbatch;
       t.layer = static_cast<std::int32_t>(units[u].layer);
       // Its buffer is free once the unit computed before the current one is done.
