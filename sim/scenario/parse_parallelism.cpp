@@ -205,6 +205,32 @@ void parse_shared_expert_overlap(const ObjectReader& o, const workload::ModelCon
                               "then runs the shared experts' linears without userbuffers); remove one of them");
 }
 
+// Megatron-Core's --overlap-moe-expert-parallel-comm (docs/model.md, "All-to-alls
+// beside another micro-batch"), with the asserts of TransformerConfig.__post_init__.
+void parse_expert_a2a_overlap(const ObjectReader& o, const workload::TrainingConfig& training,
+                              workload::ParallelConfig& p) {
+  const std::string key = "overlap_moe_expert_parallel_comm";
+  p.expert_a2a_overlap = o.boolean(key, false);
+  if (!p.expert_a2a_overlap) return;
+  const auto refuse = [&](bool bad, std::string_view why) {
+    if (bad) o.fail_message(key, fmt::format("{} {}", key, why));
+  };
+  refuse(p.expert <= 1, "overlaps expert-parallel all-to-alls: it needs expert_model_parallel_size > 1");
+  refuse(p.pipeline > 1,
+         fmt::format("with pipeline_model_parallel_size {} runs inside Megatron-Core's interleaved schedule "
+                     "(virtual stages required), which is not modeled yet: remove it, and the all-to-alls run "
+                     "exposed (an upper bound of the step time)",
+                     p.pipeline));
+  refuse(p.recompute == workload::Recompute::kFull || p.recompute == workload::Recompute::kSelectiveOp,
+         "needs recompute_granularity \"none\" or \"selective\" (Megatron-Core refuses full recomputation with "
+         "it)");
+  refuse(p.zero_stage == 3, "with zero_stage 3 (FSDP) is not modeled yet: use zero_stage 0-2, or remove it");
+  refuse(p.shared_expert_overlap, "and moe_shared_expert_overlap exclude each other in Megatron-Core: give one");
+  refuse(p.offloaded_layers > 0, "with cpu_offloading is not modeled yet: give one");
+  refuse(training.precision == hw::Precision::kFp32 || training.precision == hw::Precision::kTf32,
+         "runs a bf16 or fp16 model (Megatron-Core), and fp8 recipes over one; precision is fp32 or tf32");
+}
+
 void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check, const workload::ModelConfig& model,
                                 workload::ParallelConfig& p) {
   if (o.has_non_null("num_layers_per_virtual_pipeline_stage"))
@@ -302,7 +328,8 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "pipeline_model_parallel_layout", "partition_method", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
        "sequence_parallel", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
        "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering", "offload_optimizer",
-       "overlap_grad_reduce", "overlap_param_gather", "moe_shared_expert_overlap", "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},
+       "overlap_grad_reduce", "overlap_param_gather", "moe_shared_expert_overlap",
+       "overlap_moe_expert_parallel_comm", "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},
       unmodeled_parallelism_keys());
   const ObjectReader o =
       root.has("parallelism")
@@ -325,6 +352,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   parse_sizes(o, check, cluster.num_gpus(), p);
   parse_options_and_schedule(o, check, model, p);
   parse_mode(o, check, p);
+  parse_expert_a2a_overlap(o, training, p);
   check.offload(p);
   if (training.framework != workload::Framework::kFused) check.program(p);
   return p;

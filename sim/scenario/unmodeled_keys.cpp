@@ -9,16 +9,7 @@ namespace trainsim::scenario {
 
 namespace {
 
-constexpr std::string_view kExposed =
-    "remove it: trainsim then runs this communication exposed, after the compute it would hide behind, so the step "
-    "time is an upper bound of the overlapped one as long as the "
-    "overlap does not slow the kernels more than it hides";
-
 constexpr std::array kParallelism{
-    UnmodeledKey{"overlap_moe_expert_parallel_comm",
-                 "Megatron-Core's --overlap-moe-expert-parallel-comm runs one micro-batch's expert-parallel "
-                 "all-to-alls during another's compute",
-                 kExposed},
     UnmodeledKey{"fine_grained_activation_offloading",
                  "Megatron-Core's fine-grained activation offloading moves the saved tensors of the modules listed "
                  "in offload_modules (attention, expert FC1, ...) to host memory, pipeline parallelism allowed",

@@ -183,6 +183,11 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
     for (int s = 0; s < layout.pp; ++s) {
       const auto su = static_cast<std::size_t>(s);
       StageIteration stage(in, s, it, groups[su], carry[su], links, plans[su]);
+      if (parallel.expert_a2a_overlap) {
+        add_expert_overlap_schedule(stage);
+        end.add(stage);
+        continue;
+      }
       for (const PipelineStep& step :
            pipeline_steps(parallel.schedule, layout.pp, s, layout.microbatches, layout.chunks)) {
         stage.emit.set_context(it, step.microbatch);

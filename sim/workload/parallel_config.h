@@ -84,6 +84,9 @@ struct ParallelConfig {
   // Megatron-Core's moe_shared_expert_overlap: the shared experts' linears beside the
   // dispatch and combine all-to-alls, on a stream of their own.
   bool shared_expert_overlap = false;
+  // Megatron-Core's overlap_moe_expert_parallel_comm: one micro-batch's expert
+  // all-to-alls beside another's compute (combined 1F1B); pipeline size 1.
+  bool expert_a2a_overlap = false;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   TrainingMode mode = TrainingMode::kSync;
   int num_servers = 1;   // async_ps: parameter servers, each holding 1/S of the parameters

@@ -15,4 +15,10 @@ void add_forward_pass(StageIteration& stage, const PipelineStep& step);
 // the iteration fills the gradient buckets.
 void add_backward_pass(StageIteration& stage, const PipelineStep& step);
 
+// overlap_moe_expert_parallel_comm without pipeline parallelism (Megatron-Core's
+// combined_1f1b_schedule_for_no_pipelining; docs/model.md, "All-to-alls beside
+// another micro-batch"): the first micro-batch's forward alone, then each next
+// forward together with the backward of the one before it, then the last backward.
+void add_expert_overlap_schedule(StageIteration& stage);
+
 }  // namespace trainsim::workload

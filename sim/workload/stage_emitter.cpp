@@ -44,10 +44,13 @@ std::vector<TaskId> StageEmitter::add(const std::vector<Op>& ops, Category categ
     const Op& op = ops[i];
     if (op.comm_marker) {
       if (op.comm_forward && groups_.of(op.scope).size > 1) {
-        if (op.overlapped) ring_.push_back(add_comm(op, works[i]));
-        else last_ = add_comm(op, works[i]);
+        if (!op.overlapped) last_ = add_comm(op, works[i]);
+        else if (op.scope == CommScope::kExpert) expert_ring_.push_back(add_comm(op, works[i]));
+        else ring_.push_back(add_comm(op, works[i]));
       } else {
-        carried_waits_ += op.ring_waits;  // no collective here: the next task waits instead
+        // No collective here: the next task waits instead.
+        carried_waits_ += op.ring_waits;
+        carried_expert_waits_ += op.expert_waits;
       }
       ids.push_back(last_.value_or(0));
       continue;
@@ -65,7 +68,7 @@ std::vector<TaskId> StageEmitter::add(const std::vector<Op>& ops, Category categ
     pending_.clear();
     if (after_comm_) t.deps.push_back(*after_comm_);
     after_comm_.reset();
-    wait_ring(op.ring_waits, t.deps);
+    wait_ring(op, t.deps);
     last_ = graph_.add(std::move(t));
     if (!first_) first_ = last_;
     ids.push_back(*last_);
@@ -73,14 +76,20 @@ std::vector<TaskId> StageEmitter::add(const std::vector<Op>& ops, Category categ
   return ids;
 }
 
-// The oldest `waits` outstanding overlapped transfers (and any a marker without a
-// collective passed on) become dependencies of the task being added.
-void StageEmitter::wait_ring(int waits, TaskDeps& deps) {
-  for (int w = 0; w < waits + carried_waits_ && !ring_.empty(); ++w) {
-    deps.push_back(ring_.front());
-    ring_.pop_front();
-  }
+// The oldest op.ring_waits outstanding overlapped transfers and op.expert_waits
+// all-to-alls (and any a marker without a collective passed on) become
+// dependencies of the task being added.
+void StageEmitter::wait_ring(const Op& op, TaskDeps& deps) {
+  const auto take = [&](std::deque<TaskId>& ring, int waits) {
+    for (int w = 0; w < waits && !ring.empty(); ++w) {
+      deps.push_back(ring.front());
+      ring.pop_front();
+    }
+  };
+  take(ring_, op.ring_waits + carried_waits_);
+  take(expert_ring_, op.expert_waits + carried_expert_waits_);
   carried_waits_ = 0;
+  carried_expert_waits_ = 0;
 }
 
 // A blocking marker's collective starts after the compute before it and the
@@ -96,7 +105,7 @@ TaskId StageEmitter::add_comm(const Op& op, WorkId work) {
   t.microbatch = microbatch_;
   t.layer = static_cast<std::int32_t>(op.layer);
   if (last_) t.deps.push_back(*last_);
-  wait_ring(op.ring_waits, t.deps);
+  wait_ring(op, t.deps);
   if (!op.overlapped) {
     t.deps.append(pending_);
     pending_.clear();

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "workload/expert_overlap.h"
 #include "workload/stage_groups.h"
 #include "workload/task_graph.h"
 #include "workload/transformer_ops.h"
@@ -20,7 +21,8 @@ namespace trainsim::workload {
 class CachedOps {
  public:
   // A graph has one recompute granularity: the first layer_recompute() call's.
-  CachedOps(const TransformerOps& ops, long long layers) : ops_(ops), layers_(3 * static_cast<std::size_t>(layers)) {}
+  CachedOps(const TransformerOps& ops, long long layers)
+      : ops_(ops), layers_(3 * static_cast<std::size_t>(layers)), parts_(2 * static_cast<std::size_t>(layers)) {}
 
   const std::vector<Op>& layer_forward(long long l) { return layer(0, l, Recompute::kNone); }
   const std::vector<Op>& layer_backward(long long l) { return layer(1, l, Recompute::kNone); }
@@ -30,6 +32,13 @@ class CachedOps {
   const std::vector<Op>& head_forward() { return once(head_forward_, &TransformerOps::head_forward); }
   const std::vector<Op>& head_backward() { return once(head_backward_, &TransformerOps::head_backward); }
   [[nodiscard]] Op optimizer_step(const OptimizerScope& scope) const { return ops_.optimizer_step(scope); }
+  // overlap_moe_expert_parallel_comm: part `part` of layer l's forward or backward
+  // split at its expert all-to-alls (split_at_expert_all_to_alls).
+  const std::vector<Op>& layer_part(long long l, bool forward, std::size_t part) {
+    std::optional<ExpertOverlapParts>& slot = parts_[2 * static_cast<std::size_t>(l) + (forward ? 0 : 1)];
+    if (!slot) slot = split_at_expert_all_to_alls(forward ? layer_forward(l) : layer_backward(l));
+    return (*slot)[part];
+  }
 
  private:
   const std::vector<Op>& layer(std::size_t kind, long long l, Recompute granularity) {
@@ -45,6 +54,7 @@ class CachedOps {
 
   const TransformerOps& ops_;
   std::vector<std::optional<std::vector<Op>>> layers_;  // (forward, backward, recompute) per layer
+  std::vector<std::optional<ExpertOverlapParts>> parts_;  // (forward, backward) per layer
   std::optional<std::vector<Op>> embedding_forward_, embedding_backward_, head_forward_, head_backward_;
 };
 
@@ -81,7 +91,7 @@ class StageEmitter {
   // A blocking marker's collective starts after the compute before it and the
   // next compute waits for it; an overlapped one runs beside that compute.
   TaskId add_comm(const Op& op, WorkId work);
-  void wait_ring(int waits, TaskDeps& deps);
+  void wait_ring(const Op& op, TaskDeps& deps);
   // The works of a list's ops (an op's collective, or its kernel), registered once.
   const std::vector<WorkId>& works_of(const std::vector<Op>& ops);
 
@@ -90,8 +100,10 @@ class StageEmitter {
   ScopeGroups groups_;
   // CachedOps' lists by address (they stay put and unchanged for the graph's build).
   std::unordered_map<const Op*, std::vector<WorkId>> works_;
-  std::deque<TaskId> ring_;  // overlapped ring transfers not yet waited for
-  int carried_waits_ = 0;    // ring waits of markers that ran no collective
+  std::deque<TaskId> ring_;         // overlapped ring transfers not yet waited for
+  std::deque<TaskId> expert_ring_;  // overlapped expert-parallel all-to-alls not yet waited for
+  int carried_waits_ = 0;           // ring and expert waits of markers that ran no collective
+  int carried_expert_waits_ = 0;
   int iteration_ = 0;
   int microbatch_ = -1;
   std::vector<TaskId> pending_;

@@ -57,6 +57,9 @@ struct Op {
   // op with `ring_waits` = n waits for the n oldest such transfers still outstanding.
   bool overlapped = false;
   int ring_waits = 0;
+  // The same for overlapped expert-parallel all-to-alls, which queue apart (MoE
+  // overlaps hold one across compute that has transfers of its own).
+  int expert_waits = 0;
   // The transfer runs on the copy engines (net::Collective::copy_engine).
   bool copy_engine = false;
   // Where the op sits in a MoE layer whose shared experts run beside the token

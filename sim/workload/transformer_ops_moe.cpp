@@ -106,7 +106,7 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   if (etp_ > 1.0)
     ops.push_back(marker("moe_g", CommScope::kTensor, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
                          copies_bytes * tp_));
-  if (shared_overlap_ && ep_ > 1.0) ops[routed].ring_waits = 1;  // the dispatched tokens
+  if (shared_overlap_ && ep_ > 1.0) ops[routed].expert_waits = 1;  // the dispatched tokens
   tag(ops.begin() + static_cast<std::ptrdiff_t>(routed), MoeOverlapPart::kRouted);
   const bool combine = ep_ > 1.0;
   if (combine) {
@@ -123,7 +123,7 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   const std::size_t finish = ops.size();
   ops.push_back(elementwise("moe_unpermute", permute_bytes, 0.0, layer, hw::KernelId::kMoeUnpermute));
   ops.back().backward_bytes = permute_bytes;
-  if (shared_overlap_ && combine) ops.back().ring_waits = 1;  // the combined tokens
+  if (shared_overlap_ && combine) ops.back().expert_waits = 1;  // the combined tokens
   if (model_.has_shared_expert()) {
     // Megatron-Core's SharedExpertMLP without the overlap: after the routed experts,
     // on the layer's input; its output is added to theirs.
@@ -185,13 +185,13 @@ std::vector<Op> TransformerOps::moe_overlap_backward(const std::vector<Op>& bloc
     else if (op.moe_part == MoeOverlapPart::kCombine) combine = op;
     else {
       plain.push_back(op);
-      plain.back().ring_waits = 0;
+      plain.back().expert_waits = 0;
     }
   }
   const auto transfer = [&](const Op& fwd) {
     Op op = backward_of(fwd, 1.0, 1.0);
     op.overlapped = true;
-    op.ring_waits = 0;
+    op.expert_waits = 0;
     return op;
   };
   std::vector<Op> ops;
@@ -207,7 +207,7 @@ std::vector<Op> TransformerOps::moe_overlap_backward(const std::vector<Op>& bloc
       waiting = MoeOverlapPart::kRoute;
     }
     if (waiting && op.moe_part == *waiting) {
-      ++op.ring_waits;
+      ++op.expert_waits;
       waiting.reset();
     }
     ops.push_back(std::move(op));

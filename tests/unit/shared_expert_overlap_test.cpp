@@ -5,14 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <memory>
 #include <string>
 #include <utility>
 
-#include "core/simulator.h"
-#include "execution/executor.h"
+#include "fake_costs.h"
 #include "graph_queries.h"
-#include "network/collective_model.h"
 #include "scenario/errors.h"
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
@@ -36,25 +33,7 @@ workload::IterationGraph build(std::string_view parallelism) {
 using testing::task_named;
 using testing::waits_for;
 
-// A kernel takes its FLOPs at 1 TFLOP/s (memory-bound ones nothing); a collective its bytes at 1 GB/s.
-class Teraflop final : public hw::ComputeModel {
- public:
-  [[nodiscard]] double seconds(const hw::KernelWork& w, hw::Precision) const override { return w.flops * 1e-12; }
-  [[nodiscard]] std::string_view name() const override { return "1 TFLOP/s"; }
-};
-class Gigabyte final : public net::CollectiveModel {
- public:
-  [[nodiscard]] double seconds(const net::Collective& c) const override { return c.bytes * 1e-9; }
-  [[nodiscard]] std::string_view name() const override { return "1 GB/s"; }
-};
-
-double step_seconds(const workload::TaskGraph& g) {
-  const Teraflop compute;
-  net::AnalyticBackend backend{std::make_unique<Gigabyte>()};
-  core::Simulator sim;
-  exec::Executor e(compute, backend, hw::Precision::kBf16);
-  return core::to_seconds(e.run(g, sim).makespan);
-}
+double step_seconds(const workload::TaskGraph& g) { return testing::seconds_at_unit_rates(g); }
 
 TEST(SharedExpertOverlap, TheRoutedExpertsWaitForTheDispatchTheSharedOnesDoNot) {
   const auto built = build(kOverlap);
