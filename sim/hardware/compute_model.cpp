@@ -109,7 +109,7 @@ double RooflineComputeModel::grouped_matmul_seconds(const KernelWork& work, Prec
 }
 
 Precision kernel_precision(const KernelWork& work, Precision recipe) {
-  if (recipe != Precision::kFp8) return recipe;
+  if (!quantized_gemms(recipe)) return recipe;
   if (work.kind == KernelClass::kAttention || (work.kind == KernelClass::kMatmul && !work.fp8)) return Precision::kBf16;
   return recipe;
 }

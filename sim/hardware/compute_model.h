@@ -46,8 +46,8 @@ struct KernelWork {
   // A grouped expert GEMM: one kernel over `count` experts' GEMMs (priced by
   // GpuSpec::grouped_matmul_efficiency where the GPU has it).
   bool grouped = false;
-  // Under an fp8 recipe, whether this GEMM runs in fp8 (Transformer Engine's
-  // linear layers); false: it stays in 16 bits (Megatron-Core's output layer is
+  // Under an fp8 (or fp4) recipe, whether this GEMM runs quantized (Transformer
+  // Engine's linear layers); false: it stays in 16 bits (Megatron-Core's output layer is
   // not a Transformer Engine layer). Attention stays in 16 bits either way
   // (kernel_precision).
   bool fp8 = true;

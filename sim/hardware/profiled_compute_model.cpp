@@ -23,8 +23,8 @@ std::string no_head_dim(std::string_view kernel, const KernelWork& work) {
   return fmt::format("{}: no rows with head_dim {}", kernel, work.head_dim);
 }
 
-constexpr std::array<Precision, 5> kPrecisions{Precision::kFp32, Precision::kTf32, Precision::kFp16, Precision::kBf16,
-                                               Precision::kFp8};
+constexpr std::array<Precision, kNumPrecisions> kPrecisions{Precision::kFp32, Precision::kTf32, Precision::kFp16,
+                                                            Precision::kBf16,  Precision::kFp8,  Precision::kFp4};
 
 // A size for messages: integers in full (50304), anything else in %g.
 std::string size_text(double v) {

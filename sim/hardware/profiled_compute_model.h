@@ -100,13 +100,13 @@ class ProfiledComputeModel final : public ComputeModel {
   [[nodiscard]] const RooflineComputeModel& fallback(Precision p) const { return fallback_[static_cast<std::size_t>(p)]; }
 
   std::vector<RooflineComputeModel> fallback_;          // by Precision: the spec with the profile's efficiencies
-  std::array<std::size_t, 5> matmul_points_{};          // by Precision: points of the measured curve (0: spec's)
+  std::array<std::size_t, kNumPrecisions> matmul_points_{};          // by Precision: points of the measured curve (0: spec's)
   std::optional<double> copy_bandwidth_;                // B/s, the largest device-to-device copy
   double launch_overhead_s_ = 0.0;
   std::optional<HostDispatch> host_dispatch_;
-  std::array<GemmTable, 5> gemm_;                       // by Precision
-  std::array<GemmTable, 5> data_gradient_;              // by Precision: backward-layout rows, if any
-  std::array<GemmTable, 5> weight_gradient_;
+  std::array<GemmTable, kNumPrecisions> gemm_;                      // by Precision
+  std::array<GemmTable, kNumPrecisions> data_gradient_;             // by Precision: backward-layout rows, if any
+  std::array<GemmTable, kNumPrecisions> weight_gradient_;
   std::array<LogCurve, kNumKernelIds> bandwidth_;       // memory-bound kernels: B/s over bytes
   std::array<std::map<int, LogCurve>, 4> attention_;    // see attention_index: FLOP/s over FLOPs, by head_dim
 };

@@ -142,13 +142,13 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
                         "kernel_time_cv", "overlap_compute_slowdown", "overlap_memory_slowdown", "training_clock_ratio", "efficiency_basis", "platform", "sources", "preset"});
   hw::GpuSpec spec;
   spec.name = g.text("name", "custom GPU");
-  const ObjectReader peaks = g.object("peak_flops", {"fp32", "tf32", "fp16", "bf16", "fp8"});
-  for (std::string_view p : {"fp32", "tf32", "fp16", "bf16", "fp8"}) {
+  const ObjectReader peaks = g.object("peak_flops", {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"});
+  for (std::string_view p : {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"}) {
     if (!peaks.has(p)) continue;
     spec.peak_flops[*hw::precision_from_string(p)] = peaks.quantity(p, Dimension::kFlopRate, 1e9, kMaxFlops);
   }
   if (spec.peak_flops.empty())
-    throw ScenarioError(file, g.path_of("peak_flops"), "at least one of fp32, tf32, fp16, bf16, fp8", "none");
+    throw ScenarioError(file, g.path_of("peak_flops"), "at least one of fp32, tf32, fp16, bf16, fp8, fp4", "none");
   spec.memory_capacity_bytes = g.quantity("memory_capacity", Dimension::kBytes, 1e6, 1e15);
   spec.memory_bandwidth = g.quantity("memory_bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth);
   spec.memory_bandwidth_efficiency = g.number("memory_bandwidth_efficiency", 0.01, 1.0, 1.0);

@@ -44,16 +44,17 @@ void check_program_training(const ObjectReader& t, const workload::TrainingConfi
 }
 
 // Megatron-Core's first_last_layers_bf16 and its two counts (default 1 each), which
-// apply to fp8 recipes only.
+// apply to fp8 and fp4 recipes only.
 void parse_bf16_layers(const ObjectReader& t, const workload::ModelConfig& model, workload::TrainingConfig& c) {
   const bool on = t.boolean("first_last_layers_bf16", false);
   for (const char* key : {"num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"})
     if (t.has(key) && !on)
       t.fail_message(key, fmt::format("{} applies with first_last_layers_bf16 true only", key));
   if (!on) return;
-  if (c.precision != hw::Precision::kFp8)
+  if (!hw::quantized_gemms(c.precision))
     t.fail_message("first_last_layers_bf16",
-                   fmt::format("first_last_layers_bf16 keeps layers of an fp8 recipe in bf16; precision is \"{}\"",
+                   fmt::format("first_last_layers_bf16 keeps layers of an fp8 or fp4 recipe in bf16; precision is "
+                               "\"{}\"",
                                hw::to_string(c.precision)));
   c.bf16_first_layers = static_cast<int>(t.integer("num_layers_at_start_in_bf16", 0, model.num_layers, 1));
   c.bf16_last_layers = static_cast<int>(t.integer("num_layers_at_end_in_bf16", 0, model.num_layers, 1));
@@ -112,6 +113,11 @@ void parse_fp8_recipe(const ObjectReader& t, workload::TrainingConfig& c) {
                  : recipe == "blockwise" ? workload::Fp8Recipe::kBlockwise
                                          : workload::Fp8Recipe::kDelayed;
   c.fp8_param_gather = t.boolean("fp8_param_gather", false);
+  // Megatron-LM's --fp4-recipe: Transformer Engine's NVFP4BlockScaling, the one it has.
+  if (t.has_non_null("fp4_recipe") && c.precision != hw::Precision::kFp4)
+    t.fail_message("fp4_recipe", fmt::format("fp4_recipe is a setting of an fp4 recipe; precision is \"{}\"",
+                                             hw::to_string(c.precision)));
+  (void)t.choice("fp4_recipe", {"nvfp4"}, "nvfp4");
   if (c.fp8_param_gather && c.fp8_recipe == workload::Fp8Recipe::kBlockwise)
     t.fail_message("fp8_param_gather", "fp8_param_gather with fp8_recipe \"blockwise\" is not modeled yet: remove "
                                        "it (16-bit gathers) or choose the recipe that ran");
@@ -125,7 +131,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
       root.object("training", with_unmodeled({"global_batch_size", "micro_batch_size", "precision", "train_tokens",
                                               "optimizer", "grad_reduce_dtype", "attention_backend", "cross_entropy",
                                               "framework", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
-                                              "num_layers_at_end_in_bf16", "fp8_recipe", "fp8_param_gather", "tp_backward", "optimizer_cpu_offload",
+                                              "num_layers_at_end_in_bf16", "fp8_recipe", "fp8_param_gather", "fp4_recipe", "tp_backward", "optimizer_cpu_offload",
                                               "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d",
                                               "cpu_offloading", "cpu_offloading_num_layers"},
                                              unmodeled_training_keys()));
@@ -142,7 +148,8 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   if (c.micro_batch_size > c.global_batch_size)
     t.fail_message("micro_batch_size", fmt::format("micro_batch_size ({}) exceeds global_batch_size ({})",
                                                    c.micro_batch_size, c.global_batch_size));
-  c.precision = *hw::precision_from_string(t.choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16"));
+  c.precision =
+      *hw::precision_from_string(t.choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"}, "bf16"));
   if (!cluster.gpu.supports(c.precision)) {
     std::vector<std::string_view> supported;
     for (const auto& [p, _] : cluster.gpu.peak_flops) supported.push_back(hw::to_string(p));
@@ -155,7 +162,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   // Megatron-LM accumulates and all-reduces fp32 main gradients with bf16
   // (accumulate_allreduce_grads_in_fp32); otherwise gradients keep the training type.
   const std::string default_grad =
-      c.precision == hw::Precision::kBf16 || c.precision == hw::Precision::kFp8 || c.precision == hw::Precision::kTf32
+      c.precision == hw::Precision::kBf16 || hw::quantized_gemms(c.precision) || c.precision == hw::Precision::kTf32
           ? "fp32"
           : std::string(hw::to_string(c.precision));
   c.grad_reduce_dtype = *hw::precision_from_string(t.choice("grad_reduce_dtype", {"fp32", "bf16", "fp16", "fp8"},

@@ -13,7 +13,6 @@ namespace trainsim::workload {
 namespace {
 constexpr double kMaskBytes = 1.0;   // dropout masks are stored as bytes
 constexpr double kFp32Bytes = 4.0;   // softmax statistics and loss in fp32
-constexpr double kFp8Bytes = 1.0;    // an fp8 element
 constexpr double kTokenIdBytes = 4.0;  // a target token id (int32)
 // Causal attention computes half of the s x s score matrix when the kernel skips
 // masked blocks (flash); model FLOPs still count the full matrix (Megatron-LM).
@@ -100,7 +99,8 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
                                          "multi-head attention, no dropout");
   }
   act_bytes_ = activation_element_bytes(training);
-  gemm_bytes_ = training.precision == hw::Precision::kFp8 ? 1.0 : act_bytes_;
+  // An fp8 or fp4 recipe's GEMM operands: 1 byte, or NVFP4's 0.5625 with its scales.
+  gemm_bytes_ = hw::quantized_gemms(training.precision) ? hw::bytes_per_element(training.precision) : act_bytes_;
 }
 
 Op TransformerOps::matmul(std::string name, double m, double n, double k, double params, long long layer,
@@ -146,15 +146,17 @@ Op TransformerOps::elementwise(std::string name, double bytes, double params, lo
 // transpose (the weight gradient's operand) by one cast-transpose kernel, reading
 // e and writing 2 fp8 bytes per element, unless a LayerNormLinear's norm wrote
 // the fp8 input itself (then only the transpose's byte is extra); backward, the
-// output gradient is cast-transposed the same way. Nothing outside an fp8 recipe
-// or for a GEMM that stays in 16 bits.
+// output gradient is cast-transposed the same way. An fp4 recipe the same with
+// NVFP4's g = 0.5625 bytes per element ("FP4 recipes"). Nothing outside a quantized
+// recipe or for a GEMM that stays in 16 bits.
 std::optional<Op> TransformerOps::fp8_cast(const Op& gemm, bool input_from_norm) const {
-  if (training_.precision != hw::Precision::kFp8 || !gemm.work.fp8 || gemm.work.kind != hw::KernelClass::kMatmul)
+  if (!hw::quantized_gemms(training_.precision) || !gemm.work.fp8 || gemm.work.kind != hw::KernelClass::kMatmul)
     return std::nullopt;
   const double rows = gemm.work.m * gemm.work.count;
-  const double cast_transpose = act_bytes_ + 2.0 * kFp8Bytes;
-  Op op = elementwise(gemm.name + ".fp8_cast", rows * gemm.work.k * (input_from_norm ? kFp8Bytes : cast_transpose),
-                      0.0, gemm.layer, hw::KernelId::kFp8CastTranspose);
+  const double cast_transpose = act_bytes_ + 2.0 * gemm_bytes_;
+  const std::string suffix = training_.precision == hw::Precision::kFp4 ? ".fp4_cast" : ".fp8_cast";
+  Op op = elementwise(gemm.name + suffix, rows * gemm.work.k * (input_from_norm ? gemm_bytes_ : cast_transpose), 0.0,
+                      gemm.layer, hw::KernelId::kFp8CastTranspose);
   op.backward_bytes = rows * gemm.work.n * cast_transpose;
   return op;
 }

@@ -111,6 +111,24 @@ TEST(OpBytes, Fp8RecipesCastTransposeEachFp8GemmsInputAndOutputGradient) {
   EXPECT_FALSE(has_op(bf16.layer_forward(0), "layer0.qkv_proj.fp8_cast"));
 }
 
+TEST(OpBytes, Fp4RecipesCastToNvfp4WithItsBlockScales) {
+  // docs/model.md, "FP4 recipes": the fp8 recipe's casts with g = 0.5 + 1/16 bytes per
+  // NVFP4 element (an E4M3 scale per 16); gpt2-124m on B200, t = 2048, e = 2.
+  const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2, "precision": "fp4")", "", 1,
+                                        "\"B200\"");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  const std::vector<workload::Op> fwd = ops.layer_forward(0);
+  const std::vector<workload::Op> bwd = ops.layer_backward(0);
+  constexpr double t = 2048.0;
+  constexpr double g = 0.5625;
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.qkv_proj.fp4_cast"), t * 768.0 * g);
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.attn_out_proj.fp4_cast"), t * 768.0 * (2.0 + 2.0 * g));
+  EXPECT_DOUBLE_EQ(bytes_of(bwd, "layer0.mlp_down.fp4_cast.backward"), t * 768.0 * (2.0 + 2.0 * g));
+  // The GEMM reads and writes NVFP4 operands: (t k + k n + t n) g for QKV (k 768, n 2304).
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.qkv_proj"), (t * 768.0 + 768.0 * 2304.0 + t * 2304.0) * g);
+  EXPECT_FALSE(has_op(ops.head_forward(), "output_layer.fp4_cast"));
+}
+
 TEST(OpBytes, FirstLastLayersBf16KeepTheirGemmsIn16Bits) {
   // Megatron-Core's first_last_layers_bf16 with 2 layers at the start and 1 at the end of
   // gpt2-124m's 12: layers 0, 1 and 11 run their GEMMs in bf16 (operands e = 2 bytes, no

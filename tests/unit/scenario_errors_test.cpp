@@ -408,7 +408,7 @@ std::vector<BadCase> training_cases() {
   return {
       invalid("Bf16LayersWithoutFp8", patched(R"({"training": {"first_last_layers_bf16": true}})"),
               "/training/first_last_layers_bf16",
-              {"first_last_layers_bf16 keeps layers of an fp8 recipe in bf16; precision is \"bf16\""}),
+              {"first_last_layers_bf16 keeps layers of an fp8 or fp4 recipe in bf16; precision is \"bf16\""}),
       invalid("Bf16LayerCountWithoutTheSwitch", patched(R"({"training": {"num_layers_at_end_in_bf16": 2}})"),
               "/training/num_layers_at_end_in_bf16",
               {"num_layers_at_end_in_bf16 applies with first_last_layers_bf16 true only"}),
