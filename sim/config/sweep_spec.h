@@ -63,6 +63,9 @@ struct SweepSpec {
   // The power a site can feed, facility side (W): the plan says how many of each
   // cluster option it holds at full load (docs/sweep.md, "Owned clusters").
   std::optional<double> site_power;
+  // Power and cooling of one rack position, IT side (W): the plan says how many racks
+  // each option takes (sweep::rack_fit).
+  std::optional<double> rack_power;
 
   // True when the spec has a "failures" section (shared by every cluster option).
   [[nodiscard]] bool failures_modeled() const { return !clusters.empty() && clusters.front().base.failures; }

@@ -128,7 +128,7 @@ json canonical_space(const json& doc, const std::string& file) {
   const ObjectReader o(doc, file, "",
                        {"name", "description", "model", "training", "clusters", "space", "simulation",
                         "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches",
-                        "site_power"});
+                        "site_power", "rack_power"});
   // Checks that "space" is an object of known keys (did-you-mean for typos).
   o.object("space",
                {"tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
@@ -248,7 +248,7 @@ config::SweepSpec parse_sweep_spec(std::string_view text, const std::string& fil
   const ObjectReader root(doc, file, "",
                           {"name", "description", "model", "training", "clusters", "space", "simulation",
                            "calibration", "failures", "objective", "replay_top_k", "extrapolate_microbatches",
-                        "site_power"});
+                        "site_power", "rack_power"});
   config::SweepSpec spec;
   spec.file = file;
   spec.name = root.text("name", std::filesystem::path(file).stem().string());
@@ -267,6 +267,7 @@ config::SweepSpec parse_sweep_spec(std::string_view text, const std::string& fil
   }
   spec.extrapolate_microbatches = root.boolean("extrapolate_microbatches", true);
   if (root.has_non_null("site_power")) spec.site_power = root.quantity("site_power", Dimension::kPower, 1.0, 1e12);
+  if (root.has_non_null("rack_power")) spec.rack_power = root.quantity("rack_power", Dimension::kPower, 1.0, 1e8);
   if (spec.objective == config::Objective::kCost)
     for (std::size_t i = 0; i < spec.clusters.size(); ++i)
       if (!spec.clusters[i].base.cluster.price_per_gpu_hour)

@@ -12,6 +12,62 @@ namespace trainsim::sweep {
 
 namespace {
 
+// The plan's "site": how many copies of a cluster option a site of site_power feeds
+// and how many racks of rack_power each takes (docs/sweep.md, "Owned clusters").
+nlohmann::json site_json(const config::SweepSpec& spec, const hw::ClusterSpec& c) {
+  nlohmann::json site = nlohmann::json::object();
+  std::optional<SiteFit> s;
+  if (spec.site_power) {
+    s = site_fit(c, *spec.site_power);
+    site["site_power_w"] = *spec.site_power;
+    site["facility_peak_power_w"] = s->facility_peak_w;
+    site["clusters_that_fit"] = s->clusters;
+    site["gpus_that_fit"] = s->gpus;
+  }
+  if (spec.rack_power) {
+    const RackFit r = rack_fit(c, *spec.rack_power);
+    site["rack_power_w"] = *spec.rack_power;
+    site["server_power_w"] = r.server_w;
+    site["servers_per_rack"] = r.servers_per_rack;
+    site["rack_draw_w"] = r.rack_w;
+    site["racks_per_cluster"] = r.racks > 0 ? nlohmann::json(r.racks) : nlohmann::json(nullptr);
+    if (s) site["racks_that_fit"] = r.racks > 0 ? nlohmann::json(r.racks * s->clusters) : nlohmann::json(nullptr);
+  }
+  return site;
+}
+
+std::string site_text(const config::SweepSpec& spec, const std::vector<PlanRow>& rows, std::size_t name_width) {
+  std::string out;
+  if (spec.site_power)
+    out += fmt::format("\na site of {:.1f} MW (facility side) feeds at full load, PUE included:\n",
+                       *spec.site_power / 1e6);
+  else
+    out += "\nracks at full load:\n";
+  for (const PlanRow& row : rows) {
+    const config::ClusterOption& c = spec.clusters[row.cluster];
+    std::string line;
+    std::optional<SiteFit> s;
+    if (spec.site_power) {
+      s = site_fit(c.base.cluster, *spec.site_power);
+      line = fmt::format("{:.2f} MW each: {} of them, {} GPUs", s->facility_peak_w / 1e6, s->clusters, s->gpus);
+    }
+    if (spec.rack_power) {
+      const RackFit r = rack_fit(c.base.cluster, *spec.rack_power);
+      if (!line.empty()) line += "; ";
+      if (r.racks == 0)
+        line += fmt::format("a {} of {:.1f} kW exceeds a {:.0f} kW rack",
+                            c.base.cluster.nodes_per_domain > 1 ? "scale-up domain" : "server",
+                            r.server_w * c.base.cluster.nodes_per_domain / 1e3, *spec.rack_power / 1e3);
+      else
+        line += fmt::format("{} servers ({:.1f} kW) a {:.0f} kW rack, {} racks each{}", r.servers_per_rack,
+                            r.rack_w / 1e3, *spec.rack_power / 1e3, r.racks,
+                            s ? fmt::format(", {} in all", r.racks * s->clusters) : "");
+    }
+    out += fmt::format("  {:<{}}  {}\n", c.name, name_width, line);
+  }
+  return out;
+}
+
 using ojson = nlohmann::ordered_json;
 
 std::string number(double v) { return fmt::format("{}", v); }
@@ -451,13 +507,7 @@ ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
       if (failures) e["reliability"] = reliability_json(r);  // the replay's refusal
     }
     e.update(ownership_json(*money.options[row.cluster], c));
-    if (spec.site_power) {
-      const SiteFit f = site_fit(c.base.cluster, *spec.site_power);
-      e["site"] = {{"site_power_w", *spec.site_power},
-                   {"facility_peak_power_w", f.facility_peak_w},
-                   {"clusters_that_fit", f.clusters},
-                   {"gpus_that_fit", f.gpus}};
-    }
+    if (spec.site_power || spec.rack_power) e["site"] = site_json(spec, c.base.cluster);
     e["pareto"] = static_cast<bool>(money.front[row.cluster]);
     e["bottleneck"] = {{"name", b.name}, {"seconds", b.seconds}, {"share", b.share}};
     e["memory"] = {{"peak_bytes_per_gpu", std::llround(r.peak_bytes_per_gpu)},
@@ -520,15 +570,7 @@ std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
                        kwh_btok ? fmt::format("{:.0f}", *kwh_btok) : "-", b.name, 100.0 * b.share, goodput,
                        money.front[row.cluster] ? "  (Pareto front)" : "");
   }
-  if (spec.site_power) {
-    out += fmt::format("\na site of {:.1f} MW (facility side) feeds at full load, PUE included:\n", *spec.site_power / 1e6);
-    for (const PlanRow& row : rows) {
-      const config::ClusterOption& c = spec.clusters[row.cluster];
-      const SiteFit f = site_fit(c.base.cluster, *spec.site_power);
-      out += fmt::format("  {:<{}}  {:.2f} MW each: {} of them, {} GPUs\n", c.name, name_width,
-                         f.facility_peak_w / 1e6, f.clusters, f.gpus);
-    }
-  }
+  if (spec.site_power || spec.rack_power) out += site_text(spec, rows, name_width);
   if (std::find(money.front.begin(), money.front.end(), true) != money.front.end())
     out += "\nPareto front: the options no other is as fast and as cheap as (cost: owned where given, else cloud); "
            "$/Btok and kWh/Btok per billion tokens\n";

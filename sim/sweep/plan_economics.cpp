@@ -40,6 +40,19 @@ SiteFit site_fit(const hw::ClusterSpec& c, double site_power) {
   return f;
 }
 
+RackFit rack_fit(const hw::ClusterSpec& c, double rack_power) {
+  const hw::PowerDraw p = hw::power_draw(c, 1.0);
+  RackFit f;
+  f.server_w = (p.running_w + p.constant_w) / c.num_nodes;
+  if (!(f.server_w > 0.0)) return f;
+  const double unit_w = f.server_w * c.nodes_per_domain;  // a server, or a scale-up domain of them
+  f.servers_per_rack = static_cast<long long>(std::floor(rack_power / unit_w)) * c.nodes_per_domain;
+  if (f.servers_per_rack == 0) return f;
+  f.rack_w = static_cast<double>(f.servers_per_rack) * f.server_w;
+  f.racks = (c.num_nodes + f.servers_per_rack - 1) / f.servers_per_rack;
+  return f;
+}
+
 std::vector<bool> plan_front(const std::vector<std::optional<PlanEconomics>>& options) {
   std::vector<TimeCost> points;
   std::vector<std::size_t> option_of;

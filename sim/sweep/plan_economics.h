@@ -38,6 +38,19 @@ struct SiteFit {
 };
 SiteFit site_fit(const hw::ClusterSpec& c, double site_power);
 
+// How a cluster option's servers fill racks of `rack_power` W each (IT side, what a
+// rack position's power and cooling take): a server draws gpus_per_node TDP + P_node
+// at full load; a scale-up domain of several servers (an NVL72 rack's trays) sits in
+// one rack, so a rack takes whole domains. servers_per_rack 0: one server (or domain)
+// alone exceeds the rack.
+struct RackFit {
+  double server_w = 0.0;        // one server at full load
+  long long servers_per_rack = 0;
+  double rack_w = 0.0;          // a full rack's draw: servers_per_rack x server_w
+  long long racks = 0;          // racks one cluster takes (0 when it does not fit)
+};
+RackFit rack_fit(const hw::ClusterSpec& c, double rack_power);
+
 // For each option, whether it is on the Pareto front of time to train against
 // cost(): no other option is as fast and as cheap and better in one. Options
 // without both are not on it.

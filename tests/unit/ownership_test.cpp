@@ -58,5 +58,27 @@ TEST(PlanEconomics, ASiteFeedsWholeClustersAtFullLoad) {
   EXPECT_EQ(f.gpus, 9216);
 }
 
+TEST(PlanEconomics, RacksTakeWholeServersOrWholeScaleUpDomains) {
+  // A DGX H100 draws 8 x 700 W + 4,600 W = 10.2 kW at full load: three to a 40 kW rack
+  // (30.6 kW), 128 of them in ceil(128 / 3) = 43 racks.
+  const hw::ClusterSpec h100 = scenario::parse_cluster_text(R"({"gpu": "H100-SXM5-80GB", "num_nodes": 128})", "c.json");
+  const sweep::RackFit h = sweep::rack_fit(h100, 40e3);
+  EXPECT_DOUBLE_EQ(h.server_w, 10.2e3);
+  EXPECT_EQ(h.servers_per_rack, 3);
+  EXPECT_DOUBLE_EQ(h.rack_w, 30.6e3);
+  EXPECT_EQ(h.racks, 43);
+  // GB200 NVL72: a tray draws 4 x 1,200 W + 1,900 W = 6.7 kW, a 72-GPU domain of 18
+  // trays 120.6 kW, which sits in one rack: a 132 kW rack takes one domain (16 racks for
+  // 1,152 GPUs); a 40 kW rack takes none.
+  const hw::ClusterSpec gb200 =
+      scenario::parse_cluster_text(R"({"gpu": "GB200", "num_nodes": 288, "scale_up_domain": 72})", "c.json");
+  const sweep::RackFit g = sweep::rack_fit(gb200, 132e3);
+  EXPECT_DOUBLE_EQ(g.server_w, 6.7e3);
+  EXPECT_EQ(g.servers_per_rack, 18);
+  EXPECT_NEAR(g.rack_w, 120.6e3, 1e-6);
+  EXPECT_EQ(g.racks, 16);
+  EXPECT_EQ(sweep::rack_fit(gb200, 40e3).racks, 0);
+}
+
 }  // namespace
 }  // namespace trainsim
