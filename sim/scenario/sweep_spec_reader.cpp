@@ -270,9 +270,10 @@ config::SweepSpec parse_sweep_spec(std::string_view text, const std::string& fil
   if (root.has_non_null("rack_power")) spec.rack_power = root.quantity("rack_power", Dimension::kPower, 1.0, 1e8);
   if (spec.objective == config::Objective::kCost)
     for (std::size_t i = 0; i < spec.clusters.size(); ++i)
-      if (!spec.clusters[i].base.cluster.price_per_gpu_hour)
+      if (!spec.clusters[i].base.cluster.price_per_gpu_hour && !spec.clusters[i].base.cluster.ownership)
         throw ScenarioError(file, "/objective",
-                            fmt::format("\"cost\" needs price_per_gpu_hour in every cluster; \"{}\" has none",
+                            fmt::format("\"cost\" needs price_per_gpu_hour or ownership in every cluster; \"{}\" "
+                                        "has neither",
                                         spec.clusters[i].name));
   return spec;
 }

@@ -178,7 +178,7 @@ Outcome summarize(const config::SweepSpec& spec, Enumeration enumeration, std::v
         break;
     }
   }
-  o.ranking = rank(o.results, spec.objective);
+  o.ranking = rank(o.results, o.points, spec);
   o.front = pareto_front(std::span<const PointResult>(o.results));
   return o;
 }

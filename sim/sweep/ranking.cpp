@@ -5,32 +5,32 @@
 #include <limits>
 #include <utility>
 
+#include "sweep/plan_economics.h"
+
 namespace trainsim::sweep {
 
-namespace {
-std::optional<double> failure_free_objective(const PointResult& r, config::Objective o) {
-  return o == config::Objective::kCost ? r.cost_usd : r.time_to_train_s;
-}
-}  // namespace
-
-std::optional<double> objective_of(const PointResult& r, config::Objective o) {
-  if (r.reliability)
-    return o == config::Objective::kCost ? r.reliability->cost_p50_usd
-                                         : std::optional<double>(r.reliability->time_to_train_p50_s);
-  return failure_free_objective(r, o);
+std::optional<double> objective_of(const PointResult& r, const config::ClusterOption& c, config::Objective o) {
+  if (o == config::Objective::kCost) return plan_economics(c, r).cost();
+  return r.reliability ? std::optional<double>(r.reliability->time_to_train_p50_s) : r.time_to_train_s;
 }
 
-std::vector<std::size_t> rank(std::span<const PointResult> results, config::Objective objective) {
+std::vector<std::size_t> rank(std::span<const PointResult> results, std::span<const Point> points,
+                              const config::SweepSpec& spec) {
+  const config::Objective objective = spec.objective;
+  std::vector<std::optional<double>> value(results.size());
   std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < results.size(); ++i)
-    if (results[i].status == Status::kEvaluated && objective_of(results[i], objective)) order.push_back(i);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (results[i].status != Status::kEvaluated) continue;
+    value[i] = objective_of(results[i], spec.clusters[static_cast<std::size_t>(points[i].cluster)], objective);
+    if (value[i]) order.push_back(i);
+  }
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     // Replayed points first (by their p50), then the rest (failure-free).
     const bool ra = results[a].reliability.has_value();
     const bool rb = results[b].reliability.has_value();
     if (ra != rb) return ra;
-    const double va = *objective_of(results[a], objective);
-    const double vb = *objective_of(results[b], objective);
+    const double va = *value[a];
+    const double vb = *value[b];
     if (va != vb) return va < vb;
     return results[a].id < results[b].id;
   });

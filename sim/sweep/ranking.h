@@ -6,18 +6,25 @@
 #include <string>
 #include <vector>
 
+#include "config/sweep_spec.h"
 #include "sweep/evaluate.h"
+#include "sweep/space.h"
 
 namespace trainsim::sweep {
 
-// The value a point is ranked on: its failure-free time-to-train or cost, or,
-// when it was replayed under failures, the p50 of the replay's trials.
-std::optional<double> objective_of(const PointResult& r, config::Objective objective);
+// The value a point of cluster option `c` is ranked on: its time to train, or its
+// cost, the owned cost where `c` has "ownership", else the cloud's
+// (PlanEconomics::cost()); failure-free, or, when it was replayed under failures,
+// the replay's p50 (docs/sweep.md, "Objective").
+std::optional<double> objective_of(const PointResult& r, const config::ClusterOption& c,
+                                   config::Objective objective);
 
-// Indices of the evaluated results with a value for the objective, best first
-// (least time-to-train or cost), ties broken by id. Points replayed under
-// failures come first, by their p50; the others follow by their failure-free value.
-std::vector<std::size_t> rank(std::span<const PointResult> results, config::Objective objective);
+// Indices of the evaluated results with a value for the spec's objective, best
+// first (least time-to-train or cost), ties broken by id; results[i] is points[i]'s.
+// Points replayed under failures come first, by their p50; the others follow by
+// their failure-free value.
+std::vector<std::size_t> rank(std::span<const PointResult> results, std::span<const Point> points,
+                              const config::SweepSpec& spec);
 
 // A point to put on the front: time and cost, both to be minimized.
 struct TimeCost {

@@ -23,7 +23,7 @@ std::vector<std::size_t> replay_selection(const config::SweepSpec& spec, std::sp
   if (!spec.failures_modeled()) return out;
   // rank() orders by the failure-free objective here: nothing is replayed yet.
   std::vector<int> taken(spec.clusters.size(), 0);
-  for (std::size_t i : rank(results, spec.objective)) {
+  for (std::size_t i : rank(results, points, spec)) {
     int& n = taken[static_cast<std::size_t>(points[i].cluster)];
     if (n < spec.replay_top_k) {
       out.push_back(i);

@@ -251,9 +251,33 @@ TEST(SweepRanking, ByObjectiveThenId) {
   std::vector<PointResult> r = {timed(0, 5.0, 1.0), timed(1, 3.0, 9.0), timed(2, 3.0, 2.0), timed(3, 1.0)};
   r.push_back(PointResult{});  // rejected: not ranked
   r[4].id = 4;
-  EXPECT_EQ(rank(r, Objective::kTimeToTrain), (std::vector<std::size_t>{3, 1, 2, 0}));
+  config::SweepSpec spec;
+  spec.clusters.resize(1);
+  const std::vector<Point> points(r.size());  // all of option 0, which has a cloud price only
+  spec.objective = Objective::kTimeToTrain;
+  EXPECT_EQ(rank(r, points, spec), (std::vector<std::size_t>{3, 1, 2, 0}));
   // Point 3 has no cost: not ranked by cost.
-  EXPECT_EQ(rank(r, Objective::kCost), (std::vector<std::size_t>{0, 2, 1}));
+  spec.objective = Objective::kCost;
+  EXPECT_EQ(rank(r, points, spec), (std::vector<std::size_t>{0, 2, 1}));
+}
+
+TEST(SweepRanking, ByOwnedCostWhereTheOptionOwnsItsGpus) {
+  // Option 1 owns its 8 GPUs at $31,557.60 each, written off over one year: $0.001 per
+  // GPU-second, $0.008 a second; electricity $0.10 per kWh. Point 0 (owned): 1,000 s and
+  // 10 kWh, $8 + $1 = $9; point 1 (cloud, option 0): $5; point 2 (owned): 500 s and
+  // 100 kWh, $4 + $10 = $14. By cost: 1, 0, 2, whatever the cloud price of the owned ones.
+  config::SweepSpec spec;
+  spec.clusters.resize(2);
+  spec.clusters[1].base.cluster.ownership = hw::Ownership{31557.6, 1.0, 0.10};
+  spec.objective = Objective::kCost;
+  std::vector<PointResult> r = {timed(0, 1000.0, 1.0), timed(1, 2000.0, 5.0), timed(2, 500.0, 1.0)};
+  r[0].energy_kwh = 10.0;
+  r[2].energy_kwh = 100.0;
+  std::vector<Point> points(3);
+  points[0].cluster = 1;
+  points[2].cluster = 1;
+  EXPECT_EQ(rank(r, points, spec), (std::vector<std::size_t>{1, 0, 2}));
+  EXPECT_NEAR(*objective_of(r[0], spec.clusters[1], Objective::kCost), 9.0, 1e-12);
 }
 
 TEST(SweepRanking, ParetoFrontOfAHandMadeSet) {
