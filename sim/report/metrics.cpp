@@ -103,6 +103,7 @@ MemoryReport memory_report(const config::Scenario& s, const exec::SimulationOutp
   mem.optimizer_states = out.memory.optimizer_states;
   mem.activations = out.memory.activations;
   mem.weight_casts = out.memory.weight_casts;
+  mem.quantized_weight_cache = out.memory.quantized_weight_cache;
   mem.workspaces = out.memory.workspaces;
   mem.stage = out.memory.stage;
   mem.in_flight_microbatches = out.memory.in_flight_microbatches;

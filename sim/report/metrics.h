@@ -31,6 +31,7 @@ struct MemoryReport {
   // PyTorch eager: autocast's bf16 weight casts (inside weights) and the cuBLAS
   // workspaces (inside activations) at the peak; 0 otherwise.
   double weight_casts = 0, workspaces = 0;
+  double quantized_weight_cache = 0;  // Transformer Engine's cached fp8/fp4 weights, in weights
   int stage = 0;                      // pipeline stage with the peak
   // Over the simulated timeline of that stage's first rank (states, activations
   // from forward to backward, communication buffers in flight): its peak, when,

@@ -179,6 +179,10 @@ void add_memory(Lines& line, const Metrics& m) {
     line("", fmt::format("weights include {:.2f} GiB of autocast's bf16 weight casts, activations {:.2f} GiB of cuBLAS "
                          "workspaces (PyTorch eager; gradients are freed by zero_grad until their backward)",
                          mem.weight_casts / kGiB, mem.workspaces / kGiB));
+  if (mem.quantized_weight_cache > 0.0)
+    line("", fmt::format("weights include {:.2f} GiB of Transformer Engine's quantized weight copies and their "
+                         "transposes, kept through the step (fp8_param_gather off)",
+                         mem.quantized_weight_cache / kGiB));
   line("", fmt::format("over the timeline (stage {}, with communication buffers): peak {:.1f} GiB at {}, at {}",
                        mem.stage, mem.timeline_peak_bytes / kGiB, duration(mem.peak_time_s),
                        mem.peak_task.empty() ? "the start" : mem.peak_task));

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
+#include <utility>
 
+#include "hardware/precision.h"
 #include "workload/op_sac.h"
 #include "workload/parameters.h"
 #include "workload/pipeline_schedule.h"
+#include "workload/transformer_ops.h"
 
 namespace trainsim::workload {
 
@@ -381,6 +385,36 @@ MemoryEstimate trainer_estimate(const ModelConfig& m, const TrainingConfig& t, c
   return est;
 }
 
+// Transformer Engine's cached quantized weights on a GPU of stage `s` (docs/model.md,
+// "FP8 recipes"): a Megatron-style step (framework "fused") under an fp8 or fp4 recipe
+// without fp8_param_gather keeps, for every GEMM weight that runs quantized, a
+// quantized copy and its transpose across the step's micro-batches
+// (TransformerEngineBaseModule._fp8_workspaces, kept while is_first_microbatch is not
+// None, as Megatron-Core's TE layers pass it): 2 g bytes per weight element, g the
+// recipe's element bytes. FSDP (zero_stage 3) and disable_parameter_transpose_cache
+// quantize per use and cache nothing. The
+// weights are those TransformerOps prices as quantized GEMMs (k x n per matrix).
+double quantized_weight_cache(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p, int s) {
+  if (t.framework != Framework::kFused || !hw::quantized_gemms(t.precision) || t.fp8_param_gather ||
+      t.disable_parameter_transpose_cache || p.zero_stage >= 3)
+    return 0.0;
+  const TransformerOps ops(m, t, t.micro_batch_size, p.tensor, p.sequence_parallel, p.context, p.expert,
+                           p.folded_experts(), p.context_comm, p.tp_overlap, false, p.shared_expert_overlap);
+  // Layers alike (dense or MoE, quantized or kept in bf16) hold the same weights: each kind counted once.
+  std::map<std::pair<bool, bool>, double> per_kind;
+  double weights = 0.0;
+  for (const long long l : stage_layer_indices(m.num_layers, p, s)) {
+    const bool bf16 = l < t.bf16_first_layers || l >= m.num_layers - t.bf16_last_layers;
+    const auto [it, fresh] = per_kind.try_emplace({m.is_moe_layer(l), bf16}, 0.0);
+    if (fresh)
+      for (const Op& op : ops.layer_forward(l))
+        if (!op.comm_marker && op.work.kind == hw::KernelClass::kMatmul && op.work.fp8)
+          it->second += std::min(op.grad_params, op.work.k * op.work.n * op.work.count);
+    weights += it->second;
+  }
+  return 2.0 * hw::bytes_per_element(t.precision) * weights;
+}
+
 // Pipeline stage `s`'s parameters and the bytes of its weights, gradients and
 // optimizer states (docs/model.md, "Memory"), sharded by ZeRO where it is on.
 MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p, int s) {
@@ -411,6 +445,8 @@ MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const
       est.weights += est.gathered_weights;
     }
   }
+  est.quantized_weight_cache = quantized_weight_cache(m, t, p, s);
+  est.weights += est.quantized_weight_cache;
   // async_ps: the servers keep the optimizer states (and the master weights).
   if (p.mode == TrainingMode::kAsyncPs) est.optimizer_states = 0.0;
   // CPU optimizer offload: the offloaded share's master weights and moments live

@@ -25,6 +25,10 @@ struct MemoryEstimate {
   // PyTorch eager: autocast's bf16 casts of the linear weights alive at the peak;
   // included in weights (docs/model.md, "Memory of a PyTorch eager step").
   double weight_casts = 0;
+  // Transformer Engine's quantized copies of the fp8 (fp4) GEMMs' weights and their
+  // transposes, cached across a step's micro-batches without fp8_param_gather;
+  // included in weights (docs/model.md, "FP8 recipes").
+  double quantized_weight_cache = 0;
   // PyTorch eager: cuBLAS workspaces held by the caching allocator; included in
   // activations (which then read "everything besides the model states").
   double workspaces = 0;

@@ -78,6 +78,10 @@ struct TrainingConfig {
   // each (docs/model.md, "FP8 recipes").
   bool fp8_param_gather = false;
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // Megatron-LM's default
+  // Megatron-Core's --disable-parameter-transpose-cache: Transformer Engine quantizes
+  // each weight per use instead of caching its quantized copy and transpose across
+  // the step's micro-batches (memory.cpp, quantized_weight_cache).
+  bool disable_parameter_transpose_cache = false;
 };
 
 // Bytes of one fp8 GEMM weight element in the distributed optimizer's parameter

@@ -8,6 +8,7 @@
 #include "scenario/errors.h"
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
+#include "workload/memory.h"
 
 namespace trainsim {
 namespace {
@@ -51,6 +52,27 @@ TEST(Fp8ParamGather, LayersKeptInBf16AreGatheredInBf16) {
   // first_last_layers_bf16 (one and one) takes both layers out of fp8: nothing is saved.
   const std::string bf16_layers = R"(, "first_last_layers_bf16": true)";
   EXPECT_DOUBLE_EQ(gathered_bytes(bf16_layers + R"(, "fp8_param_gather": true)"), gathered_bytes(bf16_layers));
+}
+
+double weight_cache(const std::string& training, const std::string& parallelism = R"("zero_stage": 1)",
+                    const std::string& gpu = "\"H100-SXM5-80GB\"") {
+  const auto s = testing::make_scenario(testing::kDense, R"("micro_batch_size": 2)" + training, parallelism, 1, gpu);
+  const workload::MemoryEstimate m = workload::estimate_memory(s.model, s.training, s.parallel);
+  return m.quantized_weight_cache;
+}
+
+TEST(Fp8ParamGather, WithoutItTransformerEngineCachesAnFp8CopyAndTransposeOfEachWeight) {
+  // 2 layers x 12,582,912 fp8 GEMM weights, each with a 1-byte copy and a 1-byte transpose.
+  EXPECT_DOUBLE_EQ(weight_cache(R"(, "precision": "fp8")"), 2.0 * 2 * kFp8WeightsPerLayer);
+  // fp8 parameters are those copies: nothing cached beside them.
+  EXPECT_DOUBLE_EQ(weight_cache(R"(, "precision": "fp8", "fp8_param_gather": true)"), 0.0);
+  // NVFP4: 0.5625 bytes each way.
+  EXPECT_DOUBLE_EQ(weight_cache(R"(, "precision": "fp4")", R"("zero_stage": 1)", "\"B200\""),
+                   2.0 * 0.5625 * 2 * kFp8WeightsPerLayer);
+  // Layers kept in bf16 and FSDP (quantized per use) cache nothing; bf16 recipes neither.
+  EXPECT_DOUBLE_EQ(weight_cache(R"(, "precision": "fp8", "first_last_layers_bf16": true)"), 0.0);
+  EXPECT_DOUBLE_EQ(weight_cache(R"(, "precision": "fp8")", R"("zero_stage": 3)"), 0.0);
+  EXPECT_DOUBLE_EQ(weight_cache(""), 0.0);
 }
 
 void expect_refused(const std::string& training, const std::string& parallelism, const std::string& pointer,
