@@ -1,6 +1,5 @@
 #include "workload/gradient_buckets.h"
 
-#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -16,9 +15,7 @@ void BucketFiller::add(const std::vector<Op>& ops, long long unit, const std::ve
     if (op.expert_params) expert_params_ += op.grad_params;
     GradientBucket& open = open_[op.expert_params ? 1 : 0];
     open.params += op.grad_params;
-    // An fp8 GEMM's weight (k x n per matrix) is a Transformer Engine fp8 tensor; its bias is not.
-    if (op.work.kind == hw::KernelClass::kMatmul && op.work.fp8)
-      open.fp8_params += std::min(op.grad_params, op.work.k * op.work.n * op.work.count);
+    open.fp8_params += quantized_weight_params(op);
     if (open.units.empty() || open.units.back() != unit) open.units.push_back(unit);
     if (!done.empty()) open.ready_after = done[i];
     if (open.params >= limit_) {

@@ -385,39 +385,41 @@ MemoryEstimate trainer_estimate(const ModelConfig& m, const TrainingConfig& t, c
   return est;
 }
 
-// Transformer Engine's cached quantized weights on a GPU of stage `s` (docs/model.md,
-// "FP8 recipes"): a Megatron-style step (framework "fused") under an fp8 or fp4 recipe
-// without fp8_param_gather keeps, for every GEMM weight that runs quantized, a
-// quantized copy and its transpose across the step's micro-batches
+// Transformer Engine's cached quantized weights (docs/model.md, "FP8 recipes"): a
+// Megatron-style step (framework "fused") under an fp8 or fp4 recipe without
+// fp8_param_gather keeps, for every GEMM weight that runs quantized, a quantized copy
+// and its transpose across the step's micro-batches
 // (TransformerEngineBaseModule._fp8_workspaces, kept while is_first_microbatch is not
 // None, as Megatron-Core's TE layers pass it): 2 g bytes per weight element, g the
 // recipe's element bytes. FSDP (zero_stage 3) and disable_parameter_transpose_cache
-// quantize per use and cache nothing. The
-// weights are those TransformerOps prices as quantized GEMMs (k x n per matrix).
-double quantized_weight_cache(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p, int s) {
+// quantize per use and cache nothing. Returns those bytes per decoder layer on one GPU
+// (empty: none cached), for the weights TransformerOps prices as quantized GEMMs.
+std::vector<double> quantized_weight_cache_per_layer(const ModelConfig& m, const TrainingConfig& t,
+                                                     const ParallelConfig& p) {
   if (t.framework != Framework::kFused || !hw::quantized_gemms(t.precision) || t.fp8_param_gather ||
       t.disable_parameter_transpose_cache || p.zero_stage >= 3)
-    return 0.0;
+    return {};
   const TransformerOps ops(m, t, t.micro_batch_size, p.tensor, p.sequence_parallel, p.context, p.expert,
                            p.folded_experts(), p.context_comm, p.tp_overlap, false, p.shared_expert_overlap);
-  // Layers alike (dense or MoE, quantized or kept in bf16) hold the same weights: each kind counted once.
+  const double bytes = 2.0 * hw::bytes_per_element(t.precision);
+  // Layers alike (dense or MoE, quantized or kept in bf16) hold the same weights: each kind built once.
   std::map<std::pair<bool, bool>, double> per_kind;
-  double weights = 0.0;
-  for (const long long l : stage_layer_indices(m.num_layers, p, s)) {
+  std::vector<double> cache(static_cast<std::size_t>(m.num_layers));
+  for (long long l = 0; l < m.num_layers; ++l) {
     const bool bf16 = l < t.bf16_first_layers || l >= m.num_layers - t.bf16_last_layers;
     const auto [it, fresh] = per_kind.try_emplace({m.is_moe_layer(l), bf16}, 0.0);
     if (fresh)
-      for (const Op& op : ops.layer_forward(l))
-        if (!op.comm_marker && op.work.kind == hw::KernelClass::kMatmul && op.work.fp8)
-          it->second += std::min(op.grad_params, op.work.k * op.work.n * op.work.count);
-    weights += it->second;
+      for (const Op& op : ops.layer_forward(l)) it->second += bytes * quantized_weight_params(op);
+    cache[static_cast<std::size_t>(l)] = it->second;
   }
-  return 2.0 * hw::bytes_per_element(t.precision) * weights;
+  return cache;
 }
 
 // Pipeline stage `s`'s parameters and the bytes of its weights, gradients and
-// optimizer states (docs/model.md, "Memory"), sharded by ZeRO where it is on.
-MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p, int s) {
+// optimizer states (docs/model.md, "Memory"), sharded by ZeRO where it is on;
+// `weight_cache` is quantized_weight_cache_per_layer's.
+MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p, int s,
+                            const std::vector<double>& weight_cache) {
   const StateBytes per = state_bytes_per_parameter(t);
   MemoryEstimate est;
   est.stage = s;
@@ -445,7 +447,9 @@ MemoryEstimate stage_states(const ModelConfig& m, const TrainingConfig& t, const
       est.weights += est.gathered_weights;
     }
   }
-  est.quantized_weight_cache = quantized_weight_cache(m, t, p, s);
+  if (!weight_cache.empty())
+    for (const long long l : stage_layer_indices(m.num_layers, p, s))
+      est.quantized_weight_cache += weight_cache[static_cast<std::size_t>(l)];
   est.weights += est.quantized_weight_cache;
   // async_ps: the servers keep the optimizer states (and the master weights).
   if (p.mode == TrainingMode::kAsyncPs) est.optimizer_states = 0.0;
@@ -524,15 +528,16 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
   const double embedding = embedding_activation_bytes(m, t, b, split);
   const double head = head_activation_bytes(m, t, b, split);
   const double loss_transient = loss_backward_transient_bytes(m, t, b, split);
+  const std::vector<double> weight_cache = quantized_weight_cache_per_layer(m, t, p);
 
   if (p.offloaded_layers > 0) {
-    MemoryEstimate est = stage_states(m, t, p, 0);
+    MemoryEstimate est = stage_states(m, t, p, 0, weight_cache);
     offload_activations(layer, p.offloaded_layers, embedding, head + loss_transient, est);
     return {est};
   }
   std::vector<MemoryEstimate> out;
   for (int s = 0; s < p.pipeline; ++s) {
-    MemoryEstimate est = stage_states(m, t, p, s);
+    MemoryEstimate est = stage_states(m, t, p, s, weight_cache);
     // Walk the stage's schedule: a pass's activations live from its forward to
     // its backward; the peak is after a forward or inside a backward.
     const auto chunk_layers = [&](int c) {

@@ -3,6 +3,7 @@
 // sequences of s tokens on one GPU (docs/model.md, "Operations"). Forward,
 // backward and recomputation lists are built per layer so schedules can
 // interleave them.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -87,6 +88,14 @@ struct Op {
   // lot: no allocation, nothing to copy).
   std::string_view kernel_class;
 };
+
+// The weight elements of `op` that an fp8 or fp4 recipe stores quantized: a GEMM that
+// runs quantized holds k x n per matrix (its bias, part of grad_params, stays 16-bit);
+// 0 for anything else (docs/model.md, "FP8 recipes").
+[[nodiscard]] inline double quantized_weight_params(const Op& op) {
+  if (op.comm_marker || op.work.kind != hw::KernelClass::kMatmul || !op.work.fp8) return 0.0;
+  return std::min(op.grad_params, op.work.k * op.work.n * op.work.count);
+}
 
 // What a rank's optimizer step runs over (docs/model.md, "Optimizer step").
 struct OptimizerScope {

@@ -83,9 +83,9 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
     tag(ops.end() - 1, MoeOverlapPart::kDispatch);
   }
   if (shared_overlap_) {
+    const std::size_t shared_up = ops.size();
     for (Op& op : shared_expert_up(layer)) ops.push_back(std::move(op));
-    tag(std::find_if(ops.begin(), ops.end(), [](const Op& op) { return op.moe_part == MoeOverlapPart::kNone; }),
-        MoeOverlapPart::kSharedUp);
+    tag(ops.begin() + static_cast<std::ptrdiff_t>(shared_up), MoeOverlapPart::kSharedUp);
   }
   const std::size_t routed = ops.size();
   if (etp_ > 1.0)
