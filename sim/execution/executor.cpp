@@ -29,6 +29,7 @@ struct Lane {
   int host_iteration = 0;
   bool waking = false;  // a wake-up at host_clock is scheduled
   std::uint32_t rank_index = 0;  // its rank less the graph's least rank
+  std::uint32_t pool = 0;        // its rank's hardware (Executor::PoolHardware)
   // The compute chain it runs, when it runs one (docs/model.md, "Compute beside
   // communication"): from `head`, its last task and the task running at the last
   // retiming (indices into `order`), when it ends, whether its kernels' times were
@@ -45,17 +46,21 @@ struct Lane {
 // The mutable state of one run; lives on Executor::run's stack.
 class Run {
  public:
-  Run(const TaskGraph& graph, core::Simulator& sim, const hw::ComputeModel& compute,
-      net::CommunicationBackend& network, hw::Precision precision, const std::map<int, double>& slowdown,
-      Executor::OverlapFactors overlap, const hw::HostSpec& host, int gpus_per_node, core::Progress* progress)
-      : graph_(graph), sim_(sim), compute_(compute), network_(network), precision_(precision), slowdown_(slowdown),
-        overlap_(overlap), host_(host), gpus_per_node_(gpus_per_node), progress_(progress) {
+  Run(const TaskGraph& graph, core::Simulator& sim, std::vector<Executor::PoolHardware> pools,
+      const std::map<int, int>& rank_pool, net::CommunicationBackend& network, hw::Precision precision,
+      const std::map<int, double>& slowdown, int gpus_per_node, core::Progress* progress)
+      : graph_(graph), sim_(sim), pools_(std::move(pools)), network_(network), precision_(precision),
+        slowdown_(slowdown), gpus_per_node_(gpus_per_node), progress_(progress) {
     const std::size_t n = graph.size();
     slot_.resize(n + 1);
+    for (const Executor::PoolHardware& h : pools_) any_overlap_ = any_overlap_ || h.overlap.any();
     // Which works are collectives, in one pass over them: the tasks then read
-    // this small table instead of their works.
-    priced_.resize(graph.works().size());
-    for (std::size_t w = 0; w < priced_.size(); ++w) priced_[w].collective = graph.works()[w].collective.has_value();
+    // this small table instead of their works (one table per pool of hardware).
+    priced_.resize(pools_.size());
+    for (std::vector<Priced>& table : priced_) {
+      table.resize(graph.works().size());
+      for (std::size_t w = 0; w < table.size(); ++w) table[w].collective = graph.works()[w].collective.has_value();
+    }
     timeline_.spans.reserve(n);
     // Two passes over the tasks: the first counts, the second fills. Lanes are
     // numbered in order of first appearance; a flat (rank, stream) table finds
@@ -93,10 +98,12 @@ class Run {
         lane = static_cast<std::int32_t>(lanes_.size());
         lanes_.emplace_back();
         lanes_.back().rank_index = static_cast<std::uint32_t>(static_cast<long long>(t.rank) - min_rank);
+        const auto pool = rank_pool.find(t.rank);
+        lanes_.back().pool = pool == rank_pool.end() ? 0U : static_cast<std::uint32_t>(pool->second);
       }
       slot.lane = static_cast<std::uint32_t>(lane);
       lanes_[static_cast<std::size_t>(lane)].order.push_back(id);
-      const Priced& p = priced(t.work);
+      const Priced& p = priced(t.work, lanes_[static_cast<std::size_t>(lane)].pool);
       slot.collective = p.collective;
       if (slot.collective) {
         slot.comm = {t.work, -1};
@@ -122,7 +129,7 @@ class Run {
     // Each cursor ended at the next slot's first entry: move them back one slot.
     for (std::size_t i = n; i-- > 1;) slot_[i].dependents = slot_[i - 1].dependents;
     if (n > 0) slot_[0].dependents = 0;
-    if (overlap_.any()) {
+    if (any_overlap_) {
       inflight_.assign(static_cast<std::size_t>(static_cast<long long>(max_rank) - min_rank) + 1, 0);
       rank_lanes_.resize(inflight_.size());
       for (std::size_t l = 0; l < lanes_.size(); ++l) rank_lanes_[lanes_[l].rank_index].push_back(l);
@@ -187,7 +194,7 @@ class Run {
     bool collective : 1 = false;
     bool host : 1 = false;  // issued by the host thread (Priced::host_s > 0)
     bool finished : 1 = false;
-    bool memory_bound : 1 = false;  // compute tasks: beside a collective at overlap_.memory_bound, else tensor_core
+    bool memory_bound : 1 = false;  // compute tasks: beside a collective at the memory-bound factor, else tensor_core
     bool copy_engine : 1 = false;   // collectives: on the copy engines, slowing no compute (net::Collective)
     bool dma : 1 = false;           // host work (workload::HostWork): a copy engine's or the CPU's, at no overlap factor
   };
@@ -199,16 +206,16 @@ class Run {
     double host_s = 0.0;    // ComputeModel::host_seconds
     bool collective = false;
   };
-  const Priced& priced(workload::WorkId id) {
-    Priced& p = priced_[id];
+  const Priced& priced(workload::WorkId id, std::uint32_t pool) {
+    Priced& p = priced_[pool][id];
     if (!p.collective && p.seconds < 0.0) {
       const workload::Work& w = graph_.works()[id];
       if (w.host) {
-        p.seconds = host_work_seconds(*w.host);
+        p.seconds = host_work_seconds(*w.host, pools_[pool].host);
         return p;
       }
-      p.seconds = compute_.seconds(w.compute, precision_);
-      p.host_s = compute_.host_seconds(w.compute);
+      p.seconds = pools_[pool].compute->seconds(w.compute, precision_);
+      p.host_s = pools_[pool].compute->host_seconds(w.compute);
     }
     return p;
   }
@@ -249,7 +256,7 @@ class Run {
         lane.host_clock = std::max(lane.host_clock, sim_.now());
         lane.host_iteration = t.iteration;
       }
-      lane.host_clock += core::from_seconds(priced_[t.work].host_s);
+      lane.host_clock += core::from_seconds(priced_[lane.pool][t.work].host_s);
       lane.issued = lane.head;
     }
     if (sim_.now() >= lane.host_clock) return true;
@@ -268,7 +275,7 @@ class Run {
   // one event at the chain's end.
   void start_chain(std::size_t lane_id) {
     Lane& lane = lanes_[lane_id];
-    const bool beside = overlap_.any() && inflight_[lane.rank_index] > 0;
+    const bool beside = any_overlap_ && inflight_[lane.rank_index] > 0;
     core::Time at = sim_.now();
     std::size_t last = lane.head;
     for (;; ++last) {
@@ -293,16 +300,17 @@ class Run {
   // A compute task's factor beside a collective, by its kernel class (a host copy
   // runs on a copy engine: 1).
   double beside_factor(const Slot& s) const {
-    return s.dma ? 1.0 : s.memory_bound ? overlap_.memory_bound : overlap_.tensor_core;
+    const Executor::OverlapFactors& o = pools_[lanes_[s.lane].pool].overlap;
+    return s.dma ? 1.0 : s.memory_bound ? o.memory_bound : o.tensor_core;
   }
 
   // A copy: bytes / the link's rate per GPU in its direction; a CPU Adam update:
   // parameters / the host's rate, shared by the node's GPUs (hw::HostSpec).
-  double host_work_seconds(const workload::HostWork& w) const {
+  double host_work_seconds(const workload::HostWork& w, const hw::HostSpec& host) const {
     using Kind = workload::HostWork::Kind;
-    const double rate = w.kind == Kind::kToHost     ? host_.device_to_host_per_gpu()
-                        : w.kind == Kind::kToDevice ? host_.host_to_device_per_gpu()
-                                                    : host_.cpu_adam_rate / gpus_per_node_;
+    const double rate = w.kind == Kind::kToHost     ? host.device_to_host_per_gpu()
+                        : w.kind == Kind::kToDevice ? host.host_to_device_per_gpu()
+                                                    : host.cpu_adam_rate / gpus_per_node_;
     if (!(rate > 0.0)) throw std::logic_error("Executor: host work without the host's rate");
     return w.amount / rate;
   }
@@ -365,12 +373,12 @@ class Run {
   // A collective of one task, or of an instance's members (which outlive the run's events).
   void launch_collective(TaskId id) {
     slot_[id].start = sim_.now();
-    if (overlap_.any() && !slot_[id].copy_engine) collectives_in_flight(lanes_[slot_[id].lane].rank_index, +1);
+    if (any_overlap_ && !slot_[id].copy_engine) collectives_in_flight(lanes_[slot_[id].lane].rank_index, +1);
     network_.start(*graph_.works()[slot_[id].comm.work].collective, sim_, [this, id] { finish(id); });
   }
   void launch_collective(const std::vector<TaskId>& members) {
     for (TaskId m : members) slot_[m].start = sim_.now();
-    if (overlap_.any())
+    if (any_overlap_)
       for (TaskId m : members)
         if (!slot_[m].copy_engine) collectives_in_flight(lanes_[slot_[m].lane].rank_index, +1);
     const net::Collective& c = *graph_.work(members.front()).collective;
@@ -396,7 +404,7 @@ class Run {
     Slot& slot = slot_[id];
     slot.finished = true;
     ++finished_;
-    if (overlap_.any() && slot.collective && !slot.copy_engine) collectives_in_flight(lanes_[slot.lane].rank_index, -1);
+    if (any_overlap_ && slot.collective && !slot.copy_engine) collectives_in_flight(lanes_[slot.lane].rank_index, -1);
     timeline_.spans.push_back({id, rank_of(slot), slot.start, sim_.now()});
     last_finish_ = sim_.now();
     Lane& lane = lanes_[slot.lane];
@@ -412,20 +420,21 @@ class Run {
 
   const TaskGraph& graph_;
   core::Simulator& sim_;
-  const hw::ComputeModel& compute_;
+  // The hardware of each pool (a mixed cluster's GPU types; one otherwise): the
+  // compute model, the factors of kernels beside a collective, the host.
+  std::vector<Executor::PoolHardware> pools_;
+  bool any_overlap_ = false;  // some pool slows kernels beside collectives
   net::CommunicationBackend& network_;
   hw::Precision precision_;
   const std::map<int, double>& slowdown_;
-  Executor::OverlapFactors overlap_;  // compute kernels' factors beside a collective of their rank
-  const hw::HostSpec& host_;
   int gpus_per_node_;
   core::Progress* progress_;
-  std::vector<int> inflight_;                        // by rank index: collectives in flight (overlap_.any())
-  std::vector<std::vector<std::size_t>> rank_lanes_;  // by rank index: its lanes (overlap_.any())
+  std::vector<int> inflight_;                        // by rank index: collectives in flight (any_overlap_)
+  std::vector<std::vector<std::size_t>> rank_lanes_;  // by rank index: its lanes (any_overlap_)
   std::vector<Slot> slot_;  // by task id, and one more
   std::vector<TaskId> dependents_;
   std::vector<Lane> lanes_;
-  std::vector<Priced> priced_;  // by work id
+  std::vector<std::vector<Priced>> priced_;  // by pool, then work id
   std::vector<Instance> instances_;  // not resized once built: events hold their members
   Timeline timeline_;
   core::Time last_finish_ = 0;
@@ -436,7 +445,9 @@ class Run {
 }  // namespace
 
 Timeline Executor::run(const workload::TaskGraph& graph, core::Simulator& sim, core::Progress* progress) {
-  Run state(graph, sim, compute_, network_, precision_, slowdown_, overlap_, host_, gpus_per_node_, progress);
+  std::vector<PoolHardware> pools = pools_;
+  if (pools.empty()) pools.push_back({&compute_, overlap_, host_});
+  Run state(graph, sim, std::move(pools), rank_pool_, network_, precision_, slowdown_, gpus_per_node_, progress);
   return state.execute();
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "core/progress.h"
 #include "core/simulator.h"
@@ -56,9 +57,25 @@ class Executor {
     [[nodiscard]] bool any() const { return tensor_core != 1.0 || memory_bound != 1.0; }
   };
 
+  // One GPU type's hardware in a mixed cluster (docs/model.md, "Heterogeneous jobs").
+  struct PoolHardware {
+    const hw::ComputeModel* compute = nullptr;
+    OverlapFactors overlap;
+    hw::HostSpec host;
+  };
+  // Ranks run on pools of different hardware: simulated rank r on pools[rank_pool[r]]
+  // (ranks not listed: pool 0). Replaces the compute model, overlap factors and
+  // host given before; the models must outlive run().
+  void set_pools(std::vector<PoolHardware> pools, std::map<int, int> rank_pool) {
+    pools_ = std::move(pools);
+    rank_pool_ = std::move(rank_pool);
+  }
+
  private:
   std::map<int, double> slowdown_;
   OverlapFactors overlap_;
+  std::vector<PoolHardware> pools_;  // empty: one, compute_ with overlap_ and host_
+  std::map<int, int> rank_pool_;
   hw::HostSpec host_;
   int gpus_per_node_ = 1;
   const hw::ComputeModel& compute_;

@@ -15,6 +15,7 @@
 #include "network/collective_engine.h"
 #include "network/measured_collectives.h"
 #include "network/topology_builders.h"
+#include "workload/heterogeneous.h"
 #include "workload/parameters.h"
 #include "workload/transformer_ops.h"
 
@@ -208,6 +209,32 @@ void record_network(const net::FlowBackend& flow, const net::Topology& topology,
 
 }  // namespace
 
+MixedHardware::MixedHardware(const config::Scenario& s, const workload::IterationGraph& iteration) {
+  if (!s.cluster.heterogeneous()) return;
+  models_ = hw::pool_compute_models(s.cluster, s.calibration ? s.calibration->profile.get() : nullptr);
+  std::vector<const hw::ComputeModel*> models;
+  for (const auto& m : models_) models.push_back(m.get());
+  // Each stage's decoder layers (its model chunks together): the pace is the
+  // pool whose GPUs take longest for them.
+  const std::size_t pp = iteration.simulated_ranks.size();
+  std::vector<long long> stage_layers(pp, 0);
+  for (std::size_t j = 0; j < iteration.layers_per_virtual_stage.size(); ++j)
+    stage_layers[j % pp] += iteration.layers_per_virtual_stage[j];
+  const workload::StageSeconds seconds(s.model, s.training, s.parallel);
+  pace_ = workload::pacing_pools(seconds, workload::stage_pools(s.parallel, s.cluster), stage_layers, models);
+  for (int k = 0; k < s.cluster.num_pools(); ++k) {
+    const hw::GpuPool& pool = s.cluster.pools[static_cast<std::size_t>(k)];
+    pools_.push_back({models_[static_cast<std::size_t>(k)].get(),
+                      {1.0 + pool.gpu.overlap_compute_slowdown, 1.0 + pool.gpu.overlap_memory_slowdown},
+                      pool.host});
+  }
+  for (std::size_t st = 0; st < pp; ++st) rank_pool_[iteration.simulated_ranks[st]] = pace_[st];
+}
+
+void MixedHardware::apply(Executor& executor) const {
+  if (!pools_.empty()) executor.set_pools(pools_, rank_pool_);
+}
+
 std::unique_ptr<hw::ComputeModel> compute_model_for(const config::Scenario& s) {
   if (s.calibration) return std::make_unique<hw::ProfiledComputeModel>(*s.calibration->profile, s.cluster.gpu);
   return std::make_unique<hw::RooflineComputeModel>(s.cluster.gpu);
@@ -231,6 +258,9 @@ SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& opti
   Executor executor(compute, communication.backend(), s.training.precision);
   executor.set_overlap_slowdown(s.cluster.gpu.overlap_compute_slowdown, s.cluster.gpu.overlap_memory_slowdown);
   executor.set_host(s.cluster.host, s.cluster.gpus_per_node);
+  const MixedHardware mixed(s, out.iteration);
+  mixed.apply(executor);
+  out.stage_pools = mixed.pace();
   // async_ps: workers do not wait for each other, so a slow GPU slows only its own
   // worker; the replay takes it per worker and the simulated step stays nominal.
   const bool async_ps = s.parallel.mode == workload::TrainingMode::kAsyncPs;
@@ -288,6 +318,8 @@ core::Time step_with_slow_ranks(const config::Scenario& s, const SimulationOutpu
   Executor executor(*compute, communication.backend(), s.training.precision);
   executor.set_overlap_slowdown(s.cluster.gpu.overlap_compute_slowdown, s.cluster.gpu.overlap_memory_slowdown);
   executor.set_host(s.cluster.host, s.cluster.gpus_per_node);
+  const MixedHardware mixed(s, healthy.iteration);
+  mixed.apply(executor);
   if (!options.slow_ranks.empty()) executor.set_compute_slowdown(representative_slowdown(healthy, options));
   core::Simulator sim;
   return executor.run(healthy.iteration.graph, sim).makespan / healthy.iteration.iterations;

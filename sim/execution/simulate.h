@@ -1,6 +1,7 @@
 #pragma once
 // One scenario, simulated: cost models chosen, task graph built and executed.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "core/progress.h"
 #include "execution/async_modes.h"
+#include "execution/executor.h"
 #include "execution/timeline.h"
 #include "hardware/compute_model.h"
 #include "hardware/profiled_compute_model.h"
@@ -80,6 +82,8 @@ struct SimulationOutput {
   std::optional<CalibrationUsage> calibration;  // with a calibration profile only
   AsyncModes async;  // mode async_ps or local_sgd
   MemoryTimeline memory_over_time;  // of the first rank of the stage with the peak
+  // A mixed cluster: the pool whose GPUs set each pipeline stage's pace (empty: one GPU type).
+  std::vector<int> stage_pools;
 };
 
 // Per-rank differences from the healthy cluster (the full-run replay's cluster
@@ -107,6 +111,24 @@ struct SimulateOptions {
   // The scenario's memory estimate when the caller has made it already (the
   // sweep checks it before it simulates a point); none: simulate() makes it.
   std::optional<workload::MemoryEstimate> memory;
+};
+
+// A mixed cluster's hardware for the executor (docs/model.md, "Heterogeneous
+// jobs"): each pool's compute model, overlap factors and host, and each stage's
+// simulated rank on the pool of its slowest GPUs (synchronous training waits for
+// them; a faster data-parallel replica waits at the gradient reduction). Nothing
+// for a cluster of one GPU type.
+class MixedHardware {
+ public:
+  MixedHardware(const config::Scenario& s, const workload::IterationGraph& iteration);
+  void apply(Executor& executor) const;
+  [[nodiscard]] const std::vector<int>& pace() const { return pace_; }
+
+ private:
+  std::vector<std::unique_ptr<hw::ComputeModel>> models_;
+  std::vector<Executor::PoolHardware> pools_;
+  std::map<int, int> rank_pool_;
+  std::vector<int> pace_;
 };
 
 // The compute cost model a scenario selects: its calibration profile (measured

@@ -4,6 +4,7 @@
 // NICs into an inter-node network between the domains. Defaults come from the GPU preset's usual
 // platform (scenarios/hardware/*.json, "platform"); docs/scenario.md lists the keys.
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,7 +111,20 @@ struct HostSpec {
   [[nodiscard]] double device_to_host_per_gpu() const { return device_to_host / gpus_per_link; }
 };
 
+// Nodes of one GPU type in a mixed cluster (docs/model.md, "Heterogeneous jobs"):
+// their GPU, NVLink fabric, NIC speed and host; the network's other settings, the
+// node size and the facility are the cluster's.
+struct GpuPool {
+  GpuSpec gpu;
+  int num_nodes = 0;
+  IntraNodeFabric intra_node;
+  double nic_bandwidth = 0.0;  // B/s per NIC per direction
+  HostSpec host;
+  std::optional<double> price_per_gpu_hour;  // USD
+};
+
 struct ClusterSpec {
+  // One cluster-wide GPU; with `pools`, pool 0's (its fields below are pool 0's too).
   GpuSpec gpu;
   // Servers (a DGX, an HGX board's host, a GB200 compute tray): the unit of host
   // memory, power overhead, NICs, failures and spares.
@@ -129,6 +143,49 @@ struct ClusterSpec {
   // Relative standard deviation of the GPUs' sustained speed across the cluster
   // (docs/model.md, "Step-time variability"): 0 = every GPU alike.
   double gpu_speed_spread = 0.0;
+  // A mixed cluster's pools, nodes numbered pool after pool; empty: every node is
+  // `gpu` with `intra_node`, inter_node.nic_bandwidth and `host`.
+  std::vector<GpuPool> pools;
+
+  [[nodiscard]] bool heterogeneous() const { return pools.size() > 1; }
+  [[nodiscard]] int num_pools() const { return pools.empty() ? 1 : static_cast<int>(pools.size()); }
+  // The pool node `node` belongs to (0 without pools).
+  [[nodiscard]] int pool_of_node(int node) const {
+    int first = 0;
+    for (std::size_t k = 0; k < pools.size(); ++k) {
+      first += pools[k].num_nodes;
+      if (node < first) return static_cast<int>(k);
+    }
+    return 0;
+  }
+  [[nodiscard]] int pool_of_rank(long long rank) const {
+    return pool_of_node(static_cast<int>(rank / gpus_per_node));
+  }
+  // Pool k as a whole (the cluster's own fields without pools).
+  [[nodiscard]] GpuPool pool(int k) const {
+    if (!pools.empty()) return pools.at(static_cast<std::size_t>(k));
+    return GpuPool{gpu, num_nodes, intra_node, inter_node.nic_bandwidth, host, price_per_gpu_hour};
+  }
+  // The datasheet peak per GPU at `p`, averaged over the cluster's GPUs (MFU's
+  // denominator: the job's peak over its GPUs).
+  [[nodiscard]] double mean_peak(Precision p) const {
+    if (pools.empty()) return gpu.peak(p);
+    double sum = 0.0;
+    for (int k = 0; k < num_pools(); ++k) sum += pools[static_cast<std::size_t>(k)].gpu.peak(p) * static_cast<double>(pool_gpus(k));
+    return sum / static_cast<double>(num_gpus());
+  }
+  // The least GPU memory of the cluster's pools: a mixed cluster's memory check
+  // holds every stage to its smallest GPU (docs/model.md, "Heterogeneous jobs").
+  [[nodiscard]] const GpuSpec& smallest_memory_gpu() const {
+    const GpuSpec* g = &gpu;
+    for (const GpuPool& p : pools)
+      if (p.gpu.memory_capacity_bytes < g->memory_capacity_bytes) g = &p.gpu;
+    return *g;
+  }
+  [[nodiscard]] long long pool_gpus(int k) const {
+    return static_cast<long long>(pools.empty() ? num_nodes : pools.at(static_cast<std::size_t>(k)).num_nodes) *
+           gpus_per_node;
+  }
 
   [[nodiscard]] long long num_gpus() const {
     return static_cast<long long>(num_nodes) * gpus_per_node;

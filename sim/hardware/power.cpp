@@ -6,13 +6,18 @@ namespace trainsim::hw {
 
 PowerDraw power_draw(const ClusterSpec& c, double utilization, long long spare_nodes) {
   const double u = std::clamp(utilization, 0.0, 1.0);
-  const auto gpus = static_cast<double>(c.num_gpus());
-  const double spare_gpus = static_cast<double>(spare_nodes) * c.gpus_per_node;
-  const GpuSpec& g = c.gpu;
   PowerDraw p;
-  p.running_w = gpus * (g.idle_watts + (g.tdp_watts - g.idle_watts) * u);
-  p.idle_w = gpus * g.idle_watts;
-  p.constant_w = static_cast<double>(c.num_nodes + spare_nodes) * g.node_overhead_watts + spare_gpus * g.idle_watts;
+  // A mixed cluster sums its pools' draws (spare nodes are pool 0's).
+  for (int k = 0; k < c.num_pools(); ++k) {
+    const GpuSpec& g = c.pools.empty() ? c.gpu : c.pools[static_cast<std::size_t>(k)].gpu;
+    const auto gpus = static_cast<double>(c.pool_gpus(k));
+    const auto nodes = static_cast<double>(c.pools.empty() ? c.num_nodes : c.pools[static_cast<std::size_t>(k)].num_nodes);
+    p.running_w += gpus * (g.idle_watts + (g.tdp_watts - g.idle_watts) * u);
+    p.idle_w += gpus * g.idle_watts;
+    p.constant_w += nodes * g.node_overhead_watts;
+  }
+  const double spare_gpus = static_cast<double>(spare_nodes) * c.gpus_per_node;
+  p.constant_w += static_cast<double>(spare_nodes) * c.gpu.node_overhead_watts + spare_gpus * c.gpu.idle_watts;
   return p;
 }
 

@@ -17,7 +17,8 @@ struct PowerDraw {
 
 // P_run = N_gpu (P_idle + (TDP - P_idle) u), P_stop = N_gpu P_idle,
 // P_const = (N_node + spare_nodes) P_node + spare_nodes x gpus_per_node x P_idle,
-// with u the GPUs' compute-stream busy fraction, clamped to [0, 1].
+// with u the GPUs' compute-stream busy fraction, clamped to [0, 1]; a mixed
+// cluster sums each pool's terms with its own GPU's figures.
 PowerDraw power_draw(const ClusterSpec& c, double utilization, long long spare_nodes = 0);
 
 // kWh of a run of `wall_s` seconds of which `running_s` train:

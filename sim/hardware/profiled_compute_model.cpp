@@ -286,3 +286,20 @@ std::string ProfiledComputeModel::fallback_reason(const KernelWork& work, Precis
 }
 
 }  // namespace trainsim::hw
+
+namespace trainsim::hw {
+
+std::vector<std::unique_ptr<ComputeModel>> pool_compute_models(const ClusterSpec& cluster,
+                                                               const CalibrationProfile* profile) {
+  std::vector<std::unique_ptr<ComputeModel>> out;
+  for (int k = 0; k < cluster.num_pools(); ++k) {
+    const GpuSpec& gpu = cluster.pools.empty() ? cluster.gpu : cluster.pools[static_cast<std::size_t>(k)].gpu;
+    if (profile != nullptr && gpu.name == cluster.gpu.name)
+      out.push_back(std::make_unique<ProfiledComputeModel>(*profile, gpu));
+    else
+      out.push_back(std::make_unique<RooflineComputeModel>(gpu));
+  }
+  return out;
+}
+
+}  // namespace trainsim::hw

@@ -9,11 +9,14 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hardware/calibration_profile.h"
+#include "hardware/cluster.h"
 #include "hardware/compute_model.h"
 #include "hardware/gemm_table.h"
 #include "hardware/log_curve.h"
@@ -110,5 +113,15 @@ class ProfiledComputeModel final : public ComputeModel {
   std::array<LogCurve, kNumKernelIds> bandwidth_;       // memory-bound kernels: B/s over bytes
   std::array<std::map<int, LogCurve>, 4> attention_;    // see attention_index: FLOP/s over FLOPs, by head_dim
 };
+
+}  // namespace trainsim::hw
+
+namespace trainsim::hw {
+
+// Each pool's compute model (one without pools): the calibration profile's for the
+// pools of the GPU it was measured on (the cluster's, pool 0's), the roofline of
+// their GPU preset for the others (docs/model.md, "Heterogeneous jobs").
+std::vector<std::unique_ptr<ComputeModel>> pool_compute_models(const ClusterSpec& cluster,
+                                                               const CalibrationProfile* profile);
 
 }  // namespace trainsim::hw

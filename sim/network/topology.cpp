@@ -144,6 +144,11 @@ std::uint32_t Topology::nic_uplink(int node, int rail) const {
 
 VertexId Topology::nic_switch(int node, int rail) const { return link(nic_uplink(node, rail)).to; }
 
+void Topology::set_capacity(std::uint32_t link, double capacity) {
+  if (!(capacity > 0.0)) throw std::invalid_argument("topology: a link needs a capacity > 0");
+  graph_[links_.at(link)].capacity = capacity;
+}
+
 LinkView Topology::link(std::uint32_t id) const {
   const auto& e = links_.at(id);
   const LinkData& d = graph_[e];

@@ -93,6 +93,8 @@ class Topology {
   // The network switch a NIC is plugged into.
   [[nodiscard]] VertexId nic_switch(int node, int rail) const;
 
+  // A link's capacity after building: a mixed cluster's pools (topology_builders.h).
+  void set_capacity(std::uint32_t link, double capacity);
   [[nodiscard]] LinkView link(std::uint32_t id) const;
   [[nodiscard]] const TopologyGraph& graph() const { return graph_; }
   [[nodiscard]] const VertexData& vertex(VertexId v) const { return graph_[v]; }

@@ -355,6 +355,45 @@ void build_custom(Topology& t, const hw::ClusterSpec& c) {
 
 }  // namespace
 
+namespace {
+
+// A mixed cluster (hw::GpuPool): each pool's nodes get its own NVLink and NIC
+// speeds; the algorithms' fabric figures are the slowest pool's (docs/model.md,
+// "Heterogeneous jobs"): in-switch reduction only where every pool has it.
+void apply_pools(Topology& t, const hw::ClusterSpec& c) {
+  int node = 0;
+  for (const hw::GpuPool& pool : c.pools) {
+    const double nvlink = pool.intra_node.bandwidth * pool.intra_node.bandwidth_efficiency;
+    const double nic = pool.nic_bandwidth * c.inter_node.bandwidth_efficiency;
+    for (int n = node; n < node + pool.num_nodes && n < t.num_nodes(); ++n) {
+      for (int g = 0; g < t.gpus_per_node(); ++g) {
+        const long long rank = static_cast<long long>(n) * t.gpus_per_node() + g;
+        if (nvlink > 0.0) t.set_capacity(t.gpu_up(rank), nvlink);
+        if (nvlink > 0.0) t.set_capacity(t.gpu_down(rank), nvlink);
+      }
+      for (int r = 0; r < t.nics_per_node(); ++r) {
+        t.set_capacity(t.host_out(n, r), pool.nic_bandwidth);
+        t.set_capacity(t.host_in(n, r), pool.nic_bandwidth);
+        if (!t.nic_connected(n, r)) continue;
+        t.set_capacity(t.nic_uplink(n, r), nic);
+        t.set_capacity(t.nic_downlink(n, r), nic);
+      }
+    }
+    node += pool.num_nodes;
+    const hw::IntraNodeFabric& f = pool.intra_node;
+    t.in_switch_reduction = t.in_switch_reduction && f.fabric == "nvswitch" && f.nvls_efficiency > 0.0;
+    t.nvls_rate = std::min(t.nvls_rate, f.bandwidth * f.nvls_efficiency);
+    t.nvls_latency = std::max(t.nvls_latency, f.nvls_latency);
+    t.nvls_loop_overhead = std::max(t.nvls_loop_overhead, f.nvls_loop_overhead);
+    t.gather_scatter_startup = std::max(t.gather_scatter_startup, f.gather_scatter_startup);
+    t.all_to_all_startup = std::max(t.all_to_all_startup, f.all_to_all_startup);
+    const double a2a = f.all_to_all_efficiency > 0.0 ? f.bandwidth * f.all_to_all_efficiency : nvlink;
+    t.all_to_all_rate = t.all_to_all_rate > 0.0 ? std::min(t.all_to_all_rate, a2a) : a2a;
+  }
+}
+
+}  // namespace
+
 Topology build_topology(const hw::ClusterSpec& cluster) {
   const hw::ClusterSpec c = domain_view(cluster);
   const TopologyPlan p = plan_topology(cluster);
@@ -378,7 +417,10 @@ Topology build_topology(const hw::ClusterSpec& cluster) {
   t.all_to_all_rate = c.intra_node.bandwidth * c.intra_node.all_to_all_efficiency;
   t.all_to_all_startup = c.intra_node.all_to_all_startup;
   t.description = p.description;
-  if (!multi) return t;
+  if (!multi) {
+    if (c.heterogeneous()) apply_pools(t, c);
+    return t;
+  }
   // One network step between GPUs of two nodes under one leaf costs `latency`;
   // the NIC cables carry what the NVLink half-steps do not.
   const Cables k{c.inter_node.nic_bandwidth * c.inter_node.bandwidth_efficiency,
@@ -389,6 +431,7 @@ Topology build_topology(const hw::ClusterSpec& cluster) {
   else if (kind == "torus2d" || kind == "torus3d") build_torus(t, p, c, k);
   else if (kind == "dragonfly") build_dragonfly(t, p, c, k);
   else build_custom(t, c);
+  if (c.heterogeneous()) apply_pools(t, c);
   return t;
 }
 

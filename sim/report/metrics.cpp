@@ -43,7 +43,7 @@ Metrics rates(const config::Scenario& s, double iteration_time_s, double tokens_
   m.tokens_per_iteration = tokens_per_iteration;
   m.tokens_per_s = m.tokens_per_iteration / m.iteration_time_s;
   m.model_flops_per_iteration = model_flops_per_iteration;
-  m.peak_flops_per_gpu = s.cluster.gpu.peak(s.training.precision);
+  m.peak_flops_per_gpu = s.cluster.mean_peak(s.training.precision);
   const double n = static_cast<double>(m.num_gpus);
   m.tflops_per_gpu = m.model_flops_per_iteration / (m.iteration_time_s * n) / 1e12;
   m.mfu = m.model_flops_per_iteration / (m.iteration_time_s * n * m.peak_flops_per_gpu);
@@ -111,7 +111,7 @@ MemoryReport memory_report(const config::Scenario& s, const exec::SimulationOutp
   mem.peak_time_s = core::to_seconds(out.memory_over_time.peak_time);
   mem.peak_task = out.memory_over_time.peak_task;
   mem.peak_bytes_per_gpu = out.memory.total();
-  mem.capacity_bytes_per_gpu = s.cluster.gpu.memory_capacity_bytes;
+  mem.capacity_bytes_per_gpu = s.cluster.smallest_memory_gpu().memory_capacity_bytes;
   if (s.calibration) mem.context_bytes = s.calibration->profile->device.context_bytes;
   mem.fits = mem.peak_bytes_per_gpu + mem.context_bytes <= mem.capacity_bytes_per_gpu;
   mem.host_bytes_per_gpu = out.memory.host_bytes;
@@ -133,7 +133,7 @@ MemoryReport memory_report(const config::Scenario& s, const exec::SimulationOutp
         "needs {}{} per GPU (pipeline stage {}, {:.2f} micro-batches in flight; on the timeline {} at {:.6f} s, at {}) but {} has {}: weights {}, gradients {}, optimizer states {}, activations {}{}",
         bytes_text(mem.peak_bytes_per_gpu),
         mem.context_bytes > 0.0 ? " + " + bytes_text(mem.context_bytes) + " of CUDA context (measured)" : "", mem.stage, mem.in_flight_microbatches, bytes_text(mem.timeline_peak_bytes),
-        mem.peak_time_s, mem.peak_task.empty() ? "the start" : mem.peak_task, s.cluster.gpu.name,
+        mem.peak_time_s, mem.peak_task.empty() ? "the start" : mem.peak_task, s.cluster.smallest_memory_gpu().name,
         bytes_text(mem.capacity_bytes_per_gpu),
         bytes_text(mem.weights), bytes_text(mem.gradients), bytes_text(mem.optimizer_states),
         bytes_text(mem.activations),
@@ -247,6 +247,7 @@ Metrics compute_metrics(const config::Scenario& s, const exec::SimulationOutput&
     b.other = 0.0;
   }
   m.num_microbatches = out.iteration.num_microbatches;
+  if (s.cluster.heterogeneous()) m.mixed = MixedSummary{out.iteration.layers_per_virtual_stage, out.stage_pools};
   m.gradient_buckets = out.iteration.gradient_buckets;
   m.parameters = workload::count_parameters(s.model).total;
   m.async = async_summary(s, out);

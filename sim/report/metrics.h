@@ -137,6 +137,13 @@ struct PredictionInterval {
   int cases = 0;  // corpus cases the quantiles come from
 };
 
+// A mixed cluster's pipeline (docs/results.md, "mixed_cluster"): the decoder layers
+// of each virtual stage and the pool whose GPUs set each stage's pace.
+struct MixedSummary {
+  std::vector<long long> stage_layers;
+  std::vector<int> stage_pools;
+};
+
 struct Metrics {
   std::string scenario;
   long long num_gpus = 0;
@@ -147,7 +154,8 @@ struct Metrics {
   double model_flops_per_iteration = 0;
   double tflops_per_gpu = 0;
   double mfu = 0;
-  double peak_flops_per_gpu = 0;
+  double peak_flops_per_gpu = 0;  // the mean over a mixed cluster's GPUs
+  std::optional<MixedSummary> mixed;  // a mixed cluster (cluster.pools) only
   Breakdown breakdown_s;
   // What breakdown_s is made from: the first simulated rank's time, over every
   // simulated iteration, stream by stream (the sweep's bottleneck reads it too).

@@ -8,6 +8,23 @@
 namespace trainsim::report {
 
 namespace {
+
+// A mixed cluster's pools and each pipeline stage's layers and pacing pool (docs/results.md).
+nlohmann::ordered_json mixed_cluster_json(const config::Scenario& s, const MixedSummary& mixed) {
+  nlohmann::ordered_json pools = nlohmann::ordered_json::array();
+  for (int k = 0; k < s.cluster.num_pools(); ++k) {
+    const hw::GpuPool& p = s.cluster.pools[static_cast<std::size_t>(k)];
+    pools.push_back({{"gpu", p.gpu.name},
+                     {"num_nodes", p.num_nodes},
+                     {"num_gpus", s.cluster.pool_gpus(k)},
+                     {"price_per_gpu_hour", optional_number(p.price_per_gpu_hour)}});
+  }
+  return {{"pools", pools},
+          {"pipeline_balance", s.parallel.pipeline_balance == workload::PipelineBalance::kSpeed ? "speed" : "even"},
+          {"virtual_stage_layers", mixed.stage_layers},
+          {"stage_pools", mixed.stage_pools}};
+}
+
 nlohmann::ordered_json reliability_json(const exec::FullRunReport& r, const config::Scenario& s,
                                         const std::string& run_timeline_file) {
   const faults::MonteCarloResult& mc = r.monte_carlo;
@@ -134,6 +151,7 @@ nlohmann::ordered_json result_json(const config::Scenario& s, const Metrics& m, 
                  {"micro_batch_size", s.training.micro_batch_size},
                  {"num_microbatches", m.num_microbatches},
                  {"gradient_buckets", m.gradient_buckets}};
+  if (m.mixed) j["mixed_cluster"] = mixed_cluster_json(s, *m.mixed);
   j["cost_models"] = {{"compute", m.compute_model}, {"network", m.network_model}};
   if (m.async && m.async->mode == "async_ps") {
     const AsyncSummary& a = *m.async;

@@ -61,6 +61,43 @@ class Lines {
   std::string out_;
 };
 
+// A mixed cluster's pools, one line each, and the network they share.
+void add_pools(Lines& line, const hw::ClusterSpec& c) {
+  std::vector<std::string> kinds;
+  for (int k = 0; k < c.num_pools(); ++k) kinds.push_back(fmt::format("{} x {}", c.pool_gpus(k), c.pools[static_cast<std::size_t>(k)].gpu.name));
+  line("cluster", fmt::format("{} ({} nodes x {}), {} NICs per node ({}): mixed, {} pools", fmt::join(kinds, " + "),
+                              c.num_nodes, c.gpus_per_node, c.inter_node.nics_per_node, c.inter_node.topology,
+                              c.num_pools()));
+  int first = 0;
+  for (int k = 0; k < c.num_pools(); ++k) {
+    const hw::GpuPool& p = c.pools[static_cast<std::size_t>(k)];
+    line(k == 0 ? "pools" : "",
+         fmt::format("{}: nodes {}-{}, {} {}/s per GPU, {}bps NICs{}{}", p.gpu.name, first, first + p.num_nodes - 1,
+                     p.intra_node.fabric, si(p.intra_node.bandwidth, "B"), si(p.nic_bandwidth * 8.0, ""),
+                     p.price_per_gpu_hour ? fmt::format(", ${:.2f} per GPU-hour", *p.price_per_gpu_hour) : "",
+                     p.gpu.efficiency_basis.empty() ? "" : "; efficiency: " + p.gpu.efficiency_basis));
+    first += p.num_nodes;
+  }
+}
+
+// A mixed cluster's pipeline: each stage's layers and the GPU that sets its pace.
+void add_mixed_pipeline(Lines& line, const config::Scenario& s, const MixedSummary& mixed) {
+  std::vector<std::string> stages;
+  const std::size_t pp = mixed.stage_pools.size();
+  for (std::size_t st = 0; st < pp; ++st) {
+    long long layers = 0;
+    for (std::size_t j = st; j < mixed.stage_layers.size(); j += pp) layers += mixed.stage_layers[j];
+    stages.push_back(fmt::format("{} on {}", layers, s.cluster.pools[static_cast<std::size_t>(mixed.stage_pools[st])].gpu.name));
+  }
+  const bool balanced = s.parallel.pipeline > 1 && s.parallel.pipeline_balance == workload::PipelineBalance::kSpeed &&
+                        !s.parallel.has_virtual_stages();
+  line("mixed pipeline",
+       fmt::format("decoder layers per stage, paced by its slowest GPU: {}{}", fmt::join(stages, ", "),
+                   pp <= 1        ? " (data-parallel replicas on faster GPUs wait at the gradient reduction)"
+                   : balanced     ? " (pipeline_balance \"speed\")"
+                                  : ""));
+}
+
 // The cluster, model, layout, cost models and asynchronous mode.
 void add_setup(Lines& line, const config::Scenario& s, const Metrics& m) {
   const auto& c = s.cluster;
@@ -72,12 +109,16 @@ void add_setup(Lines& line, const config::Scenario& s, const Metrics& m) {
   const std::string per_gpu = c.intra_node.fabric == "mesh"
                                   ? fmt::format("per link, {} links per GPU", c.gpus_per_node - 1)
                                   : std::string("per GPU");
-  line("cluster", fmt::format("{} x {} ({} node{} x {}{}), {} {}/s {}, {} x {}bps NICs per node ({})",
-                              m.num_gpus, c.gpu.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node,
-                              domains, c.intra_node.fabric, si(c.intra_node.bandwidth, "B"), per_gpu,
-                              c.inter_node.nics_per_node, si(c.inter_node.nic_bandwidth * 8.0, ""),
-                              c.inter_node.topology));
-  if (!c.gpu.efficiency_basis.empty()) line("efficiency basis", c.gpu.efficiency_basis);
+  if (c.heterogeneous()) {
+    add_pools(line, c);
+  } else {
+    line("cluster", fmt::format("{} x {} ({} node{} x {}{}), {} {}/s {}, {} x {}bps NICs per node ({})",
+                                m.num_gpus, c.gpu.name, c.num_nodes, c.num_nodes == 1 ? "" : "s", c.gpus_per_node,
+                                domains, c.intra_node.fabric, si(c.intra_node.bandwidth, "B"), per_gpu,
+                                c.inter_node.nics_per_node, si(c.inter_node.nic_bandwidth * 8.0, ""),
+                                c.inter_node.topology));
+    if (!c.gpu.efficiency_basis.empty()) line("efficiency basis", c.gpu.efficiency_basis);
+  }
   line("model", fmt::format("{}: {} parameters, {} layers, hidden {}, sequence {}", s.model.name,
                             count(m.parameters), s.model.num_layers, s.model.hidden_size, s.model.seq_length));
   line("layout", fmt::format("TP {} PP {} DP {} CP {}{} | micro-batch {} x {} micro-batches, global batch {} "
@@ -86,6 +127,7 @@ void add_setup(Lines& line, const config::Scenario& s, const Metrics& m) {
                              p.expert > 1 ? fmt::format(" EP {}", p.expert) : "", s.training.micro_batch_size,
                              m.num_microbatches,
                              s.training.global_batch_size, count(m.tokens_per_iteration)));
+  if (m.mixed) add_mixed_pipeline(line, s, *m.mixed);
   line("cost models", fmt::format("compute: {}; network: {}", m.compute_model, m.network_model));
   if (m.async && m.async->mode == "async_ps") {
     const AsyncSummary& a = *m.async;

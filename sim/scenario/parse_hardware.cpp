@@ -318,35 +318,121 @@ int nodes_per_domain(const ObjectReader& c, const hw::ClusterSpec& cluster, std:
 
 }  // namespace
 
-hw::ClusterSpec parse_cluster(const ObjectReader& root) {
-  const ObjectReader c = root.object(
-      "cluster", {"gpu", "num_nodes", "gpus_per_node", "scale_up_domain", "intra_node", "inter_node", "host",
-                  "price_per_gpu_hour", "ownership", "pue", "gpu_speed_spread"});
-  const nlohmann::json gpu_json = resolve_preset(c, "gpu", PresetKind::kHardware);
-  hw::ClusterSpec cluster;
-  cluster.gpu = parse_gpu_spec(gpu_json, c.file(), c.path_of("gpu"));
-  std::optional<long long> domain_gpus;  // the scale-up domain, GPUs (none: one node)
+namespace {
 
-  // Platform defaults from the GPU preset, then the scenario's own settings.
-  if (gpu_json.contains("platform")) {
-    const ObjectReader platform(gpu_json.at("platform"), c.file(), c.path_of("gpu") + "/platform",
-                                {"gpus_per_node", "scale_up_domain", "intra_node", "inter_node", "host"});
-    cluster.gpus_per_node = static_cast<int>(platform.integer("gpus_per_node", 1, kMaxGpusPerNode, 8));
-    if (platform.has("scale_up_domain"))
-      domain_gpus = platform.integer("scale_up_domain", 1, kMaxGpusPerDomain);
-    if (platform.has("intra_node")) parse_intra_node(platform.object("intra_node", kIntraKeys), cluster.intra_node);
-    if (platform.has("inter_node")) parse_inter_node(platform.object("inter_node", kInterKeys), cluster.inter_node);
-    if (platform.has("host")) parse_host(platform.object("host", kHostKeys), cluster.host);
+// What a GPU preset's "platform" brings: the usual server around the GPU.
+struct Platform {
+  int gpus_per_node = 8;
+  std::optional<long long> domain_gpus;  // the scale-up domain, GPUs (none: one node)
+  hw::IntraNodeFabric intra_node;
+  hw::InterNodeNetwork inter_node;
+  hw::HostSpec host;
+};
+
+Platform platform_of(const nlohmann::json& gpu_json, const ObjectReader& parent, std::string_view gpu_key) {
+  Platform p;
+  if (!gpu_json.contains("platform")) return p;
+  const ObjectReader platform(gpu_json.at("platform"), parent.file(), parent.path_of(gpu_key) + "/platform",
+                              {"gpus_per_node", "scale_up_domain", "intra_node", "inter_node", "host"});
+  p.gpus_per_node = static_cast<int>(platform.integer("gpus_per_node", 1, kMaxGpusPerNode, 8));
+  if (platform.has("scale_up_domain")) p.domain_gpus = platform.integer("scale_up_domain", 1, kMaxGpusPerDomain);
+  if (platform.has("intra_node")) parse_intra_node(platform.object("intra_node", kIntraKeys), p.intra_node);
+  if (platform.has("inter_node")) parse_inter_node(platform.object("inter_node", kInterKeys), p.inter_node);
+  if (platform.has("host")) parse_host(platform.object("host", kHostKeys), p.host);
+  return p;
+}
+
+constexpr std::size_t kMaxPools = 16;
+
+// "pools": a mixed cluster's node groups, each {gpu, num_nodes, and optionally
+// intra_node, nic_bandwidth, host, price_per_gpu_hour} (docs/scenario.md,
+// "Mixed clusters"). Sets the cluster's GPU, fabric and host to pool 0's.
+void parse_pools(const ObjectReader& c, hw::ClusterSpec& cluster, std::optional<long long>& domain_gpus) {
+  for (std::string_view key : {"gpu", "num_nodes", "price_per_gpu_hour", "ownership", "intra_node", "host",
+                               "scale_up_domain"})
+    if (c.has(key))
+      c.fail_message(key, fmt::format("with \"pools\" each pool names its own GPU, nodes, fabric, host and price; "
+                                      "move \"{}\" into the pools (an owned cluster's costs and scale-up domains "
+                                      "larger than a node are not modeled for mixed clusters yet)",
+                                      key));
+  const nlohmann::json& raw = c.raw("pools");
+  if (!raw.is_array() || raw.empty() || raw.size() > kMaxPools)
+    c.fail("pools", fmt::format("an array of 1 to {} pools {{\"gpu\", \"num_nodes\", ...}}", kMaxPools), raw);
+  // cluster.inter_node.nic_bandwidth, when given, is every pool's default (0: none).
+  const double shared_nic = c.has("inter_node") ? c.object("inter_node", kInterKeys)
+                                                      .quantity("nic_bandwidth", Dimension::kBandwidth, 1e6,
+                                                                kMaxBandwidth, 0.0)
+                                                : 0.0;
+  long long nodes = 0;
+  int priced = 0;
+  double price_gpus = 0.0;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const ObjectReader o(raw[i], c.file(), c.path_of("pools") + "/" + std::to_string(i),
+                         {"gpu", "num_nodes", "intra_node", "nic_bandwidth", "host", "price_per_gpu_hour"});
+    const nlohmann::json gpu_json = resolve_preset(o, "gpu", PresetKind::kHardware);
+    hw::GpuPool pool;
+    pool.gpu = parse_gpu_spec(gpu_json, o.file(), o.path_of("gpu"));
+    const Platform platform = platform_of(gpu_json, o, "gpu");
+    if (i == 0) {
+      cluster.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", 1, kMaxGpusPerNode, platform.gpus_per_node));
+      cluster.inter_node = platform.inter_node;
+    } else if (!c.has("gpus_per_node") && platform.gpus_per_node != cluster.gpus_per_node) {
+      o.fail_message("gpu", fmt::format("a GPU whose servers hold {} GPUs like pool 0's ({} has {} per node): pools "
+                                        "share one node size; give cluster.gpus_per_node to override the presets",
+                                        cluster.gpus_per_node, pool.gpu.name, platform.gpus_per_node));
+    }
+    if (platform.domain_gpus && *platform.domain_gpus > cluster.gpus_per_node)
+      o.fail_message("gpu", fmt::format("{}'s NVLink domain spans {} GPUs, more than a node; pools of rack-scale "
+                                        "domains (NVL72) are not modeled in a mixed cluster yet: use one GPU type, "
+                                        "or a GPU of 8-GPU servers",
+                                        pool.gpu.name, *platform.domain_gpus));
+    pool.num_nodes = static_cast<int>(o.integer("num_nodes", 1, kMaxNodes));
+    pool.intra_node = platform.intra_node;
+    if (o.has("intra_node")) parse_intra_node(o.object("intra_node", kIntraKeys), pool.intra_node);
+    if (pool.intra_node.fabric == "mesh")
+      o.fail_message("gpu", fmt::format("{}'s GPUs are joined by a mesh (Infinity Fabric); mixed clusters are "
+                                        "modeled for switched fabrics (\"nvswitch\", \"pcie\") only",
+                                        pool.gpu.name));
+    pool.nic_bandwidth = shared_nic > 0.0 ? shared_nic : platform.inter_node.nic_bandwidth;
+    pool.nic_bandwidth = o.quantity("nic_bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth, pool.nic_bandwidth);
+    pool.host = platform.host;
+    if (o.has("host")) parse_host(o.object("host", kHostKeys), pool.host);
+    if (o.has_non_null("price_per_gpu_hour")) {
+      pool.price_per_gpu_hour = o.number("price_per_gpu_hour", 0.0, 1e6);
+      ++priced;
+      price_gpus += *pool.price_per_gpu_hour * pool.num_nodes;
+    }
+    nodes += pool.num_nodes;
+    cluster.pools.push_back(std::move(pool));
   }
+  if (priced != 0 && priced != static_cast<int>(raw.size()))
+    c.fail_message("pools", "a price_per_gpu_hour in every pool or in none");
+  if (nodes > kMaxNodes) c.fail_message("pools", fmt::format("{} nodes; at most {}", nodes, kMaxNodes));
+  const hw::GpuPool& first = cluster.pools.front();
+  cluster.gpu = first.gpu;
+  cluster.num_nodes = static_cast<int>(nodes);
+  cluster.intra_node = first.intra_node;
+  cluster.host = first.host;
+  domain_gpus.reset();
+  // The job pays each pool's price for its GPUs: one rate per GPU, their mean.
+  if (priced != 0) cluster.price_per_gpu_hour = price_gpus / static_cast<double>(nodes);
+}
+
+// The cluster's GPU preset, its platform's defaults, the node count and size.
+void parse_single_gpu(const ObjectReader& c, hw::ClusterSpec& cluster, std::optional<long long>& domain_gpus) {
+  const nlohmann::json gpu_json = resolve_preset(c, "gpu", PresetKind::kHardware);
+  cluster.gpu = parse_gpu_spec(gpu_json, c.file(), c.path_of("gpu"));
+  // Platform defaults from the GPU preset, then the scenario's own settings.
+  const Platform platform = platform_of(gpu_json, c, "gpu");
+  cluster.gpus_per_node = platform.gpus_per_node;
+  domain_gpus = platform.domain_gpus;
+  cluster.intra_node = platform.intra_node;
+  cluster.inter_node = platform.inter_node;
+  cluster.host = platform.host;
   cluster.num_nodes = static_cast<int>(c.integer("num_nodes", 1, kMaxNodes));
   cluster.gpus_per_node = static_cast<int>(c.integer("gpus_per_node", 1, kMaxGpusPerNode, cluster.gpus_per_node));
-  if (cluster.num_gpus() > kMaxGpus)
-    c.fail_message("num_nodes", fmt::format("{} nodes x {} GPUs = {} GPUs; at most {} GPUs are supported",
-                                            cluster.num_nodes, cluster.gpus_per_node, cluster.num_gpus(), kMaxGpus));
   if (c.has("scale_up_domain")) domain_gpus = c.integer("scale_up_domain", 1, kMaxGpusPerDomain);
-  cluster.nodes_per_domain = nodes_per_domain(c, cluster, domain_gpus);
   if (c.has("intra_node")) parse_intra_node(c.object("intra_node", kIntraKeys), cluster.intra_node);
-  if (c.has("inter_node")) parse_inter_node(c.object("inter_node", kInterKeys), cluster.inter_node);
   if (c.has("host")) parse_host(c.object("host", kHostKeys), cluster.host);
   if (c.has_non_null("price_per_gpu_hour"))
     cluster.price_per_gpu_hour = c.number("price_per_gpu_hour", 0.0, 1e6);
@@ -358,6 +444,25 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
     own.electricity_price = o.number("electricity_price", 0.0, 10.0);
     cluster.ownership = own;
   }
+}
+
+}  // namespace
+
+hw::ClusterSpec parse_cluster(const ObjectReader& root) {
+  const ObjectReader c = root.object(
+      "cluster", {"gpu", "num_nodes", "gpus_per_node", "scale_up_domain", "intra_node", "inter_node", "host",
+                  "price_per_gpu_hour", "ownership", "pue", "gpu_speed_spread", "pools"});
+  hw::ClusterSpec cluster;
+  std::optional<long long> domain_gpus;  // the scale-up domain, GPUs (none: one node)
+  if (c.has("pools")) parse_pools(c, cluster, domain_gpus);
+  else parse_single_gpu(c, cluster, domain_gpus);
+  if (cluster.num_gpus() > kMaxGpus)
+    c.fail_message(c.has("pools") ? "pools" : "num_nodes",
+                   fmt::format("{} nodes x {} GPUs = {} GPUs; at most {} GPUs are supported", cluster.num_nodes,
+                               cluster.gpus_per_node, cluster.num_gpus(), kMaxGpus));
+  cluster.nodes_per_domain = nodes_per_domain(c, cluster, domain_gpus);
+  if (c.has("inter_node")) parse_inter_node(c.object("inter_node", kInterKeys), cluster.inter_node);
+  if (!cluster.pools.empty()) cluster.inter_node.nic_bandwidth = cluster.pools.front().nic_bandwidth;
   cluster.pue = c.number("pue", 1.0, 10.0, hw::kDefaultPue);
   cluster.gpu_speed_spread = c.number("gpu_speed_spread", 0.0, 0.5, 0.0);
 
@@ -382,6 +487,20 @@ hw::ClusterSpec parse_cluster(const ObjectReader& root) {
   if (!(cluster.inter_node.nic_bandwidth > 0.0) && cluster.num_nodes > 1)
     throw ScenarioError(c.file(), inter + "/nic_bandwidth", "a NIC bandwidth (the GPU has no platform default)",
                         "none");
+  for (std::size_t k = 1; k < cluster.pools.size(); ++k) {
+    const std::string pool = c.path_of("pools") + "/" + std::to_string(k);
+    if (!(cluster.pools[k].intra_node.bandwidth > 0.0) && cluster.gpus_per_node > 1)
+      throw ScenarioError(c.file(), pool + "/intra_node/bandwidth",
+                          "an intra-node bandwidth (the GPU has no platform default)", "none");
+    if (!(cluster.pools[k].nic_bandwidth > 0.0) && cluster.num_nodes > 1)
+      throw ScenarioError(c.file(), pool + "/nic_bandwidth", "a NIC bandwidth (the GPU has no platform default)",
+                          "none");
+  }
+  if (cluster.heterogeneous() && cluster.inter_node.topology == "custom")
+    throw ScenarioError(c.file(), inter + "/topology",
+                        "a built-in topology: a custom one's cables carry their own bandwidths, which a mixed "
+                        "cluster's NIC speeds would contradict",
+                        "\"custom\"");
   if (cluster.inter_node.topology == "custom")
     one_node_domains(inter + "/topology", "a custom topology names the NICs of nodes, each its own NVLink domain",
                      "a built-in topology", "custom");

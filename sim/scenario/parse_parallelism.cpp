@@ -248,6 +248,9 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
   p.loss_in_split = o.boolean("account_for_loss_in_pipeline_split", false);
   if (o.has_non_null("pipeline_model_parallel_layout")) p.layout_stage_layers = parse_pipeline_layout(o);
   if (o.has_non_null("partition_method")) parse_partition_method(o, model, p);
+  p.pipeline_balance = o.choice("pipeline_balance", {"speed", "even"}, "speed") == "even"
+                           ? workload::PipelineBalance::kEven
+                           : workload::PipelineBalance::kSpeed;
   p.zero_stage = static_cast<int>(o.integer("zero_stage", 0, 3, 0));
   const std::string recompute =
       o.has("recompute_granularity") && o.raw("recompute_granularity").is_null()
@@ -325,7 +328,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "expert_model_parallel_size", "expert_tensor_parallel_size", "num_layers_per_virtual_pipeline_stage",
        "virtual_pipeline_model_parallel_size", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-       "pipeline_model_parallel_layout", "partition_method", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
+       "pipeline_model_parallel_layout", "partition_method", "pipeline_balance", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
        "sequence_parallel", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
        "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering", "offload_optimizer",
        "overlap_grad_reduce", "overlap_param_gather", "moe_shared_expert_overlap",

@@ -152,11 +152,15 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                                    c.micro_batch_size, c.global_batch_size));
   c.precision =
       *hw::precision_from_string(t.choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"}, "bf16"));
-  if (!cluster.gpu.supports(c.precision)) {
+  // Every GPU of a mixed cluster runs the job's precision.
+  for (int k = 0; k < cluster.num_pools(); ++k) {
+    const hw::GpuSpec& gpu = cluster.pools.empty() ? cluster.gpu : cluster.pools[static_cast<std::size_t>(k)].gpu;
+    if (gpu.supports(c.precision)) continue;
     std::vector<std::string_view> supported;
-    for (const auto& [p, _] : cluster.gpu.peak_flops) supported.push_back(hw::to_string(p));
+    for (const auto& [p, _] : gpu.peak_flops) supported.push_back(hw::to_string(p));
     t.fail_message("precision",
-                   fmt::format("{} has no {} peak in its GPU spec{}; it has {}", cluster.gpu.name,
+                   fmt::format("{}{} has no {} peak in its GPU spec{}; it has {}", gpu.name,
+                               cluster.pools.empty() ? "" : fmt::format(" (cluster.pools[{}])", k),
                                hw::to_string(c.precision),
                                t.has_non_null("precision") ? "" : " (training.precision defaults to bf16)",
                                fmt::join(supported, ", ")));

@@ -10,6 +10,7 @@
 #include "scenario/calibration_reader.h"
 #include "scenario/errors.h"
 #include "scenario/json_document.h"
+#include "scenario/mixed_cluster.h"
 #include "scenario/parse_sections.h"
 
 namespace trainsim::scenario {
@@ -62,6 +63,7 @@ config::Scenario parse_root(const nlohmann::json& doc, const std::string& file, 
   // Sweeps and plans replay their best points under these failures (docs/sweep.md, "Failures").
   s.failures = parse_failures(root, s.training, s.cluster);
   s.calibration = parse_calibration(root, s.cluster.gpu, options);
+  if (with_parallelism) resolve_mixed_cluster(s);
   // An async checkpoint's copy to host memory runs at the profile's measured
   // device-to-host bandwidth unless the scenario gives one (docs/reliability.md).
   if (s.failures && s.calibration && s.failures->host_copy_source != faults::FailureConfig::Source::kScenario) {

@@ -8,6 +8,7 @@
 #include "execution/simulate.h"
 #include "scenario/errors.h"
 #include "scenario/layout_checks.h"
+#include "scenario/mixed_cluster.h"
 #include "scenario/reader.h"
 #include "sweep/microbatch_extrapolation.h"
 #include "workload/memory.h"
@@ -52,6 +53,7 @@ config::Scenario scenario_of(const config::SweepSpec& spec, const Point& p) {
   config::Scenario s = option.base;
   s.training.micro_batch_size = p.micro_batch;
   s.parallel = scenario::check_parallelism(parallel_config(p), p.schedule >= 0, s);
+  scenario::resolve_mixed_cluster(s);
   s.simulation.network_model = p.network_model;
   s.name = option.name + ": " + layout_label(p);
   return s;

@@ -36,6 +36,12 @@ enum class ContextComm : std::uint8_t { kP2p, kAllToAll, kAllGather };
 // fused_matmul_reduce_scatter).
 enum class TpOverlap : std::uint8_t { kNone, kUserbuffers, kSymmetricMemory };
 
+// A mixed cluster's pipeline split (docs/strategies.md, "Mixed clusters"): kSpeed
+// gives each stage decoder layers in proportion to its GPUs' speed (the split that
+// makes the slowest stage fastest, workload/heterogeneous.h); kEven keeps trainsim's
+// even split. Only a mixed cluster without a split of the user's reads it.
+enum class PipelineBalance : std::uint8_t { kSpeed, kEven };
+
 struct ParallelConfig {
   int tensor = 1;    // tensor_model_parallel_size
   int pipeline = 1;  // pipeline_model_parallel_size
@@ -68,6 +74,7 @@ struct ParallelConfig {
   // Megatron-Core's cp_comm_type (ContextComm).
   ContextComm context_comm = ContextComm::kP2p;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;
+  PipelineBalance pipeline_balance = PipelineBalance::kSpeed;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
   // Megatron-Core's cpu_offloading with cpu_offloading_num_layers (Transformer

@@ -1,0 +1,229 @@
+// A job on a mixed cluster (cluster.pools; docs/model.md, "Heterogeneous jobs"): the
+// scenario's pools, each rank's kernels priced on its own GPU, each stage's layers
+// balanced by its GPUs' speed, the links of each pool, power summed over pools.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "execution/executor.h"
+#include "execution/simulate.h"
+#include "fake_costs.h"
+#include "hardware/power.h"
+#include "network/topology_builders.h"
+#include "scenario/errors.h"
+#include "scenario/reader.h"
+#include "workload/heterogeneous.h"
+
+namespace trainsim {
+namespace {
+
+// A kernel takes its FLOPs at `rate` FLOP/s (memory-bound kernels nothing, as Teraflop).
+class FlopRate final : public hw::ComputeModel {
+ public:
+  explicit FlopRate(double rate) : rate_(rate) {}
+  [[nodiscard]] double seconds(const hw::KernelWork& w, hw::Precision) const override { return w.flops / rate_; }
+  [[nodiscard]] std::string_view name() const override { return "flop rate"; }
+
+ private:
+  double rate_;
+};
+
+// Two pools of 8-GPU nodes: `a` nodes of the first GPU, `b` of the second.
+config::Scenario mixed(const std::string& gpu_a, int a, const std::string& gpu_b, int b, const std::string& model,
+                       const std::string& parallelism, const std::string& extra_cluster = "",
+                       const std::string& training = "") {
+  const std::string text = R"({"cluster": {"pools": [{"gpu": ")" + gpu_a + R"(", "num_nodes": )" + std::to_string(a) +
+                           R"(}, {"gpu": ")" + gpu_b + R"(", "num_nodes": )" + std::to_string(b) + "}]" +
+                           extra_cluster + R"(}, "model": )" + model +
+                           R"(, "training": {"global_batch_size": 96)" + training + R"(}, "parallelism": {)" +
+                           parallelism + "}}";
+  return scenario::parse_scenario_text(text, "mixed.json");
+}
+
+const std::string kEighty = R"({"num_layers": 80, "hidden_size": 1024, "num_attention_heads": 8,
+                                "seq_length": 512, "vocab_size": 128})";
+
+TEST(MixedCluster, PoolsNumberTheirNodesInOrderAndPayTheirOwnPrices) {
+  const config::Scenario s = mixed("A100-SXM4-80GB", 3, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8)",
+                                   "", "");
+  const hw::ClusterSpec& c = s.cluster;
+  EXPECT_TRUE(c.heterogeneous());
+  EXPECT_EQ(c.num_nodes, 4);
+  EXPECT_EQ(c.num_gpus(), 32);
+  EXPECT_EQ(c.gpu.name, "A100-SXM4-80GB");  // pool 0's
+  EXPECT_EQ(c.pool_of_node(2), 0);
+  EXPECT_EQ(c.pool_of_node(3), 1);
+  EXPECT_EQ(c.pool_of_rank(23), 0);
+  EXPECT_EQ(c.pool_of_rank(24), 1);
+  // Each pool's fabric and NIC from its own preset: 300 and 450 GB/s NVLink, 200 and 400 Gb/s NICs.
+  EXPECT_DOUBLE_EQ(c.pools[0].intra_node.bandwidth, 300e9);
+  EXPECT_DOUBLE_EQ(c.pools[1].intra_node.bandwidth, 450e9);
+  EXPECT_DOUBLE_EQ(c.pools[0].nic_bandwidth, 25e9);
+  EXPECT_DOUBLE_EQ(c.pools[1].nic_bandwidth, 50e9);
+  // MFU's peak is the mean over the GPUs: (24 x 312 + 8 x 989) / 32 TFLOP/s.
+  EXPECT_DOUBLE_EQ(c.mean_peak(hw::Precision::kBf16),
+                   (24.0 * c.pools[0].gpu.peak(hw::Precision::kBf16) + 8.0 * c.pools[1].gpu.peak(hw::Precision::kBf16)) / 32.0);
+
+  const std::string priced = R"({"cluster": {"pools": [{"gpu": "A100-SXM4-80GB", "num_nodes": 3, "price_per_gpu_hour": 1.0},
+      {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "price_per_gpu_hour": 3.0}]}, "model": )" + kEighty +
+                             R"(, "training": {"global_batch_size": 96}, "parallelism": {"tp": 8}})";
+  // 24 GPUs at $1 and 8 at $3: $1.50 per GPU-hour on average.
+  EXPECT_DOUBLE_EQ(*scenario::parse_scenario_text(priced, "p.json").cluster.price_per_gpu_hour, 1.5);
+}
+
+void expect_refused(const std::string& text, const std::string& pointer, const std::string& words) {
+  try {
+    (void)scenario::parse_scenario_text(text, "bad.json");
+    FAIL() << "accepted " << text;
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(pointer), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+TEST(MixedCluster, WhatPoolsCannotMixIsRefusedNamingTheField) {
+  const std::string rest = R"(, "model": )" + kEighty + R"(, "training": {"global_batch_size": 96}})";
+  expect_refused(R"({"cluster": {"gpu": "H100-SXM5-80GB", "pools": [{"gpu": "A100-SXM4-80GB", "num_nodes": 1}]})" + rest,
+                 "/cluster/gpu", "move \"gpu\" into the pools");
+  expect_refused(R"({"cluster": {"pools": [{"gpu": "H100-SXM5-80GB", "num_nodes": 1}, {"gpu": "GB200", "num_nodes": 18}]})" +
+                     rest,
+                 "/cluster/pools/1/gpu", "servers hold 8 GPUs");
+  expect_refused(R"({"cluster": {"pools": [{"gpu": "H100-SXM5-80GB", "num_nodes": 1}, {"gpu": "MI300X", "num_nodes": 1}]})" +
+                     rest,
+                 "/cluster/pools/1/gpu", "mesh");
+  expect_refused(R"({"cluster": {"pools": [{"gpu": "H100-SXM5-80GB", "num_nodes": 1, "price_per_gpu_hour": 2},
+                                           {"gpu": "A100-SXM4-80GB", "num_nodes": 1}]})" + rest,
+                 "/cluster/pools", "in every pool or in none");
+  expect_refused(R"({"cluster": {"pools": []})" + rest, "/cluster/pools", "an array of 1 to 16 pools");
+  expect_refused(R"({"cluster": {"pools": [{"gpu": "H100-SXM5-80GB", "num_nodes": 1}, {"gpu": "A100-SXM4-80GB", "num_nodes": 1}]},
+                    "model": )" + kEighty + R"(, "training": {"global_batch_size": 96, "precision": "fp8"}})",
+                 "/training/precision", "A100-SXM4-80GB (cluster.pools[1]) has no fp8 peak");
+  expect_refused(R"({"cluster": {"pools": [{"gpu": "H100-SXM5-80GB", "num_nodes": 1}, {"gpu": "A100-SXM4-80GB", "num_nodes": 1}]},
+                    "model": )" + kEighty + R"(, "training": {"global_batch_size": 96}, "parallelism": {"mode": "async_ps"}})",
+                 "/parallelism/mode", "\"sync\" on a mixed cluster");
+}
+
+TEST(MixedCluster, EachStagesRanksAreFoundOnTheirPools) {
+  // tp 8 pp 3 on 2 + 1 nodes: stage s holds node s. tp 4 pp 2 dp 3 (24 ranks):
+  // stage 0 ranks 0-11 (nodes 0 and 1), stage 1 ranks 12-23 (nodes 1 and 2).
+  const config::Scenario a = mixed("A100-SXM4-80GB", 2, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8, "pp": 3)");
+  EXPECT_EQ(workload::stage_pools(a.parallel, a.cluster), (std::vector<std::vector<int>>{{0}, {0}, {1}}));
+  const config::Scenario b = mixed("A100-SXM4-80GB", 2, "H100-SXM5-80GB", 1, kEighty, R"("tp": 4, "pp": 2)");
+  EXPECT_EQ(b.parallel.data, 3);
+  EXPECT_EQ(workload::stage_pools(b.parallel, b.cluster), (std::vector<std::vector<int>>{{0}, {0, 1}}));
+}
+
+TEST(MixedCluster, LayersAreSplitSoThatTheSlowestStageIsFastest) {
+  // 80 equal layers on three stages, the third's GPUs three times as fast: 16 + 16
+  // + 48 layers take 16 t on every stage (the 128-word vocabulary's embedding and
+  // head cost a fraction of a layer, not enough to move one).
+  const config::Scenario s = mixed("A100-SXM4-80GB", 2, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8, "pp": 3)");
+  const FlopRate slow(1e12);
+  const FlopRate fast(3e12);
+  const std::vector<const hw::ComputeModel*> models{&slow, &fast};
+  const workload::StageSeconds seconds(s.model, s.training, s.parallel);
+  EXPECT_EQ(workload::speed_balanced_layers(seconds, 80, {0, 0, 1}, models), (std::vector<long long>{16, 16, 48}));
+  // Two stages, the second three times as fast: 20 + 60; a stage of one GPU type
+  // alone holds all 80.
+  EXPECT_EQ(workload::speed_balanced_layers(seconds, 80, {0, 1}, models), (std::vector<long long>{20, 60}));
+  EXPECT_EQ(workload::speed_balanced_layers(seconds, 80, {1}, models), (std::vector<long long>{80}));
+}
+
+TEST(MixedCluster, TheReaderBalancesAMixedPipelineUnlessToldEven) {
+  // A100 then H100: the H100 stage gets more layers; "even" keeps 40 + 40.
+  const config::Scenario s = mixed("A100-SXM4-80GB", 1, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8, "pp": 2)");
+  ASSERT_EQ(s.parallel.layout_stage_layers.size(), 2U);
+  EXPECT_EQ(s.parallel.layout_stage_layers[0] + s.parallel.layout_stage_layers[1], 80);
+  EXPECT_LT(s.parallel.layout_stage_layers[0], s.parallel.layout_stage_layers[1]);
+  const config::Scenario e =
+      mixed("A100-SXM4-80GB", 1, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8, "pp": 2, "pipeline_balance": "even")");
+  EXPECT_TRUE(e.parallel.layout_stage_layers.empty());
+}
+
+TEST(MixedCluster, EachRankPricesTheSameWorkOnItsOwnPool) {
+  // One kernel work of 4 FLOPs run by rank 0 (pool 0, 1 FLOP/s) and rank 1 (pool 1,
+  // 2 FLOP/s), then an all-reduce of both (1 s): rank 1's kernel ends at 2 s, and
+  // the all-reduce waits for rank 0's at 4 s: 5 s in all.
+  workload::TaskGraph g;
+  const workload::WorkId k = g.add_work({"k", {hw::KernelClass::kMatmul, 4.0, 0.0, 1}, std::nullopt, 0.0, std::nullopt});
+  const workload::WorkId ar = g.add_work(
+      {"ar", {}, net::Collective{net::CollectiveKind::kAllReduce, 1.0, {2, 1, 2, nullptr}}, 0.0, std::nullopt});
+  std::vector<workload::TaskId> kernels;
+  for (int rank = 0; rank < 2; ++rank) {
+    workload::Task t;
+    t.work = k;
+    t.rank = rank;
+    kernels.push_back(g.add(t));
+  }
+  for (int rank = 0; rank < 2; ++rank) {
+    workload::Task t;
+    t.work = ar;
+    t.rank = rank;
+    t.stream = workload::Stream::kDpComm;
+    t.category = workload::Category::kAllReduce;
+    t.deps = {kernels[static_cast<std::size_t>(rank)]};
+    g.share_collective(g.add(t), 7);
+  }
+  const FlopRate one(1.0);
+  const FlopRate two(2.0);
+  net::AnalyticBackend backend{std::make_unique<testing::BytesAreSeconds>()};
+  exec::Executor e(one, backend, hw::Precision::kBf16);
+  e.set_pools({{&one, {}, {}}, {&two, {}, {}}}, {{1, 1}});
+  core::Simulator sim;
+  const exec::Timeline tl = e.run(g, sim);
+  EXPECT_EQ(tl.makespan, core::from_seconds(5.0));
+  for (const auto& span : tl.spans)
+    if (span.task == kernels[1]) {
+      EXPECT_EQ(span.end, core::from_seconds(2.0));
+    }
+}
+
+TEST(MixedCluster, EachPoolsNodesGetItsOwnLinks) {
+  const config::Scenario s = mixed("A100-SXM4-80GB", 1, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8)");
+  const net::Topology t = net::build_topology(s.cluster);
+  const hw::GpuPool& a = s.cluster.pools[0];
+  const hw::GpuPool& h = s.cluster.pools[1];
+  EXPECT_DOUBLE_EQ(t.link(t.gpu_up(0)).capacity, a.intra_node.bandwidth * a.intra_node.bandwidth_efficiency);
+  EXPECT_DOUBLE_EQ(t.link(t.gpu_up(8)).capacity, h.intra_node.bandwidth * h.intra_node.bandwidth_efficiency);
+  const double eff = s.cluster.inter_node.bandwidth_efficiency;
+  EXPECT_DOUBLE_EQ(t.link(t.nic_uplink(0, 0)).capacity, 25e9 * eff);
+  EXPECT_DOUBLE_EQ(t.link(t.nic_uplink(1, 0)).capacity, 50e9 * eff);
+  // A100's switch has no in-switch reduction: none for the mixed cluster.
+  EXPECT_FALSE(t.in_switch_reduction);
+}
+
+TEST(MixedCluster, PowerSumsEachPoolsGpusAndNodes) {
+  const config::Scenario s = mixed("A100-SXM4-80GB", 2, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8)");
+  const hw::PowerDraw p = hw::power_draw(s.cluster, 0.5);
+  // A100: 400 W TDP, 0 W idle (none published), 3300 W per node; H100: 700 W, 140 W, 4600 W.
+  EXPECT_DOUBLE_EQ(p.running_w, 16.0 * (0.0 + 400.0 * 0.5) + 8.0 * (140.0 + 560.0 * 0.5));
+  EXPECT_DOUBLE_EQ(p.idle_w, 8.0 * 140.0);
+  EXPECT_DOUBLE_EQ(p.constant_w, 2.0 * 3300.0 + 4600.0);
+}
+
+TEST(MixedCluster, FasterDataParallelReplicasWaitForTheSlowOnes) {
+  // Pure data parallelism on one A100 node and one H100 node takes exactly as long
+  // as on two A100 nodes: every step waits for the A100 replica's gradients, and
+  // the ring's slowest links (the A100 node's NICs and NVLink) are the same.
+  const std::string text = R"({"cluster": {"gpu": "A100-SXM4-80GB", "num_nodes": 2}, "model": )" + kEighty +
+                           R"(, "training": {"global_batch_size": 96}, "parallelism": {"tp": 8}})";
+  const config::Scenario a100 = scenario::parse_scenario_text(text, "a100.json");
+  const config::Scenario both = mixed("A100-SXM4-80GB", 1, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8)");
+  const exec::SimulationOutput one = exec::simulate(a100);
+  const exec::SimulationOutput two = exec::simulate(both);
+  EXPECT_EQ(two.stage_pools, std::vector<int>{0});
+  EXPECT_EQ(two.timeline.makespan, one.timeline.makespan);
+  // The H100 replica alone (its pool 1 hardware for the simulated rank) is faster.
+  const std::string h100 = R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 2}, "model": )" + kEighty +
+                           R"(, "training": {"global_batch_size": 96}, "parallelism": {"tp": 8}})";
+  EXPECT_LT(exec::simulate(scenario::parse_scenario_text(h100, "h100.json")).timeline.makespan,
+            one.timeline.makespan);
+}
+
+}  // namespace
+}  // namespace trainsim
