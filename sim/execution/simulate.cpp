@@ -221,7 +221,10 @@ MixedHardware::MixedHardware(const config::Scenario& s, const workload::Iteratio
   for (std::size_t j = 0; j < iteration.layers_per_virtual_stage.size(); ++j)
     stage_layers[j % pp] += iteration.layers_per_virtual_stage[j];
   const workload::StageSeconds seconds(s.model, s.training, s.parallel);
-  pace_ = workload::pacing_pools(seconds, workload::stage_pools(s.parallel, s.cluster), stage_layers, models);
+  // batch_split "proportional": the replica whose share sets the pace, as resolved.
+  pace_ = !s.parallel.replica_stage_pools.empty()
+              ? s.parallel.replica_stage_pools
+              : workload::pacing_pools(seconds, workload::stage_pools(s.parallel, s.cluster), stage_layers, models);
   for (int k = 0; k < s.cluster.num_pools(); ++k) {
     const hw::GpuPool& pool = s.cluster.pools[static_cast<std::size_t>(k)];
     pools_.push_back({models_[static_cast<std::size_t>(k)].get(),

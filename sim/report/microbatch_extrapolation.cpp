@@ -17,7 +17,8 @@ std::optional<std::array<long long, 3>> extrapolation_counts(const config::Scena
   const workload::ParallelConfig& p = s.parallel;
   if (p.mode != workload::TrainingMode::kSync) return std::nullopt;
   const long long replicas_batch = s.training.micro_batch_size * p.data;
-  if (replicas_batch <= 0 || s.training.global_batch_size % replicas_batch != 0) return std::nullopt;
+  if (replicas_batch <= 0 || (!p.replica_microbatches && s.training.global_batch_size % replicas_batch != 0))
+    return std::nullopt;
   const long long m = workload::microbatches_per_replica(s.training, p);
   long long chunks = 1;
   try {
@@ -154,7 +155,6 @@ std::optional<Metrics> extrapolated_metrics(const config::Scenario& s, const exe
   // At most half of the micro-batches in the three short runs, so that even
   // with a fourth (m_c + pp < m_a + m_b + m_c) they simulate fewer than m.
   if (2 * ((*counts)[0] + (*counts)[1] + (*counts)[2]) > m) return std::nullopt;
-  const long long replicas_batch = s.training.micro_batch_size * s.parallel.data;
   const double planned = static_cast<double>((*counts)[0] + (*counts)[1] + (*counts)[2] + (*counts)[2] + step);
   double done = 0.0;  // micro-batches of the short runs simulated so far
 
@@ -162,7 +162,7 @@ std::optional<Metrics> extrapolated_metrics(const config::Scenario& s, const exe
   std::optional<exec::SimulationOutput> last;  // the latest run, whose output the result is made from
   const TotalsAt run = [&](long long count) -> std::optional<std::vector<long long>> {
     config::Scenario shorter = s;
-    shorter.training.global_batch_size = count * replicas_batch;
+    workload::set_microbatches_per_replica(shorter.training, shorter.parallel, count);
     exec::SimulateOptions o = options;
     o.memory.reset();  // the short run's own estimate
     if (options.progress) {

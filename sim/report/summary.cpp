@@ -91,11 +91,16 @@ void add_mixed_pipeline(Lines& line, const config::Scenario& s, const MixedSumma
   }
   const bool balanced = s.parallel.pipeline > 1 && s.parallel.pipeline_balance == workload::PipelineBalance::kSpeed &&
                         !s.parallel.has_virtual_stages();
+  const bool shares = s.parallel.replica_microbatches.has_value();
   line("mixed pipeline",
-       fmt::format("decoder layers per stage, paced by its slowest GPU: {}{}", fmt::join(stages, ", "),
-                   pp <= 1        ? " (data-parallel replicas on faster GPUs wait at the gradient reduction)"
-                   : balanced     ? " (pipeline_balance \"speed\")"
-                                  : ""));
+       fmt::format("decoder layers per stage, paced by {}: {}{}", shares ? "the pacing replica's GPUs" : "its slowest GPU",
+                   fmt::join(stages, ", "), balanced ? " (pipeline_balance \"speed\")" : ""));
+  const long long total = s.training.global_batch_size / s.training.micro_batch_size;
+  line("", shares ? fmt::format("batch_split \"proportional\": {} micro-batches shared by speed among {} replicas; the "
+                                "pacing replica runs {} of them",
+                                total, s.parallel.data, *s.parallel.replica_microbatches)
+                  : std::string("batch_split \"even\": every replica runs the same micro-batches, the faster ones "
+                                "wait at the gradient reduction"));
 }
 
 // The cluster, model, layout, cost models and asynchronous mode.

@@ -109,12 +109,22 @@ void LayoutChecks::data_fills_cluster(const ParallelConfig& p) const {
 void LayoutChecks::sizes(const ParallelConfig& p) const {
   const workload::ModelConfig& model = model_;
   const workload::TrainingConfig& training = training_;
-  if (training.global_batch_size % (training.micro_batch_size * p.data) != 0)
+  if (p.batch_split == workload::BatchSplit::kProportional) {
+    // A mixed cluster's replicas take shares of the micro-batches: at least one each.
+    if (training.global_batch_size % training.micro_batch_size != 0 ||
+        training.global_batch_size / training.micro_batch_size < p.data)
+      throw ScenarioError(file_, "/training/global_batch_size",
+                          fmt::format("with batch_split \"proportional\" global_batch_size ({}) must be a multiple "
+                                      "of micro_batch_size ({}) with at least one micro-batch for each of the {} "
+                                      "data-parallel replicas",
+                                      training.global_batch_size, training.micro_batch_size, p.data));
+  } else if (training.global_batch_size % (training.micro_batch_size * p.data) != 0) {
     throw ScenarioError(file_, "/training/global_batch_size",
                         fmt::format("global_batch_size ({}) must be divisible by micro_batch_size ({}) x "
                                     "data_parallel_size ({}) = {}",
                                     training.global_batch_size, training.micro_batch_size, p.data,
                                     training.micro_batch_size * p.data));
+  }
   if (model.num_attention_heads % p.tensor != 0 || model.num_query_groups % p.tensor != 0)
     fail("tensor_model_parallel_size",
          fmt::format("tensor_model_parallel_size ({}) must divide num_attention_heads ({}) and "

@@ -328,7 +328,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "expert_model_parallel_size", "expert_tensor_parallel_size", "num_layers_per_virtual_pipeline_stage",
        "virtual_pipeline_model_parallel_size", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-       "pipeline_model_parallel_layout", "partition_method", "pipeline_balance", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
+       "pipeline_model_parallel_layout", "partition_method", "pipeline_balance", "batch_split", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
        "sequence_parallel", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
        "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering", "offload_optimizer",
        "overlap_grad_reduce", "overlap_param_gather", "moe_shared_expert_overlap",
@@ -352,6 +352,13 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   refuse_unmodeled(o, unmodeled_parallelism_keys());
   const LayoutChecks check(root.file(), cluster, model, training,
                            [&o](std::string_view key, std::string message) { o.fail_message(key, std::move(message)); });
+  if (o.choice("batch_split", {"even", "proportional"}, "even") == "proportional") {
+    if (!cluster.heterogeneous())
+      o.fail_message("batch_split", "batch_split \"proportional\" shares the batch among data-parallel replicas of "
+                                    "different speeds: it needs a mixed cluster (cluster.pools); replicas alike "
+                                    "take equal shares");
+    p.batch_split = workload::BatchSplit::kProportional;
+  }
   parse_sizes(o, check, cluster.num_gpus(), p);
   parse_options_and_schedule(o, check, model, p);
   parse_mode(o, check, p);

@@ -40,14 +40,13 @@ bool extrapolate_microbatches(const config::Scenario& s, const PointTimer& time,
                               const workload::MemoryEstimate* memory) {
   const std::optional<std::array<long long, 3>> counts = extrapolation_counts(s);
   if (!counts) return false;
-  const long long replicas_batch = s.training.micro_batch_size * s.parallel.data;
   const int iterations = s.simulation.iterations;
   // The nanoseconds of every time-like key of the run with `count` micro-batches
   // (and the same simulated ranks computing in every run).
   int compute_ranks = -1;
   const report::TotalsAt run = [&](long long count) -> std::optional<std::vector<long long>> {
     config::Scenario shorter = s;
-    shorter.training.global_batch_size = count * replicas_batch;
+    workload::set_microbatches_per_replica(shorter.training, shorter.parallel, count);
     PointResult pr;
     time(shorter, pr);
     if (pr.status != Status::kEvaluated) return std::nullopt;

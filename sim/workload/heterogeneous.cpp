@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <functional>
 #include <map>
+#include <queue>
+#include <utility>
 #include <stdexcept>
 
 #include "workload/pipeline_schedule.h"
@@ -43,6 +46,44 @@ std::vector<std::vector<int>> stage_pools(const ParallelConfig& p, const hw::Clu
   }
   for (std::vector<int>& list : out) std::sort(list.begin(), list.end());
   return out;
+}
+
+std::vector<std::vector<std::vector<int>>> replica_pools(const ParallelConfig& p, const hw::ClusterSpec& cluster) {
+  const int pp = std::max(1, p.pipeline);
+  const long long block = static_cast<long long>(p.tensor) * p.context;
+  const bool tp_pp_dp = p.rank_order == RankOrder::kTpPpDp;
+  const long long pp_stride = tp_pp_dp ? static_cast<long long>(p.tensor) : block * p.data;
+  const long long dp_stride = tp_pp_dp ? static_cast<long long>(p.tensor) * pp : block;
+  std::vector<std::vector<std::vector<int>>> out(static_cast<std::size_t>(p.data),
+                                                 std::vector<std::vector<int>>(static_cast<std::size_t>(pp)));
+  for (int x = 0; x < p.data; ++x)
+    for (int s = 0; s < pp; ++s) {
+      std::vector<int>& list = out[static_cast<std::size_t>(x)][static_cast<std::size_t>(s)];
+      for (long long i = 0; i < block; ++i) {
+        const int pool = cluster.pool_of_rank(s * pp_stride + i + x * dp_stride);
+        if (std::find(list.begin(), list.end(), pool) == list.end()) list.push_back(pool);
+      }
+      std::sort(list.begin(), list.end());
+    }
+  return out;
+}
+
+std::vector<long long> proportional_microbatches(long long total, const std::vector<double>& t) {
+  const std::size_t n = t.size();
+  if (n == 0 || total < static_cast<long long>(n))
+    throw std::invalid_argument("proportional_microbatches: at least one micro-batch per replica");
+  std::vector<long long> m(n, 1);
+  // (time with one more, replica): the least first, ties to the lower index.
+  using Next = std::pair<double, std::size_t>;
+  std::priority_queue<Next, std::vector<Next>, std::greater<>> next;
+  for (std::size_t x = 0; x < n; ++x) next.emplace(2.0 * t[x], x);
+  for (long long left = total - static_cast<long long>(n); left > 0; --left) {
+    const std::size_t x = next.top().second;
+    next.pop();
+    ++m[x];
+    next.emplace(static_cast<double>(m[x] + 1) * t[x], x);
+  }
+  return m;
 }
 
 StageSeconds::StageSeconds(const ModelConfig& model, const TrainingConfig& training, const ParallelConfig& parallel)

@@ -19,6 +19,16 @@ namespace trainsim::workload {
 // order (ParallelConfig::rank_order), each stage's list ascending.
 std::vector<std::vector<int>> stage_pools(const ParallelConfig& parallel, const hw::ClusterSpec& cluster);
 
+// The pools of data-parallel replica x's ranks on stage s, at [x][s], each ascending.
+std::vector<std::vector<std::vector<int>>> replica_pools(const ParallelConfig& parallel,
+                                                         const hw::ClusterSpec& cluster);
+
+// Micro-batches of each data-parallel replica when they share `total` in proportion
+// to their speed (ParallelConfig::BatchSplit::kProportional): at least one each, the
+// rest one at a time to the replica that would finish it first, which minimizes the
+// slowest replica's time max_x m_x t_x (t_x: its seconds per micro-batch).
+std::vector<long long> proportional_microbatches(long long total, const std::vector<double>& seconds_per_microbatch);
+
 // Compute seconds of one micro-batch's forward and backward (with its
 // recomputation) through decoder layers [first, end) of a stage, and the embedding
 // or the output layer and loss when the stage holds them, on one GPU type: the

@@ -18,10 +18,16 @@
 namespace trainsim::workload {
 
 IterationWork iteration_work(const ModelConfig& model, const TrainingConfig& training, const ParallelConfig& parallel) {
-  const long long microbatches = microbatches_per_replica(training, parallel);
+  // Every replica's micro-batches: GBS / MBS in all (a mixed cluster's replicas may
+  // run different shares of them, ParallelConfig::replica_microbatches).
   const TransformerOps whole(model, training, training.micro_batch_size);
-  return {training.global_batch_size * model.seq_length,
-          whole.model_flops_per_microbatch() * static_cast<double>(microbatches) * parallel.data};
+  const double flops =
+      parallel.replica_microbatches
+          ? whole.model_flops_per_microbatch() *
+                static_cast<double>(training.global_batch_size / training.micro_batch_size)
+          : whole.model_flops_per_microbatch() * static_cast<double>(microbatches_per_replica(training, parallel)) *
+                parallel.data;
+  return {training.global_batch_size * model.seq_length, flops};
 }
 
 namespace {

@@ -41,6 +41,10 @@ enum class TpOverlap : std::uint8_t { kNone, kUserbuffers, kSymmetricMemory };
 // makes the slowest stage fastest, workload/heterogeneous.h); kEven keeps trainsim's
 // even split. Only a mixed cluster without a split of the user's reads it.
 enum class PipelineBalance : std::uint8_t { kSpeed, kEven };
+// How a mixed cluster's data-parallel replicas share the global batch: kEven, the
+// same micro-batches each (the faster ones wait at the gradient reduction);
+// kProportional, micro-batches in proportion to each replica's speed (docs/strategies.md).
+enum class BatchSplit : std::uint8_t { kEven, kProportional };
 
 struct ParallelConfig {
   int tensor = 1;    // tensor_model_parallel_size
@@ -75,6 +79,12 @@ struct ParallelConfig {
   ContextComm context_comm = ContextComm::kP2p;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;
   PipelineBalance pipeline_balance = PipelineBalance::kSpeed;
+  BatchSplit batch_split = BatchSplit::kEven;
+  // Resolved for kProportional (scenario/mixed_cluster.h): the micro-batches of the
+  // replica that sets the pace, which the simulated replica runs, and the pools its
+  // stages run on (empty: each stage's slowest).
+  std::optional<long long> replica_microbatches;
+  std::vector<int> replica_stage_pools;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
   // Megatron-Core's cpu_offloading with cpu_offloading_num_layers (Transformer
@@ -136,8 +146,17 @@ struct ParallelConfig {
 
 // Micro-batches each data-parallel replica runs per iteration: GBS / (MBS x DP). The
 // scenario reader checks that it divides (docs/scenario.md, "training").
+// A mixed cluster's proportional split: the pacing replica's share instead.
 [[nodiscard]] inline long long microbatches_per_replica(const TrainingConfig& t, const ParallelConfig& p) {
+  if (p.replica_microbatches) return *p.replica_microbatches;
   return t.global_batch_size / (t.micro_batch_size * p.data);
+}
+
+// The same job with `count` micro-batches per replica (the short runs the steady
+// state is extrapolated from): the global batch, or the pacing replica's share.
+inline void set_microbatches_per_replica(TrainingConfig& t, ParallelConfig& p, long long count) {
+  if (p.replica_microbatches) p.replica_microbatches = count;
+  else t.global_batch_size = count * t.micro_batch_size * p.data;
 }
 
 }  // namespace trainsim::workload

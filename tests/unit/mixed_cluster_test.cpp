@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "scenario/errors.h"
 #include "scenario/reader.h"
 #include "workload/heterogeneous.h"
+#include "workload/iteration_builder.h"
 
 namespace trainsim {
 namespace {
@@ -223,6 +225,36 @@ TEST(MixedCluster, FasterDataParallelReplicasWaitForTheSlowOnes) {
                            R"(, "training": {"global_batch_size": 96}, "parallelism": {"tp": 8}})";
   EXPECT_LT(exec::simulate(scenario::parse_scenario_text(h100, "h100.json")).timeline.makespan,
             one.timeline.makespan);
+}
+
+TEST(MixedCluster, ProportionalSharesMinimizeTheSlowestReplica) {
+  // 10 micro-batches for a replica at 1 s each and one at 3 s: (8, 2) takes
+  // max(8, 6) = 8 s; (7, 3) 9 s, (9, 1) 9 s.
+  EXPECT_EQ(workload::proportional_microbatches(10, {1.0, 3.0}), (std::vector<long long>{8, 2}));
+  // Alike replicas share evenly, the remainder to the first.
+  EXPECT_EQ(workload::proportional_microbatches(7, {2.0, 2.0, 2.0}), (std::vector<long long>{3, 2, 2}));
+  EXPECT_THROW((void)workload::proportional_microbatches(2, {1.0, 1.0, 1.0}), std::invalid_argument);
+}
+
+TEST(MixedCluster, AProportionalSplitRunsThePacingReplicasShareOfTheSameWork) {
+  // Data parallelism over an A100 node and an H100 node, 96 micro-batches: the
+  // H100 replica takes more of them, so the A100 one, which still sets the pace,
+  // runs fewer than half; the job's work is unchanged and it is faster than with
+  // even shares (where the H100 replica waits).
+  const config::Scenario even = mixed("A100-SXM4-80GB", 1, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8)");
+  const config::Scenario shared =
+      mixed("A100-SXM4-80GB", 1, "H100-SXM5-80GB", 1, kEighty, R"("tp": 8, "batch_split": "proportional")");
+  ASSERT_TRUE(shared.parallel.replica_microbatches.has_value());
+  EXPECT_LT(*shared.parallel.replica_microbatches, 48);
+  EXPECT_EQ(shared.parallel.replica_stage_pools, std::vector<int>{0});
+  const workload::IterationWork a = workload::iteration_work(even.model, even.training, even.parallel);
+  const workload::IterationWork b = workload::iteration_work(shared.model, shared.training, shared.parallel);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_DOUBLE_EQ(a.model_flops, b.model_flops);
+  EXPECT_LT(exec::simulate(shared).timeline.makespan, exec::simulate(even).timeline.makespan);
+  expect_refused(R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 2}, "model": )" + kEighty +
+                     R"(, "training": {"global_batch_size": 96}, "parallelism": {"tp": 8, "batch_split": "proportional"}})",
+                 "/parallelism/batch_split", "needs a mixed cluster");
 }
 
 }  // namespace
