@@ -44,6 +44,15 @@ std::string share(double part, double whole) {
 // The energy with what it rests on (docs/model.md, "Energy").
 std::string energy_text(double kwh, std::optional<double> watts, std::string_view mean, double utilization,
                         const hw::ClusterSpec& c) {
+  if (c.heterogeneous()) {
+    std::vector<std::string> pools;
+    for (const hw::GpuPool& p : c.pools)
+      pools.push_back(fmt::format("{} {:.0f}-{:.0f} W and {:.0f} W per node", p.gpu.name, p.gpu.idle_watts,
+                                  p.gpu.tdp_watts, p.gpu.node_overhead_watts));
+    return fmt::format("{}{} ({}GPUs at {:.0f}% utilization between idle and TDP: {}; PUE {:.2f})",
+                       si(kwh * 1e3, "Wh"), watts ? ", " + si(*watts, "W") + " on average" : "", mean,
+                       100.0 * utilization, fmt::join(pools, ", "), c.pue);
+  }
   return fmt::format("{}{} ({}GPUs at {:.0f}% utilization between {:.0f} W idle and {:.0f} W TDP, {:.0f} W per node "
                      "besides them, PUE {:.2f})",
                      si(kwh * 1e3, "Wh"), watts ? ", " + si(*watts, "W") + " on average" : "", mean,

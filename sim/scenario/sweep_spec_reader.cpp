@@ -218,7 +218,7 @@ std::vector<config::ClusterOption> parse_clusters(const json& doc, const std::st
       node_counts = values_of(cluster["num_nodes"]);
     }
     for (const json& nodes : node_counts) {
-      cluster["num_nodes"] = nodes;
+      if (!cluster.contains("pools")) cluster["num_nodes"] = nodes;  // a mixed cluster's pools count their own
       json scenario_doc = base;
       scenario_doc["cluster"] = cluster;
       // The reader names errors by this document's paths; point them at the spec's.
