@@ -323,14 +323,17 @@ void LayoutChecks::zero(const ParallelConfig& p) const {
          "needs zero_stage 1, 2 or 3 (with zero_stage 0 every rank keeps all parameters)");
   // Megatron-LM: "--fp8-param-gather only supported with distributed optimizer, torch
   // fsdp2, megatron fsdp" (arguments.py); FSDP's fp8 gathers are not modeled yet.
-  if (training_.fp8_param_gather && p.zero_stage != 1 && p.zero_stage != 2)
-    fail("zero_stage", fmt::format("training.fp8_param_gather is modeled over Megatron-LM's distributed optimizer, "
+  if (workload::quantized_param_gather(training_) && p.zero_stage != 1 && p.zero_stage != 2) {
+    const std::string key = training_.fp4_param_gather ? "fp4_param_gather" : "fp8_param_gather";
+    fail("zero_stage", fmt::format("training.{} is modeled over Megatron-LM's distributed optimizer, "
                                    "zero_stage 1 or 2 (found {}){}",
-                                   p.zero_stage,
-                                   p.zero_stage == 3 ? "; FSDP's fp8 all-gathers (Megatron-FSDP, torchao's "
-                                                       "enable_fsdp_float8_all_gather) are not modeled yet: remove "
-                                                       "fp8_param_gather for 16-bit gathers"
-                                                     : ""));
+                                   key, p.zero_stage,
+                                   p.zero_stage == 3 ? fmt::format("; FSDP's quantized all-gathers (Megatron-FSDP, "
+                                                                   "torchao's enable_fsdp_float8_all_gather) are not "
+                                                                   "modeled yet: remove {} for 16-bit gathers",
+                                                                   key)
+                                                     : std::string()));
+  }
 }
 
 void LayoutChecks::asynchronous(const ParallelConfig& p, std::string_view mode) const {

@@ -118,6 +118,12 @@ void parse_fp8_recipe(const ObjectReader& t, workload::TrainingConfig& c) {
     t.fail_message("fp4_recipe", fmt::format("fp4_recipe is a setting of an fp4 recipe; precision is \"{}\"",
                                              hw::to_string(c.precision)));
   (void)t.choice("fp4_recipe", {"nvfp4"}, "nvfp4");
+  if (t.has_non_null("fp4_param_gather") && t.raw("fp4_param_gather") != false &&
+      c.precision != hw::Precision::kFp4)
+    t.fail_message("fp4_param_gather", fmt::format("fp4_param_gather is a setting of an fp4 recipe; precision is "
+                                                   "\"{}\" (set \"fp4\", or remove it)",
+                                                   hw::to_string(c.precision)));
+  c.fp4_param_gather = t.boolean("fp4_param_gather", false);
   c.disable_parameter_transpose_cache = t.boolean("disable_parameter_transpose_cache", false);
   if (c.fp8_param_gather && c.fp8_recipe == workload::Fp8Recipe::kBlockwise)
     t.fail_message("fp8_param_gather", "fp8_param_gather with fp8_recipe \"blockwise\" is not modeled yet: remove "
@@ -132,7 +138,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
       root.object("training", with_unmodeled({"global_batch_size", "micro_batch_size", "precision", "train_tokens",
                                               "optimizer", "grad_reduce_dtype", "attention_backend", "cross_entropy",
                                               "framework", "first_last_layers_bf16", "num_layers_at_start_in_bf16",
-                                              "num_layers_at_end_in_bf16", "fp8_recipe", "fp8_param_gather", "fp4_recipe",
+                                              "num_layers_at_end_in_bf16", "fp8_recipe", "fp8_param_gather", "fp4_recipe", "fp4_param_gather",
                                               "disable_parameter_transpose_cache", "tp_backward", "optimizer_cpu_offload",
                                               "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d",
                                               "cpu_offloading", "cpu_offloading_num_layers"},

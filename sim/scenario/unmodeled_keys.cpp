@@ -18,10 +18,6 @@ constexpr std::array kParallelism{
 };
 
 constexpr std::array kTraining{
-    UnmodeledKey{"fp4_param_gather",
-                 "Megatron-Core's --fp4-param-gather keeps the fp4 GEMMs' weights in NVFP4 and the distributed "
-                 "optimizer all-gathers them as such",
-                 "remove it: trainsim then gathers 16-bit parameters, an upper bound of that gather's time"},
     UnmodeledKey{"enable_cuda_graph",
                  "Megatron-Core's --enable-cuda-graph (and torch.compile's CUDA graphs) replays the step's kernels "
                  "from CUDA graphs, removing the host's launch gaps",

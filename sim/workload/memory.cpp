@@ -396,7 +396,7 @@ MemoryEstimate trainer_estimate(const ModelConfig& m, const TrainingConfig& t, c
 // (empty: none cached), for the weights TransformerOps prices as quantized GEMMs.
 std::vector<double> quantized_weight_cache_per_layer(const ModelConfig& m, const TrainingConfig& t,
                                                      const ParallelConfig& p) {
-  if (t.framework != Framework::kFused || !hw::quantized_gemms(t.precision) || t.fp8_param_gather ||
+  if (t.framework != Framework::kFused || !hw::quantized_gemms(t.precision) || quantized_param_gather(t) ||
       t.disable_parameter_transpose_cache || p.zero_stage >= 3)
     return {};
   const TransformerOps ops(m, t, t.micro_batch_size, p.tensor, p.sequence_parallel, p.context, p.expert,

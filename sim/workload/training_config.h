@@ -77,6 +77,10 @@ struct TrainingConfig {
   // Engine fp8 tensors and the distributed optimizer all-gathers them as fp8, 1 byte
   // each (docs/model.md, "FP8 recipes").
   bool fp8_param_gather = false;
+  // Megatron-Core's fp4_param_gather (--fp4-param-gather): the fp4 GEMMs' weights are
+  // NVFP4 tensors, all-gathered rowwise as such: 0.5625 bytes each with their block
+  // scales (distrib_optimizer.py, quantize_nvfp4_param_shard).
+  bool fp4_param_gather = false;
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // Megatron-LM's default
   // Megatron-Core's --disable-parameter-transpose-cache: Transformer Engine quantizes
   // each weight per use instead of caching its quantized copy and transpose across
@@ -84,12 +88,18 @@ struct TrainingConfig {
   bool disable_parameter_transpose_cache = false;
 };
 
-// Bytes of one fp8 GEMM weight element in the distributed optimizer's parameter
-// all-gather: 1 with fp8_param_gather, except under MXFP8, whose recipes gather bf16
-// into the gradient buffer and quantize after (reuse_grad_buf_for_mxfp8_param_ag,
-// Megatron-Core param_and_grad_buffer.py); else the weight's own bytes.
+// Bytes of one quantized (fp8 or fp4) GEMM weight element in the distributed
+// optimizer's parameter all-gather: 1 with fp8_param_gather, except under MXFP8, whose
+// recipes gather bf16 into the gradient buffer and quantize after
+// (reuse_grad_buf_for_mxfp8_param_ag, Megatron-Core param_and_grad_buffer.py); NVFP4's
+// 0.5625 with fp4_param_gather; else the weight's own bytes.
 inline double fp8_weight_gather_bytes(const TrainingConfig& t, double weight_bytes) {
+  if (t.fp4_param_gather) return hw::bytes_per_element(hw::Precision::kFp4);
   return t.fp8_param_gather && t.fp8_recipe != Fp8Recipe::kMxfp8 ? 1.0 : weight_bytes;
+}
+// Either param gather: the distributed optimizer's parameters are the quantized copies.
+[[nodiscard]] inline bool quantized_param_gather(const TrainingConfig& t) {
+  return t.fp8_param_gather || t.fp4_param_gather;
 }
 
 // Bytes of one activation element: fp32 and tf32 keep 4, 16-bit and fp8 training

@@ -9,6 +9,8 @@
 #include "hardware/precision.h"
 #include "scenario/errors.h"
 #include "test_scenarios.h"
+#include "workload/iteration_builder.h"
+#include "workload/memory.h"
 
 namespace trainsim {
 namespace {
@@ -54,10 +56,37 @@ void expect_refused(const std::string& training, const std::string& gpu, const s
 TEST(Fp4Recipe, RefusedWhereTheGpuHasNoFp4PeakAndItsKeysOutsideIt) {
   expect_refused(R"("precision": "fp4")", "\"H100-SXM5-80GB\"", "/training/precision", "no fp4 peak");
   expect_refused(R"("fp4_recipe": "nvfp4")", "\"B200\"", "/training/fp4_recipe", "precision is \"bf16\"");
-  expect_refused(R"("precision": "fp4", "fp4_param_gather": true)", "\"B200\"", "/training/fp4_param_gather",
-                 "not modeled yet");
+  expect_refused(R"("fp4_param_gather": true)", "\"B200\"", "/training/fp4_param_gather", "precision is \"bf16\"");
+  // The distributed optimizer gathers the NVFP4 weights: zero_stage 1 or 2.
+  expect_refused(R"("precision": "fp4", "fp4_param_gather": true)", "\"B200\"", "/parallelism/zero_stage",
+                 "training.fp4_param_gather is modeled over Megatron-LM's distributed optimizer");
   expect_refused(R"("precision": "fp4", "fp8_param_gather": true)", "\"B200\"", "/training/fp8_param_gather",
                  "precision is \"fp4\"");
+}
+
+// The distributed optimizer's parameter all-gathers of kDense (h 1024, 2 layers) with
+// ZeRO-1 on 8 B200, rank 0's bytes.
+double gathered_bytes(const std::string& training) {
+  const auto s = testing::make_scenario(testing::kDense, R"("micro_batch_size": 2, "precision": "fp4")" + training,
+                                        R"("zero_stage": 1)", 1, "\"B200\"");
+  const auto built = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  double bytes = 0.0;
+  for (const workload::Task& t : built.graph.tasks())
+    if (t.rank == 0 && t.role == workload::Role::kParameterGather) bytes += built.graph.work(t).collective->bytes;
+  return bytes;
+}
+
+TEST(Fp4Recipe, Fp4ParamGatherMovesTheNvfp4WeightsRowwise) {
+  // Megatron-Core's --fp4-param-gather: each fp4 GEMM weight (per layer QKV 1024 x
+  // 3072, projection 1024 x 1024, MLP 1024 x 4096 and 4096 x 1024) goes as NVFP4,
+  // 0.5625 bytes with its block scales instead of 2: 2 x 12,582,912 x 1.4375 bytes fewer.
+  const double per_layer = 1024.0 * 3072 + 1024.0 * 1024 + 1024.0 * 4096 + 4096.0 * 1024;
+  EXPECT_DOUBLE_EQ(gathered_bytes("") - gathered_bytes(R"(, "fp4_param_gather": true)"),
+                   2 * per_layer * (2.0 - 0.5625));
+  // The parameters are the NVFP4 copies: Transformer Engine caches none beside them.
+  const auto s = testing::make_scenario(testing::kDense, R"("micro_batch_size": 2, "precision": "fp4",
+                                        "fp4_param_gather": true)", R"("zero_stage": 1)", 1, "\"B200\"");
+  EXPECT_EQ(workload::estimate_memory(s.model, s.training, s.parallel).quantized_weight_cache, 0.0);
 }
 
 }  // namespace

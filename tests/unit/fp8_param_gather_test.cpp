@@ -92,7 +92,7 @@ TEST(Fp8ParamGather, NeedsAnFp8RecipeAndTheDistributedOptimizer) {
   expect_refused(R"(, "precision": "fp8", "fp8_param_gather": true)", "", "/parallelism/zero_stage",
                  "zero_stage 1 or 2 (found 0)");
   expect_refused(R"(, "precision": "fp8", "fp8_param_gather": true)", R"("zero_stage": 3)", "/parallelism/zero_stage",
-                 "FSDP's fp8 all-gathers");
+                 "FSDP's quantized all-gathers");
   expect_refused(R"(, "fp8_recipe": "mxfp8")", "", "/training/fp8_recipe", "a setting of an fp8 recipe");
   expect_refused(R"(, "precision": "fp8", "fp8_recipe": "blockwise", "fp8_param_gather": true)", R"("zero_stage": 1)",
                  "/training/fp8_param_gather", "\"blockwise\" is not modeled yet");
