@@ -184,7 +184,10 @@ FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutpu
   std::atomic<int> simulated{0};
   const auto simulate_state = [&](const faults::ClusterState& st, const std::vector<double>& per_stage) {
     config::Scenario v = s;
-    if (st.degraded_link) v.cluster.inter_node.nic_bandwidth *= f.degraded_link_bandwidth;
+    if (st.degraded_link) {
+      v.cluster.inter_node.nic_bandwidth *= f.degraded_link_bandwidth;
+      for (hw::GpuPool& pool : v.cluster.pools) pool.nic_bandwidth *= f.degraded_link_bandwidth;
+    }
     if (st.lost_replicas > 0) {
       const int dp = s.parallel.data - st.lost_replicas;
       const long long microbatches = workload::microbatches_per_replica(s.training, s.parallel);

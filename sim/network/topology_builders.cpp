@@ -395,7 +395,11 @@ void apply_pools(Topology& t, const hw::ClusterSpec& c) {
 }  // namespace
 
 Topology build_topology(const hw::ClusterSpec& cluster) {
-  const hw::ClusterSpec c = domain_view(cluster);
+  hw::ClusterSpec c = domain_view(cluster);
+  // A mixed cluster's switches and their uplinks are sized for its fastest NICs;
+  // each pool's own NIC cables are set after (apply_pools).
+  for (const hw::GpuPool& pool : c.pools)
+    c.inter_node.nic_bandwidth = std::max(c.inter_node.nic_bandwidth, pool.nic_bandwidth);
   const TopologyPlan p = plan_topology(cluster);
   const bool multi = c.num_nodes > 1;
   const int nics = multi ? c.inter_node.nics_per_node : 0;

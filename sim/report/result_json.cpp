@@ -21,6 +21,7 @@ nlohmann::ordered_json mixed_cluster_json(const config::Scenario& s, const Mixed
   }
   return {{"pools", pools},
           {"pipeline_balance", s.parallel.pipeline_balance == workload::PipelineBalance::kSpeed ? "speed" : "even"},
+          {"balanced_by_speed", s.parallel.balanced_by_speed},
           {"virtual_stage_layers", mixed.stage_layers},
           {"stage_pools", mixed.stage_pools}};
 }

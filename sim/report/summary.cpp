@@ -98,8 +98,7 @@ void add_mixed_pipeline(Lines& line, const config::Scenario& s, const MixedSumma
     for (std::size_t j = st; j < mixed.stage_layers.size(); j += pp) layers += mixed.stage_layers[j];
     stages.push_back(fmt::format("{} on {}", layers, s.cluster.pools[static_cast<std::size_t>(mixed.stage_pools[st])].gpu.name));
   }
-  const bool balanced = s.parallel.pipeline > 1 && s.parallel.pipeline_balance == workload::PipelineBalance::kSpeed &&
-                        !s.parallel.has_virtual_stages();
+  const bool balanced = s.parallel.balanced_by_speed;
   const bool shares = s.parallel.replica_microbatches.has_value();
   line("mixed pipeline",
        fmt::format("decoder layers per stage, paced by {}: {}{}", shares ? "the pacing replica's GPUs" : "its slowest GPU",

@@ -35,6 +35,7 @@ void balance_pipeline(config::Scenario& s, const std::vector<const hw::ComputeMo
     throw ScenarioError(file, "/parallelism/pipeline_model_parallel_size",
                         fmt::format("at most num_layers ({}) stages to balance by speed", s.model.num_layers));
   p.layout_stage_layers = workload::speed_balanced_layers(seconds, s.model.num_layers, pace, models);
+  p.balanced_by_speed = true;
 }
 
 // batch_split "proportional": each replica's seconds per micro-batch (its slowest

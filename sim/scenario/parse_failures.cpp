@@ -63,6 +63,10 @@ std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, co
   f.detection_time_s = duration("detection_time", 0.0).value_or(f.detection_time_s);
   f.restart_overhead_s = duration("restart_overhead", 0.0).value_or(f.restart_overhead_s);
   const std::string policy = o.choice("policy", {"hot_spare", "elastic_shrink", "wait_for_repair"}, "hot_spare");
+  if (policy == "elastic_shrink" && cluster.heterogeneous())
+    o.fail_message("policy", "\"elastic_shrink\" on a mixed cluster (cluster.pools) is not modeled yet (which "
+                             "pool loses the replica, and the batch shares after it): use \"hot_spare\" or "
+                             "\"wait_for_repair\"");
   f.policy = policy == "elastic_shrink"    ? faults::RecoveryPolicy::kElasticShrink
              : policy == "wait_for_repair" ? faults::RecoveryPolicy::kWaitForRepair
                                            : faults::RecoveryPolicy::kHotSpare;
@@ -101,6 +105,11 @@ std::optional<faults::FailureConfig> parse_failures(const ObjectReader& root, co
 
   // The power keys' place before the cluster had them: they set the cluster's
   // figures, which every energy uses (hardware/power.h), with or without failures.
+  for (std::string_view key : {"gpu_idle_power", "node_overhead_power"})
+    if (o.has_non_null(key) && cluster.heterogeneous())
+      o.fail_message(key, fmt::format("{} sets one GPU's figure; a mixed cluster's pools each have their own: give "
+                                      "the pool's GPU as an object with idle_power or node_overhead_power",
+                                      key));
   if (o.has_non_null("gpu_idle_power"))
     cluster.gpu.idle_watts = o.quantity("gpu_idle_power", Dimension::kPower, 0.0, 1e5);
   if (o.has_non_null("node_overhead_power"))

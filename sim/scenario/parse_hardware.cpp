@@ -1,4 +1,5 @@
 // Parses "cluster" and its GPU (preset or inline) into hw::ClusterSpec.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <span>
@@ -344,6 +345,23 @@ Platform platform_of(const nlohmann::json& gpu_json, const ObjectReader& parent,
 
 constexpr std::size_t kMaxPools = 16;
 
+// The host figures every pool meets (per GPU: the least copy rates and host memory,
+// the least CPU Adam rate; 0 where a pool has none): the checks of CPU offload and of
+// host memory hold every pool to them; the executor prices each pool's own.
+hw::HostSpec weakest_host(const std::vector<hw::GpuPool>& pools) {
+  hw::HostSpec h = pools.front().host;
+  h.host_to_device = h.host_to_device_per_gpu();
+  h.device_to_host = h.device_to_host_per_gpu();
+  h.gpus_per_link = 1;
+  for (const hw::GpuPool& p : pools) {
+    h.host_to_device = std::min(h.host_to_device, p.host.host_to_device_per_gpu());
+    h.device_to_host = std::min(h.device_to_host, p.host.device_to_host_per_gpu());
+    h.memory_per_gpu = std::min(h.memory_per_gpu, p.host.memory_per_gpu);
+    h.cpu_adam_rate = std::min(h.cpu_adam_rate, p.host.cpu_adam_rate);
+  }
+  return h;
+}
+
 // "pools": a mixed cluster's node groups, each {gpu, num_nodes, and optionally
 // intra_node, nic_bandwidth, host, price_per_gpu_hour} (docs/scenario.md,
 // "Mixed clusters"). Sets the cluster's GPU, fabric and host to pool 0's.
@@ -412,7 +430,7 @@ void parse_pools(const ObjectReader& c, hw::ClusterSpec& cluster, std::optional<
   cluster.gpu = first.gpu;
   cluster.num_nodes = static_cast<int>(nodes);
   cluster.intra_node = first.intra_node;
-  cluster.host = first.host;
+  cluster.host = weakest_host(cluster.pools);
   domain_gpus.reset();
   // The job pays each pool's price for its GPUs: one rate per GPU, their mean.
   if (priced != 0) cluster.price_per_gpu_hour = price_gpus / static_cast<double>(nodes);

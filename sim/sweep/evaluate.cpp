@@ -108,7 +108,7 @@ PointResult evaluate_point(const config::SweepSpec& spec, const Point& p) {
   // Memory first: the estimate costs microseconds, the simulation milliseconds.
   const workload::MemoryEstimate memory = workload::estimate_memory(s.model, s.training, s.parallel);
   r.peak_bytes_per_gpu = memory.total();
-  r.capacity_bytes_per_gpu = s.cluster.gpu.memory_capacity_bytes;
+  r.capacity_bytes_per_gpu = s.cluster.smallest_memory_gpu().memory_capacity_bytes;
   const long long microbatches = workload::microbatches_per_replica(s.training, s.parallel);
   fill_layout(s, microbatches, r);
   if (r.peak_bytes_per_gpu > r.capacity_bytes_per_gpu) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <queue>
@@ -72,12 +73,22 @@ std::vector<long long> proportional_microbatches(long long total, const std::vec
   const std::size_t n = t.size();
   if (n == 0 || total < static_cast<long long>(n))
     throw std::invalid_argument("proportional_microbatches: at least one micro-batch per replica");
+  // Start from the continuous optimum's whole parts, m_x = floor(M / (t_x sum_y 1/t_y))
+  // (at least 1; the greedy from ones passes through them), then place the rest.
+  double speed = 0.0;
+  for (const double tx : t) speed += 1.0 / tx;
   std::vector<long long> m(n, 1);
+  long long placed = 0;
+  for (std::size_t x = 0; x < n; ++x) {
+    m[x] = std::max(1LL, static_cast<long long>(std::floor(static_cast<double>(total) / (t[x] * speed))));
+    placed += m[x];
+  }
+  if (placed > total) std::fill(m.begin(), m.end(), 1), placed = static_cast<long long>(n);
   // (time with one more, replica): the least first, ties to the lower index.
   using Next = std::pair<double, std::size_t>;
   std::priority_queue<Next, std::vector<Next>, std::greater<>> next;
-  for (std::size_t x = 0; x < n; ++x) next.emplace(2.0 * t[x], x);
-  for (long long left = total - static_cast<long long>(n); left > 0; --left) {
+  for (std::size_t x = 0; x < n; ++x) next.emplace(static_cast<double>(m[x] + 1) * t[x], x);
+  for (long long left = total - placed; left > 0; --left) {
     const std::size_t x = next.top().second;
     next.pop();
     ++m[x];

@@ -23,7 +23,8 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
     throw std::invalid_argument("expert-parallel size must divide the data-parallel size");
   l.dense_dp = l.dp * l.cp;
   l.expert_dp = static_cast<int>(parallel.expert_data_parallel_size());
-  if (training.global_batch_size % (training.micro_batch_size * l.dp) != 0)
+  // A mixed cluster's proportional shares need only whole micro-batches.
+  if (!parallel.replica_microbatches && training.global_batch_size % (training.micro_batch_size * l.dp) != 0)
     throw std::invalid_argument("global batch not divisible by micro-batch x data-parallel size");
   l.ranks_per_stage = static_cast<long long>(l.tp) * l.cp * l.dp;
   if (l.ranks_per_stage * l.pp != cluster.num_gpus())

@@ -79,6 +79,7 @@ struct ParallelConfig {
   ContextComm context_comm = ContextComm::kP2p;
   RankOrder rank_order = RankOrder::kTpCpEpDpPp;
   PipelineBalance pipeline_balance = PipelineBalance::kSpeed;
+  bool balanced_by_speed = false;  // resolved: layout_stage_layers is the speed-balanced split
   BatchSplit batch_split = BatchSplit::kEven;
   // Resolved for kProportional (scenario/mixed_cluster.h): the micro-batches of the
   // replica that sets the pace, which the simulated replica runs, and the pools its

@@ -3,6 +3,7 @@
 // balanced by its GPUs' speed, the links of each pool, power summed over pools.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "hardware/power.h"
 #include "network/topology_builders.h"
 #include "scenario/errors.h"
+#include "scenario/mixed_cluster.h"
 #include "scenario/reader.h"
 #include "workload/heterogeneous.h"
 #include "workload/iteration_builder.h"
@@ -255,6 +257,56 @@ TEST(MixedCluster, AProportionalSplitRunsThePacingReplicasShareOfTheSameWork) {
   expect_refused(R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 2}, "model": )" + kEighty +
                      R"(, "training": {"global_batch_size": 96}, "parallelism": {"tp": 8, "batch_split": "proportional"}})",
                  "/parallelism/batch_split", "needs a mixed cluster");
+}
+
+TEST(MixedCluster, ProportionalSharesNeedOnlyWholeMicroBatches) {
+  // 97 micro-batches over two replicas: no even split exists, the shares run.
+  const config::Scenario s = mixed("A100-SXM4-80GB", 1, "H100-SXM5-80GB", 1, kEighty,
+                                   R"("tp": 8, "batch_split": "proportional")", "", "");
+  config::Scenario odd = s;
+  odd.training.global_batch_size = 97;
+  scenario::resolve_mixed_cluster(odd);
+  ASSERT_TRUE(odd.parallel.replica_microbatches.has_value());
+  EXPECT_GT(exec::simulate(odd).timeline.makespan, 0);
+  // A billion micro-batches are shared at once, not one by one.
+  const std::vector<long long> m = workload::proportional_microbatches(1'000'000'000, {1.0, 3.0});
+  EXPECT_EQ(m, (std::vector<long long>{750'000'000, 250'000'000}));
+}
+
+TEST(MixedCluster, OffloadHoldsEveryPoolToTheWeakestHost) {
+  // ZeRO-Offload needs every pool's host Adam rate: the A100 pool has none.
+  const std::string text = R"({"cluster": {"pools": [{"gpu": "H100-SXM5-80GB", "num_nodes": 1, "host": {"cpu_adam_rate": 2e9}},
+      {"gpu": "A100-SXM4-80GB", "num_nodes": 1}]}, "model": )" + kEighty +
+                           R"(, "training": {"global_batch_size": 2, "micro_batch_size": 1},
+      "parallelism": {"tp": 8, "zero_stage": 2, "offload_optimizer": "cpu"}})";
+  expect_refused(text, "/parallelism/offload_optimizer", "cpu_adam_rate");
+  // The least per-GPU copy rate: A100's 25 GB/s shared by 2 GPUs per link, H100's 55.05 alone.
+  const config::Scenario s = mixed("H100-SXM5-80GB", 1, "A100-SXM4-80GB", 1, kEighty, R"("tp": 8)");
+  EXPECT_DOUBLE_EQ(s.cluster.host.host_to_device_per_gpu(), 25e9 / 2.0);
+}
+
+TEST(MixedCluster, TheSwitchesAreSizedForTheFastestNics) {
+  // 8 A100 (200 Gb/s) then 8 H100 (400 Gb/s) nodes, 128 NICs on a two-tier fat tree:
+  // the fabric above the NICs is the H100's, so only each pool's own NIC cables differ.
+  const config::Scenario s = mixed("A100-SXM4-80GB", 8, "H100-SXM5-80GB", 8, kEighty, R"("tp": 8)");
+  hw::ClusterSpec fast = s.cluster;
+  fast.pools.clear();
+  fast.gpu = s.cluster.pools[1].gpu;
+  fast.intra_node = s.cluster.pools[1].intra_node;
+  fast.inter_node.nic_bandwidth = s.cluster.pools[1].nic_bandwidth;
+  const net::Topology mixed_t = net::build_topology(s.cluster);
+  const net::Topology fast_t = net::build_topology(fast);
+  ASSERT_EQ(mixed_t.num_links(), fast_t.num_links());
+  int fabric = 0;
+  for (std::uint32_t l = 0; l < mixed_t.num_links(); ++l)
+    if (mixed_t.link(l).kind == net::LinkKind::kFabric) {
+      ++fabric;
+      EXPECT_DOUBLE_EQ(mixed_t.link(l).capacity, fast_t.link(l).capacity) << mixed_t.link_name(l);
+    }
+  EXPECT_GT(fabric, 0);
+  // An A100 node's NIC cable is its own 200 Gb/s.
+  EXPECT_DOUBLE_EQ(mixed_t.link(mixed_t.nic_uplink(0, 0)).capacity,
+                   25e9 * s.cluster.inter_node.bandwidth_efficiency);
 }
 
 }  // namespace
