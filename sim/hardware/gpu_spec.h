@@ -107,6 +107,9 @@ struct GpuSpec {
   // GPU's curves, at which peaks) and how far to trust them; the summary prints
   // it. Empty: measured on this GPU, or a user's spec.
   std::string efficiency_basis;
+  // The fp4 formats its tensor cores run ("nvfp4", "mxfp4"), the first the default
+  // training.fp4_recipe; empty with an fp4 peak: NVFP4 (docs/scenario.md, "cluster.gpu").
+  std::vector<std::string> fp4_formats;
 
   [[nodiscard]] bool supports(Precision p) const { return peak_flops.contains(p); }
   // Throws std::invalid_argument when the GPU has no peak for p.

@@ -140,7 +140,7 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
                        {"name", "peak_flops", "memory_capacity", "memory_bandwidth", "memory_bandwidth_efficiency",
                         "memory_kernel_efficiency", "tdp", "idle_power", "node_overhead_power", "matmul_efficiency", "matmul_efficiency_fp8",
                         "matmul_efficiency_fp8_fast", "attention_efficiency", "grouped_matmul_efficiency",
-                        "kernel_time_cv", "overlap_compute_slowdown", "overlap_memory_slowdown", "training_clock_ratio", "efficiency_basis", "platform", "sources", "preset"});
+                        "kernel_time_cv", "overlap_compute_slowdown", "overlap_memory_slowdown", "training_clock_ratio", "efficiency_basis", "fp4_formats", "platform", "sources", "preset"});
   hw::GpuSpec spec;
   spec.name = g.text("name", "custom GPU");
   const ObjectReader peaks = g.object("peak_flops", {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"});
@@ -181,6 +181,17 @@ hw::GpuSpec parse_gpu_spec(const nlohmann::json& value, const std::string& file,
   spec.overlap_memory_slowdown = g.number("overlap_memory_slowdown", 0.0, 4.0, 0.0);
   spec.training_clock_ratio = g.number("training_clock_ratio", 0.1, 1.0, 1.0);
   spec.efficiency_basis = g.text("efficiency_basis", "");
+  if (g.has("fp4_formats")) {
+    const nlohmann::json& formats = g.raw("fp4_formats");
+    const std::string expected = "a non-empty array of fp4 formats, \"nvfp4\" and/or \"mxfp4\"";
+    if (!formats.is_array() || formats.empty()) g.fail("fp4_formats", expected, formats);
+    for (const nlohmann::json& f : formats) {
+      if (!f.is_string() || (f != "nvfp4" && f != "mxfp4")) g.fail("fp4_formats", expected, formats);
+      spec.fp4_formats.push_back(f.get<std::string>());
+    }
+  } else if (spec.supports(hw::Precision::kFp4)) {
+    spec.fp4_formats = {"nvfp4"};
+  }
   return spec;
 }
 

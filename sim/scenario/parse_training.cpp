@@ -1,6 +1,8 @@
 // Parses "training" and "simulation" ("parallelism": parse_parallelism.cpp;
 // "failures": parse_failures.cpp).
+#include <algorithm>
 #include <array>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -100,7 +102,7 @@ void parse_optimizer_offload(const ObjectReader& t, const hw::ClusterSpec& clust
 // Megatron-LM's --fp8-recipe and --fp8-param-gather (docs/model.md, "FP8 recipes"); the
 // layout's half of fp8_param_gather (the distributed optimizer) is checked with the
 // parallelism.
-void parse_fp8_recipe(const ObjectReader& t, workload::TrainingConfig& c) {
+void parse_fp8_recipe(const ObjectReader& t, const hw::ClusterSpec& cluster, workload::TrainingConfig& c) {
   const bool fp8 = c.precision == hw::Precision::kFp8;
   for (std::string_view key : {"fp8_recipe", "fp8_param_gather"})
     if (!fp8 && t.has_non_null(key) && t.raw(key) != false)
@@ -117,13 +119,27 @@ void parse_fp8_recipe(const ObjectReader& t, workload::TrainingConfig& c) {
   if (t.has_non_null("fp4_recipe") && c.precision != hw::Precision::kFp4)
     t.fail_message("fp4_recipe", fmt::format("fp4_recipe is a setting of an fp4 recipe; precision is \"{}\"",
                                              hw::to_string(c.precision)));
-  (void)t.choice("fp4_recipe", {"nvfp4"}, "nvfp4");
+  // The recipe's format: the GPU's first by default; every GPU of a mixed cluster runs it.
+  const std::vector<std::string>& formats = cluster.gpu.fp4_formats;
+  const std::string recipe4 = t.choice("fp4_recipe", {"nvfp4", "mxfp4"}, formats.empty() ? "nvfp4" : formats.front());
+  c.fp4_recipe = recipe4 == "mxfp4" ? workload::Fp4Recipe::kMxfp4 : workload::Fp4Recipe::kNvfp4;
+  if (c.precision == hw::Precision::kFp4)
+    for (int k = 0; k < cluster.num_pools(); ++k) {
+      const hw::GpuSpec& gpu = cluster.pools.empty() ? cluster.gpu : cluster.pools[static_cast<std::size_t>(k)].gpu;
+      if (std::find(gpu.fp4_formats.begin(), gpu.fp4_formats.end(), recipe4) == gpu.fp4_formats.end())
+        t.fail_message("fp4_recipe", fmt::format("{}'s tensor cores run fp4 as {}, not \"{}\"{}", gpu.name,
+                                                 fmt::join(gpu.fp4_formats, ", "), recipe4,
+                                                 t.has_non_null("fp4_recipe") ? "" : " (the cluster's GPU's default)"));
+    }
   if (t.has_non_null("fp4_param_gather") && t.raw("fp4_param_gather") != false &&
       c.precision != hw::Precision::kFp4)
     t.fail_message("fp4_param_gather", fmt::format("fp4_param_gather is a setting of an fp4 recipe; precision is "
                                                    "\"{}\" (set \"fp4\", or remove it)",
                                                    hw::to_string(c.precision)));
   c.fp4_param_gather = t.boolean("fp4_param_gather", false);
+  if (c.fp4_param_gather && c.fp4_recipe == workload::Fp4Recipe::kMxfp4)
+    t.fail_message("fp4_param_gather", "fp4_param_gather is Megatron-Core's NVFP4 gather; with fp4_recipe \"mxfp4\" "
+                                       "it is not modeled: remove it (16-bit gathers)");
   c.disable_parameter_transpose_cache = t.boolean("disable_parameter_transpose_cache", false);
   if (c.fp8_param_gather && c.fp8_recipe == workload::Fp8Recipe::kBlockwise)
     t.fail_message("fp8_param_gather", "fp8_param_gather with fp8_recipe \"blockwise\" is not modeled yet: remove "
@@ -200,7 +216,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   parse_bf16_layers(t, model, c);
   // Megatron-Core's --fp8-param-gather (docs/model.md, "FP8 recipes"); the layout's
   // half (the distributed optimizer) is checked with the parallelism.
-  parse_fp8_recipe(t, c);
+  parse_fp8_recipe(t, cluster, c);
   parse_optimizer_offload(t, cluster, c);
   return c;
 }

@@ -401,7 +401,7 @@ std::vector<double> quantized_weight_cache_per_layer(const ModelConfig& m, const
     return {};
   const TransformerOps ops(m, t, t.micro_batch_size, p.tensor, p.sequence_parallel, p.context, p.expert,
                            p.folded_experts(), p.context_comm, p.tp_overlap, false, p.shared_expert_overlap);
-  const double bytes = 2.0 * hw::bytes_per_element(t.precision);
+  const double bytes = 2.0 * quantized_element_bytes(t);
   // Layers alike (dense or MoE, quantized or kept in bf16) hold the same weights: each kind built once.
   std::map<std::pair<bool, bool>, double> per_kind;
   std::vector<double> cache(static_cast<std::size_t>(m.num_layers));

@@ -46,6 +46,12 @@ enum class TpBackward { kAsync, kSync };
 // alike (docs/model.md, "FP8 recipes"); the recipe decides how fp8_param_gather gathers.
 enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
 
+// The fp4 format's block scaling (docs/model.md, "FP4 recipes"): NVFP4, an e4m3 scale
+// per 16 e2m1 elements (Transformer Engine's NVFP4BlockScaling, Megatron-LM's
+// --fp4-recipe nvfp4), or OCP MXFP4, an e8m0 scale per 32 (OCP Microscaling Formats
+// v1.0; AMD CDNA4's fp4, and Blackwell's too).
+enum class Fp4Recipe : std::uint8_t { kNvfp4, kMxfp4 };
+
 struct TrainingConfig {
   long long global_batch_size = 1;  // sequences per iteration
   long long micro_batch_size = 1;   // sequences per micro-batch per model replica
@@ -82,6 +88,7 @@ struct TrainingConfig {
   // scales (distrib_optimizer.py, quantize_nvfp4_param_shard).
   bool fp4_param_gather = false;
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // Megatron-LM's default
+  Fp4Recipe fp4_recipe = Fp4Recipe::kNvfp4;
   // Megatron-Core's --disable-parameter-transpose-cache: Transformer Engine quantizes
   // each weight per use instead of caching its quantized copy and transpose across
   // the step's micro-batches (memory.cpp, quantized_weight_cache).
@@ -93,8 +100,15 @@ struct TrainingConfig {
 // recipes gather bf16 into the gradient buffer and quantize after
 // (reuse_grad_buf_for_mxfp8_param_ag, Megatron-Core param_and_grad_buffer.py); NVFP4's
 // 0.5625 with fp4_param_gather; else the weight's own bytes.
+// Bytes of one element of a quantized GEMM operand with its block scales: fp8's 1,
+// NVFP4's 0.5 + 1/16 = 0.5625, MXFP4's 0.5 + 1/32 = 0.53125; else the precision's.
+inline double quantized_element_bytes(const TrainingConfig& t) {
+  if (t.precision == hw::Precision::kFp4 && t.fp4_recipe == Fp4Recipe::kMxfp4) return 0.5 + 1.0 / 32.0;
+  return hw::bytes_per_element(t.precision);
+}
+
 inline double fp8_weight_gather_bytes(const TrainingConfig& t, double weight_bytes) {
-  if (t.fp4_param_gather) return hw::bytes_per_element(hw::Precision::kFp4);
+  if (t.fp4_param_gather) return quantized_element_bytes(t);
   return t.fp8_param_gather && t.fp8_recipe != Fp8Recipe::kMxfp8 ? 1.0 : weight_bytes;
 }
 // Either param gather: the distributed optimizer's parameters are the quantized copies.

@@ -99,8 +99,8 @@ TransformerOps::TransformerOps(const ModelConfig& model, const TrainingConfig& t
                                          "multi-head attention, no dropout");
   }
   act_bytes_ = activation_element_bytes(training);
-  // An fp8 or fp4 recipe's GEMM operands: 1 byte, or NVFP4's 0.5625 with its scales.
-  gemm_bytes_ = hw::quantized_gemms(training.precision) ? hw::bytes_per_element(training.precision) : act_bytes_;
+  // An fp8 or fp4 recipe's GEMM operands: 1 byte, or NVFP4's 0.5625 (MXFP4's 0.53125) with its scales.
+  gemm_bytes_ = hw::quantized_gemms(training.precision) ? quantized_element_bytes(training) : act_bytes_;
 }
 
 Op TransformerOps::matmul(std::string name, double m, double n, double k, double params, long long layer,

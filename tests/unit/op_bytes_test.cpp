@@ -1,9 +1,12 @@
 // Memory traffic of the unfused softmax and of the cross-entropy, kernel by kernel
 // (docs/model.md, "Attention core, unfused" and "Outside the layers").
 #include <gtest/gtest.h>
+
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "scenario/errors.h"
 #include "test_scenarios.h"
 #include "workload/transformer_ops.h"
 
@@ -127,6 +130,32 @@ TEST(OpBytes, Fp4RecipesCastToNvfp4WithItsBlockScales) {
   // The GEMM reads and writes NVFP4 operands: (t k + k n + t n) g for QKV (k 768, n 2304).
   EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.qkv_proj"), (t * 768.0 + 768.0 * 2304.0 + t * 2304.0) * g);
   EXPECT_FALSE(has_op(ops.head_forward(), "output_layer.fp4_cast"));
+}
+
+TEST(OpBytes, Mxfp4CastsAndGemmsCarryAnE8m0ScalePer32) {
+  // OCP MXFP4: g = 0.5 + 1/32 bytes per element. MI355X runs only MXFP4, so it is the
+  // default there; on B200 it is asked for.
+  constexpr double t = 2048.0;
+  constexpr double g = 0.53125;
+  for (const auto& [gpu, recipe] : std::vector<std::pair<std::string, std::string>>{
+           {"\"MI355X\"", ""}, {"\"B200\"", R"(, "fp4_recipe": "mxfp4")"}}) {
+    const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2, "precision": "fp4")" + recipe,
+                                          "", 1, gpu);
+    EXPECT_EQ(s.training.fp4_recipe, workload::Fp4Recipe::kMxfp4) << gpu;
+    const workload::TransformerOps ops(s.model, s.training, 2);
+    const std::vector<workload::Op> fwd = ops.layer_forward(0);
+    EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.qkv_proj.fp4_cast"), t * 768.0 * g);
+    EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.qkv_proj"), (t * 768.0 + 768.0 * 2304.0 + t * 2304.0) * g);
+  }
+  // MI355X's matrix cores have no NVFP4: refused, naming the key.
+  try {
+    (void)testing::make_scenario("\"gpt2-124m\"", R"("precision": "fp4", "fp4_recipe": "nvfp4")", "", 1,
+                                 "\"MI355X\"");
+    FAIL() << "NVFP4 accepted on MI355X";
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("/training/fp4_recipe"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("MI355X's tensor cores run fp4 as mxfp4"), std::string::npos) << e.what();
+  }
 }
 
 TEST(OpBytes, FirstLastLayersBf16KeepTheirGemmsIn16Bits) {
