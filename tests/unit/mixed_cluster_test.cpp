@@ -132,6 +132,11 @@ TEST(MixedCluster, LayersAreSplitSoThatTheSlowestStageIsFastest) {
   const std::vector<const hw::ComputeModel*> models{&slow, &fast};
   const workload::StageSeconds seconds(s.model, s.training, s.parallel);
   EXPECT_EQ(workload::speed_balanced_layers(seconds, 80, {0, 0, 1}, models), (std::vector<long long>{16, 16, 48}));
+  // The stages' decoder layers then take the same time: 16 t at 1 TFLOP/s = 48 t at 3.
+  const double t = seconds.layer(0, slow);
+  EXPECT_GT(t, 0.0);
+  EXPECT_NEAR(seconds({16, 32, false, false}, slow), 16.0 * t, 1e-12 * t);
+  EXPECT_NEAR(seconds({32, 80, false, false}, fast), 16.0 * t, 1e-12 * t);
   // Two stages, the second three times as fast: 20 + 60; a stage of one GPU type
   // alone holds all 80.
   EXPECT_EQ(workload::speed_balanced_layers(seconds, 80, {0, 1}, models), (std::vector<long long>{20, 60}));
