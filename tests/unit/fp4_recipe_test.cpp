@@ -8,6 +8,7 @@
 #include "hardware/compute_model.h"
 #include "hardware/precision.h"
 #include "scenario/errors.h"
+#include "graph_queries.h"
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
 #include "workload/memory.h"
@@ -69,11 +70,8 @@ TEST(Fp4Recipe, RefusedWhereTheGpuHasNoFp4PeakAndItsKeysOutsideIt) {
 double gathered_bytes(const std::string& training) {
   const auto s = testing::make_scenario(testing::kDense, R"("micro_batch_size": 2, "precision": "fp4")" + training,
                                         R"("zero_stage": 1)", 1, "\"B200\"");
-  const auto built = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
-  double bytes = 0.0;
-  for (const workload::Task& t : built.graph.tasks())
-    if (t.rank == 0 && t.role == workload::Role::kParameterGather) bytes += built.graph.work(t).collective->bytes;
-  return bytes;
+  return testing::parameter_gather_bytes(
+      workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1).graph);
 }
 
 TEST(Fp4Recipe, Fp4ParamGatherMovesTheNvfp4WeightsRowwise) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scenario/errors.h"
+#include "graph_queries.h"
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
 #include "workload/memory.h"
@@ -20,11 +21,8 @@ constexpr double kFp8WeightsPerLayer = 1024.0 * 3072 + 1024.0 * 1024 + 1024.0 * 
 double gathered_bytes(const std::string& training, const std::string& parallelism = R"("zero_stage": 1)") {
   const auto s = testing::make_scenario(testing::kDense, R"("micro_batch_size": 2, "precision": "fp8")" + training,
                                         parallelism);
-  const auto built = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
-  double bytes = 0.0;
-  for (const workload::Task& t : built.graph.tasks())
-    if (t.rank == 0 && t.role == workload::Role::kParameterGather) bytes += built.graph.work(t).collective->bytes;
-  return bytes;
+  return testing::parameter_gather_bytes(
+      workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1).graph);
 }
 
 TEST(Fp8ParamGather, TheFp8GemmsWeightsGoInOneByte) {
