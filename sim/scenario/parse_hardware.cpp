@@ -373,16 +373,28 @@ hw::HostSpec weakest_host(const std::vector<hw::GpuPool>& pools) {
   return h;
 }
 
+// "ownership": an owned cluster's costs; a mixed cluster's pools may give the
+// capex per GPU (`pool_capex`, their GPUs' mean), which the object then must not.
+hw::Ownership parse_ownership(const ObjectReader& c, std::optional<double> pool_capex) {
+  const ObjectReader o = c.object("ownership", {"capex_per_gpu", "amortization_years", "electricity_price"});
+  hw::Ownership own;
+  if (pool_capex && o.has("capex_per_gpu"))
+    o.fail_message("capex_per_gpu", "the pools give their own capex_per_gpu: give it there or here, not both");
+  own.capex_per_gpu = pool_capex ? *pool_capex : o.number("capex_per_gpu", 0.0, 1e8);
+  own.amortization_years = o.number("amortization_years", 0.1, 50.0);
+  own.electricity_price = o.number("electricity_price", 0.0, 10.0);
+  return own;
+}
+
 // "pools": a mixed cluster's node groups, each {gpu, num_nodes, and optionally
 // intra_node, nic_bandwidth, host, price_per_gpu_hour} (docs/scenario.md,
 // "Mixed clusters"). Sets the cluster's GPU, fabric and host to pool 0's.
 void parse_pools(const ObjectReader& c, hw::ClusterSpec& cluster, std::optional<long long>& domain_gpus) {
-  for (std::string_view key : {"gpu", "num_nodes", "price_per_gpu_hour", "ownership", "intra_node", "host",
-                               "scale_up_domain"})
+  for (std::string_view key : {"gpu", "num_nodes", "price_per_gpu_hour", "intra_node", "host", "scale_up_domain"})
     if (c.has(key))
       c.fail_message(key, fmt::format("with \"pools\" each pool names its own GPU, nodes, fabric, host and price; "
-                                      "move \"{}\" into the pools (an owned cluster's costs and scale-up domains "
-                                      "larger than a node are not modeled for mixed clusters yet)",
+                                      "move \"{}\" into the pools (scale-up domains larger than a node are not "
+                                      "modeled for mixed clusters yet)",
                                       key));
   const nlohmann::json& raw = c.raw("pools");
   if (!raw.is_array() || raw.empty() || raw.size() > kMaxPools)
@@ -395,9 +407,12 @@ void parse_pools(const ObjectReader& c, hw::ClusterSpec& cluster, std::optional<
   long long nodes = 0;
   int priced = 0;
   double price_gpus = 0.0;
+  int capex_given = 0;
+  double capex_gpus = 0.0;
   for (std::size_t i = 0; i < raw.size(); ++i) {
     const ObjectReader o(raw[i], c.file(), c.path_of("pools") + "/" + std::to_string(i),
-                         {"gpu", "num_nodes", "intra_node", "nic_bandwidth", "host", "price_per_gpu_hour"});
+                         {"gpu", "num_nodes", "intra_node", "nic_bandwidth", "host", "price_per_gpu_hour",
+                          "capex_per_gpu"});
     const nlohmann::json gpu_json = resolve_preset(o, "gpu", PresetKind::kHardware);
     hw::GpuPool pool;
     pool.gpu = parse_gpu_spec(gpu_json, o.file(), o.path_of("gpu"));
@@ -426,6 +441,10 @@ void parse_pools(const ObjectReader& c, hw::ClusterSpec& cluster, std::optional<
     pool.nic_bandwidth = o.quantity("nic_bandwidth", Dimension::kBandwidth, 1e6, kMaxBandwidth, pool.nic_bandwidth);
     pool.host = platform.host;
     if (o.has("host")) parse_host(o.object("host", kHostKeys), pool.host);
+    if (o.has_non_null("capex_per_gpu")) {
+      ++capex_given;
+      capex_gpus += o.number("capex_per_gpu", 0.0, 1e8) * pool.num_nodes;
+    }
     if (o.has_non_null("price_per_gpu_hour")) {
       pool.price_per_gpu_hour = o.number("price_per_gpu_hour", 0.0, 1e6);
       ++priced;
@@ -445,6 +464,19 @@ void parse_pools(const ObjectReader& c, hw::ClusterSpec& cluster, std::optional<
   domain_gpus.reset();
   // The job pays each pool's price for its GPUs: one rate per GPU, their mean.
   if (priced != 0) cluster.price_per_gpu_hour = price_gpus / static_cast<double>(nodes);
+  // An owned mixed cluster: each pool's purchase per GPU, written off over the same
+  // years at one electricity price; owned_cost is linear in it, so the GPUs' mean.
+  if (capex_given != 0 && capex_given != static_cast<int>(raw.size()))
+    c.fail_message("pools", "a capex_per_gpu in every pool or in none");
+  if (capex_given != 0 && !c.has_non_null("ownership"))
+    c.fail_message("pools", "capex_per_gpu in the pools needs cluster.ownership (amortization_years, "
+                            "electricity_price)");
+  if (c.has_non_null("ownership")) {
+    if (capex_given == 0)
+      cluster.ownership = parse_ownership(c, std::nullopt);
+    else
+      cluster.ownership = parse_ownership(c, capex_gpus / static_cast<double>(nodes));
+  }
 }
 
 // The cluster's GPU preset, its platform's defaults, the node count and size.
@@ -465,14 +497,7 @@ void parse_single_gpu(const ObjectReader& c, hw::ClusterSpec& cluster, std::opti
   if (c.has("host")) parse_host(c.object("host", kHostKeys), cluster.host);
   if (c.has_non_null("price_per_gpu_hour"))
     cluster.price_per_gpu_hour = c.number("price_per_gpu_hour", 0.0, 1e6);
-  if (c.has_non_null("ownership")) {
-    const ObjectReader o = c.object("ownership", {"capex_per_gpu", "amortization_years", "electricity_price"});
-    hw::Ownership own;
-    own.capex_per_gpu = o.number("capex_per_gpu", 0.0, 1e8);
-    own.amortization_years = o.number("amortization_years", 0.1, 50.0);
-    own.electricity_price = o.number("electricity_price", 0.0, 10.0);
-    cluster.ownership = own;
-  }
+  if (c.has_non_null("ownership")) cluster.ownership = parse_ownership(c, std::nullopt);
 }
 
 }  // namespace

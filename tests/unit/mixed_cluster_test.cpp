@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <memory>
 #include <string>
@@ -77,6 +78,16 @@ TEST(MixedCluster, PoolsNumberTheirNodesInOrderAndPayTheirOwnPrices) {
                              R"(, "training": {"global_batch_size": 96}, "parallelism": {"tp": 8}})";
   // 24 GPUs at $1 and 8 at $3: $1.50 per GPU-hour on average.
   EXPECT_DOUBLE_EQ(*scenario::parse_scenario_text(priced, "p.json").cluster.price_per_gpu_hour, 1.5);
+  // Owned: the A100 written down to $10,000 a GPU, the H100 bought at $30,000; the
+  // owned cost is linear in the capex, so the cluster's is the GPUs' mean, $15,000.
+  const std::string owned = R"({"cluster": {"pools": [{"gpu": "A100-SXM4-80GB", "num_nodes": 3, "capex_per_gpu": 10000},
+      {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "capex_per_gpu": 30000}],
+      "ownership": {"amortization_years": 4, "electricity_price": 0.08}}, "model": )" + kEighty +
+                            R"(, "training": {"global_batch_size": 96}, "parallelism": {"tp": 8}})";
+  const std::optional<hw::Ownership> own = scenario::parse_scenario_text(owned, "o.json").cluster.ownership;
+  ASSERT_TRUE(own.has_value());
+  EXPECT_DOUBLE_EQ(own->capex_per_gpu, 15000.0);
+  EXPECT_DOUBLE_EQ(own->amortization_years, 4.0);
 }
 
 void expect_refused(const std::string& text, const std::string& pointer, const std::string& words) {
@@ -104,6 +115,13 @@ TEST(MixedCluster, WhatPoolsCannotMixIsRefusedNamingTheField) {
                                            {"gpu": "A100-SXM4-80GB", "num_nodes": 1}]})" + rest,
                  "/cluster/pools", "in every pool or in none");
   expect_refused(R"({"cluster": {"pools": []})" + rest, "/cluster/pools", "an array of 1 to 16 pools");
+  expect_refused(R"({"cluster": {"pools": [{"gpu": "H100-SXM5-80GB", "num_nodes": 1, "capex_per_gpu": 30000},
+                                           {"gpu": "A100-SXM4-80GB", "num_nodes": 1, "capex_per_gpu": 10000}]})" + rest,
+                 "/cluster/pools", "needs cluster.ownership");
+  expect_refused(R"({"cluster": {"pools": [{"gpu": "H100-SXM5-80GB", "num_nodes": 1, "capex_per_gpu": 30000},
+                                           {"gpu": "A100-SXM4-80GB", "num_nodes": 1, "capex_per_gpu": 10000}],
+                     "ownership": {"capex_per_gpu": 1, "amortization_years": 4, "electricity_price": 0.1}})" + rest,
+                 "/cluster/ownership/capex_per_gpu", "not both");
   expect_refused(R"({"cluster": {"pools": [{"gpu": "H100-SXM5-80GB", "num_nodes": 1}, {"gpu": "A100-SXM4-80GB", "num_nodes": 1}]},
                     "model": )" + kEighty + R"(, "training": {"global_batch_size": 96, "precision": "fp8"}})",
                  "/training/precision", "A100-SXM4-80GB (cluster.pools[1]) has no fp8 peak");
