@@ -518,6 +518,45 @@ ojson plan_json(const config::SweepSpec& spec, const Outcome& o) {
   return j;
 }
 
+// A mixed cluster option against its pools run as separate jobs, when the plan has
+// each pool as an option of its own (same GPU, same GPU count): the tokens a second
+// of one job over all of them, and of the pools' jobs together (docs/sweep.md).
+std::string separate_jobs_text(const config::SweepSpec& spec, const Outcome& o, const std::vector<PlanRow>& rows,
+                               const PlanMoney& money) {
+  std::string out;
+  for (const PlanRow& mixed : rows) {
+    const hw::ClusterSpec& c = spec.clusters[mixed.cluster].base.cluster;
+    if (!c.heterogeneous() || !mixed.best) continue;
+    std::vector<const PlanRow*> parts;
+    for (int k = 0; k < c.num_pools(); ++k)
+      for (const PlanRow& row : rows) {
+        const hw::ClusterSpec& d = spec.clusters[row.cluster].base.cluster;
+        if (row.best && d.pools.empty() && d.gpu.name == c.pools[static_cast<std::size_t>(k)].gpu.name &&
+            d.num_gpus() == c.pool_gpus(k)) {
+          parts.push_back(&row);
+          break;
+        }
+      }
+    if (parts.size() != c.pools.size()) continue;
+    double together = 0.0;
+    std::vector<std::string> names;
+    std::vector<std::string> days;
+    for (const PlanRow* row : parts) {
+      together += o.results[*row->best].tokens_per_s;
+      names.push_back(spec.clusters[row->cluster].name);
+      const std::optional<double>& t = money.options[row->cluster]->time_to_train_s;
+      days.push_back(t ? duration(*t) : "-");
+    }
+    const double one = o.results[*mixed.best].tokens_per_s;
+    const std::optional<double>& t = money.options[mixed.cluster]->time_to_train_s;
+    out += fmt::format("\n{}: {:.0f} tokens/s as one job ({} to train); its pools as separate jobs ({}) {:.0f} "
+                       "tokens/s together ({:+.0f}%), each taking {} to train the same tokens alone\n",
+                       spec.clusters[mixed.cluster].name, one, t ? duration(*t) : "-", fmt::join(names, ", "),
+                       together, 100.0 * (together / one - 1.0), fmt::join(days, " and "));
+  }
+  return out;
+}
+
 std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
   const bool failures = spec.failures_modeled();
   std::string out =
@@ -571,6 +610,7 @@ std::string plan_table(const config::SweepSpec& spec, const Outcome& o) {
                        money.front[row.cluster] ? "  (Pareto front)" : "");
   }
   if (spec.site_power || spec.rack_power) out += site_text(spec, rows, name_width);
+  out += separate_jobs_text(spec, o, rows, money);
   if (std::find(money.front.begin(), money.front.end(), true) != money.front.end())
     out += "\nPareto front: the options no other is as fast and as cheap as (cost: owned where given, else cloud); "
            "$/Btok and kWh/Btok per billion tokens\n";

@@ -3,11 +3,14 @@
 // balanced by its GPUs' speed, the links of each pool, power summed over pools.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +23,10 @@
 #include "scenario/errors.h"
 #include "scenario/mixed_cluster.h"
 #include "scenario/reader.h"
+#include "scenario/sweep_spec_reader.h"
+#include "sweep/evaluate.h"
+#include "sweep/outcome.h"
+#include "sweep/space.h"
 #include "workload/heterogeneous.h"
 #include "workload/iteration_builder.h"
 
@@ -330,6 +337,37 @@ TEST(MixedCluster, TheSwitchesAreSizedForTheFastestNics) {
   // An A100 node's NIC cable is its own 200 Gb/s.
   EXPECT_DOUBLE_EQ(mixed_t.link(mixed_t.nic_uplink(0, 0)).capacity,
                    25e9 * s.cluster.inter_node.bandwidth_efficiency);
+}
+
+TEST(MixedCluster, APlanSetsTheMixedJobAgainstItsPoolsAsSeparateJobs) {
+  // One A100 node, one H100 node, and both in one job: the plan says how many tokens
+  // a second the two separate jobs make together, against the mixed job's.
+  const std::string text = R"({"name": "mixed", "model": )" + kEighty + R"(,
+     "training": {"global_batch_size": 16, "train_tokens": 1e9},
+     "clusters": [{"name": "A", "gpu": "A100-SXM4-80GB", "num_nodes": 1, "price_per_gpu_hour": 1},
+                  {"name": "H", "gpu": "H100-SXM5-80GB", "num_nodes": 1, "price_per_gpu_hour": 3},
+                  {"name": "A+H", "pools": [{"gpu": "A100-SXM4-80GB", "num_nodes": 1, "price_per_gpu_hour": 1},
+                                            {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "price_per_gpu_hour": 3}]}],
+     "space": {"tp": [8], "pp": [1, 2], "mbs": 1, "network_model": "analytic"}})";
+  const config::SweepSpec spec = scenario::parse_sweep_spec(text, "mixed-plan.json");
+  sweep::Enumeration e = sweep::enumerate(spec);
+  std::vector<sweep::PointResult> r = sweep::evaluate_points(spec, e.candidates, 1);
+  const sweep::Outcome o = sweep::summarize(spec, std::move(e), std::move(r));
+  // The best (fastest) point of each option, found here as the plan finds it.
+  std::vector<double> best(3, 0.0);
+  for (std::size_t i = 0; i < o.results.size(); ++i)
+    if (o.results[i].status == sweep::Status::kEvaluated) {
+      double& b = best[static_cast<std::size_t>(o.points[i].cluster)];
+      b = std::max(b, o.results[i].tokens_per_s);
+    }
+  ASSERT_GT(best[2], 0.0);
+  const std::string line = fmt::format("A+H: {:.0f} tokens/s as one job", best[2]);
+  const std::string table = sweep::plan_table(spec, o);
+  EXPECT_NE(table.find(line), std::string::npos) << table;
+  EXPECT_NE(table.find(fmt::format("separate jobs (A, H) {:.0f} tokens/s together ({:+.0f}%)", best[0] + best[1],
+                                   100.0 * ((best[0] + best[1]) / best[2] - 1.0))),
+            std::string::npos)
+      << table;
 }
 
 }  // namespace
