@@ -124,7 +124,8 @@ struct GpuPool {
 };
 
 struct ClusterSpec {
-  // One cluster-wide GPU; with `pools`, pool 0's (its fields below are pool 0's too).
+  // One cluster-wide GPU; with `pools`, pool 0's (as are intra_node and
+  // inter_node.nic_bandwidth; `host` is the weakest pool's, for the checks).
   GpuSpec gpu;
   // Servers (a DGX, an HGX board's host, a GB200 compute tray): the unit of host
   // memory, power overhead, NICs, failures and spares.

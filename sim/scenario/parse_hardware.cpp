@@ -388,7 +388,7 @@ hw::Ownership parse_ownership(const ObjectReader& c, std::optional<double> pool_
 
 // "pools": a mixed cluster's node groups, each {gpu, num_nodes, and optionally
 // intra_node, nic_bandwidth, host, price_per_gpu_hour} (docs/scenario.md,
-// "Mixed clusters"). Sets the cluster's GPU, fabric and host to pool 0's.
+// "Mixed clusters"). Sets the cluster's GPU and fabric to pool 0's, its host to the weakest.
 void parse_pools(const ObjectReader& c, hw::ClusterSpec& cluster, std::optional<long long>& domain_gpus) {
   for (std::string_view key : {"gpu", "num_nodes", "price_per_gpu_hour", "intra_node", "host", "scale_up_domain"})
     if (c.has(key))
