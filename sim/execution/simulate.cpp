@@ -15,7 +15,6 @@
 #include "network/collective_engine.h"
 #include "network/measured_collectives.h"
 #include "network/topology_builders.h"
-#include "workload/heterogeneous.h"
 #include "workload/parameters.h"
 #include "workload/transformer_ops.h"
 
@@ -212,19 +211,11 @@ void record_network(const net::FlowBackend& flow, const net::Topology& topology,
 MixedHardware::MixedHardware(const config::Scenario& s, const workload::IterationGraph& iteration) {
   if (!s.cluster.heterogeneous()) return;
   models_ = hw::pool_compute_models(s.cluster, s.calibration ? s.calibration->profile.get() : nullptr);
-  std::vector<const hw::ComputeModel*> models;
-  for (const auto& m : models_) models.push_back(m.get());
-  // Each stage's decoder layers (its model chunks together): the pace is the
-  // pool whose GPUs take longest for them.
+  // Each stage's pool, resolved with the layout (scenario::resolve_mixed_cluster).
+  pace_ = s.parallel.replica_stage_pools;
   const std::size_t pp = iteration.simulated_ranks.size();
-  std::vector<long long> stage_layers(pp, 0);
-  for (std::size_t j = 0; j < iteration.layers_per_virtual_stage.size(); ++j)
-    stage_layers[j % pp] += iteration.layers_per_virtual_stage[j];
-  const workload::StageSeconds seconds(s.model, s.training, s.parallel);
-  // batch_split "proportional": the replica whose share sets the pace, as resolved.
-  pace_ = !s.parallel.replica_stage_pools.empty()
-              ? s.parallel.replica_stage_pools
-              : workload::pacing_pools(seconds, workload::stage_pools(s.parallel, s.cluster), stage_layers, models);
+  if (pace_.size() != pp)
+    throw std::logic_error("simulate: a mixed cluster's layout is not resolved (scenario::resolve_mixed_cluster)");
   for (int k = 0; k < s.cluster.num_pools(); ++k) {
     const hw::GpuPool& pool = s.cluster.pools[static_cast<std::size_t>(k)];
     pools_.push_back({models_[static_cast<std::size_t>(k)].get(),

@@ -162,17 +162,19 @@ struct ClusterSpec {
   [[nodiscard]] int pool_of_rank(long long rank) const {
     return pool_of_node(static_cast<int>(rank / gpus_per_node));
   }
-  // Pool k as a whole (the cluster's own fields without pools).
-  [[nodiscard]] GpuPool pool(int k) const {
-    if (!pools.empty()) return pools.at(static_cast<std::size_t>(k));
-    return GpuPool{gpu, num_nodes, intra_node, inter_node.nic_bandwidth, host, price_per_gpu_hour};
+  // Pool k's GPU and nodes (the cluster's own without pools).
+  [[nodiscard]] const GpuSpec& pool_gpu(int k) const {
+    return pools.empty() ? gpu : pools.at(static_cast<std::size_t>(k)).gpu;
+  }
+  [[nodiscard]] int pool_nodes(int k) const {
+    return pools.empty() ? num_nodes : pools.at(static_cast<std::size_t>(k)).num_nodes;
   }
   // The datasheet peak per GPU at `p`, averaged over the cluster's GPUs (MFU's
   // denominator: the job's peak over its GPUs).
   [[nodiscard]] double mean_peak(Precision p) const {
     if (pools.empty()) return gpu.peak(p);
     double sum = 0.0;
-    for (int k = 0; k < num_pools(); ++k) sum += pools[static_cast<std::size_t>(k)].gpu.peak(p) * static_cast<double>(pool_gpus(k));
+    for (int k = 0; k < num_pools(); ++k) sum += pool_gpu(k).peak(p) * static_cast<double>(pool_gpus(k));
     return sum / static_cast<double>(num_gpus());
   }
   // The least GPU memory of the cluster's pools: a mixed cluster's memory check
@@ -183,10 +185,7 @@ struct ClusterSpec {
       if (p.gpu.memory_capacity_bytes < g->memory_capacity_bytes) g = &p.gpu;
     return *g;
   }
-  [[nodiscard]] long long pool_gpus(int k) const {
-    return static_cast<long long>(pools.empty() ? num_nodes : pools.at(static_cast<std::size_t>(k)).num_nodes) *
-           gpus_per_node;
-  }
+  [[nodiscard]] long long pool_gpus(int k) const { return static_cast<long long>(pool_nodes(k)) * gpus_per_node; }
 
   [[nodiscard]] long long num_gpus() const {
     return static_cast<long long>(num_nodes) * gpus_per_node;

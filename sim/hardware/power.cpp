@@ -9,9 +9,9 @@ PowerDraw power_draw(const ClusterSpec& c, double utilization, long long spare_n
   PowerDraw p;
   // A mixed cluster sums its pools' draws (spare nodes are pool 0's).
   for (int k = 0; k < c.num_pools(); ++k) {
-    const GpuSpec& g = c.pools.empty() ? c.gpu : c.pools[static_cast<std::size_t>(k)].gpu;
+    const GpuSpec& g = c.pool_gpu(k);
     const auto gpus = static_cast<double>(c.pool_gpus(k));
-    const auto nodes = static_cast<double>(c.pools.empty() ? c.num_nodes : c.pools[static_cast<std::size_t>(k)].num_nodes);
+    const auto nodes = static_cast<double>(c.pool_nodes(k));
     p.running_w += gpus * (g.idle_watts + (g.tdp_watts - g.idle_watts) * u);
     p.idle_w += gpus * g.idle_watts;
     p.constant_w += nodes * g.node_overhead_watts;

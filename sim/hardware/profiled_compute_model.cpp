@@ -285,15 +285,11 @@ std::string ProfiledComputeModel::fallback_reason(const KernelWork& work, Precis
   return "not in the profile";
 }
 
-}  // namespace trainsim::hw
-
-namespace trainsim::hw {
-
 std::vector<std::unique_ptr<ComputeModel>> pool_compute_models(const ClusterSpec& cluster,
                                                                const CalibrationProfile* profile) {
   std::vector<std::unique_ptr<ComputeModel>> out;
   for (int k = 0; k < cluster.num_pools(); ++k) {
-    const GpuSpec& gpu = cluster.pools.empty() ? cluster.gpu : cluster.pools[static_cast<std::size_t>(k)].gpu;
+    const GpuSpec& gpu = cluster.pool_gpu(k);
     if (profile != nullptr && gpu.name == cluster.gpu.name)
       out.push_back(std::make_unique<ProfiledComputeModel>(*profile, gpu));
     else

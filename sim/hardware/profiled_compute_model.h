@@ -114,10 +114,6 @@ class ProfiledComputeModel final : public ComputeModel {
   std::array<std::map<int, LogCurve>, 4> attention_;    // see attention_index: FLOP/s over FLOPs, by head_dim
 };
 
-}  // namespace trainsim::hw
-
-namespace trainsim::hw {
-
 // Each pool's compute model (one without pools): the calibration profile's for the
 // pools of the GPU it was measured on (the cluster's, pool 0's), the roofline of
 // their GPU preset for the others (docs/model.md, "Heterogeneous jobs").

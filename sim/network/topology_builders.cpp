@@ -421,10 +421,7 @@ Topology build_topology(const hw::ClusterSpec& cluster) {
   t.all_to_all_rate = c.intra_node.bandwidth * c.intra_node.all_to_all_efficiency;
   t.all_to_all_startup = c.intra_node.all_to_all_startup;
   t.description = p.description;
-  if (!multi) {
-    if (c.heterogeneous()) apply_pools(t, c);
-    return t;
-  }
+  if (!multi) return t;  // a mixed cluster has a node per pool at least
   // One network step between GPUs of two nodes under one leaf costs `latency`;
   // the NIC cables carry what the NVLink half-steps do not.
   const Cables k{c.inter_node.nic_bandwidth * c.inter_node.bandwidth_efficiency,

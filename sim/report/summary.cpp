@@ -73,7 +73,7 @@ class Lines {
 // A mixed cluster's pools, one line each, and the network they share.
 void add_pools(Lines& line, const hw::ClusterSpec& c) {
   std::vector<std::string> kinds;
-  for (int k = 0; k < c.num_pools(); ++k) kinds.push_back(fmt::format("{} x {}", c.pool_gpus(k), c.pools[static_cast<std::size_t>(k)].gpu.name));
+  for (int k = 0; k < c.num_pools(); ++k) kinds.push_back(fmt::format("{} x {}", c.pool_gpus(k), c.pool_gpu(k).name));
   line("cluster", fmt::format("{} ({} nodes x {}), {} NICs per node ({}): mixed, {} pools", fmt::join(kinds, " + "),
                               c.num_nodes, c.gpus_per_node, c.inter_node.nics_per_node, c.inter_node.topology,
                               c.num_pools()));

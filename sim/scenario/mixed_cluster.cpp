@@ -95,7 +95,16 @@ void resolve_mixed_cluster(config::Scenario& s) {
   std::vector<const hw::ComputeModel*> models;
   for (const auto& m : owned) models.push_back(m.get());
   balance_pipeline(s, models);
-  if (p.batch_split == workload::BatchSplit::kProportional) split_batch(s, models);
+  if (p.batch_split == workload::BatchSplit::kProportional) {
+    split_batch(s, models);
+    return;
+  }
+  // Each stage's decoder layers (its model chunks together) on its slowest pool.
+  const std::vector<long long> layers = workload::virtual_stage_layers(s.model.num_layers, p);
+  std::vector<long long> stage_layers(static_cast<std::size_t>(p.pipeline), 0);
+  for (std::size_t j = 0; j < layers.size(); ++j) stage_layers[j % stage_layers.size()] += layers[j];
+  p.replica_stage_pools = workload::pacing_pools(workload::StageSeconds(s.model, s.training, p),
+                                                 workload::stage_pools(p, s.cluster), stage_layers, models);
 }
 
 

@@ -125,7 +125,7 @@ void parse_fp8_recipe(const ObjectReader& t, const hw::ClusterSpec& cluster, wor
   c.fp4_recipe = recipe4 == "mxfp4" ? workload::Fp4Recipe::kMxfp4 : workload::Fp4Recipe::kNvfp4;
   if (c.precision == hw::Precision::kFp4)
     for (int k = 0; k < cluster.num_pools(); ++k) {
-      const hw::GpuSpec& gpu = cluster.pools.empty() ? cluster.gpu : cluster.pools[static_cast<std::size_t>(k)].gpu;
+      const hw::GpuSpec& gpu = cluster.pool_gpu(k);
       if (std::find(gpu.fp4_formats.begin(), gpu.fp4_formats.end(), recipe4) == gpu.fp4_formats.end())
         t.fail_message("fp4_recipe", fmt::format("{}'s tensor cores run fp4 as {}, not \"{}\"{}", gpu.name,
                                                  fmt::join(gpu.fp4_formats, ", "), recipe4,
@@ -176,7 +176,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
       *hw::precision_from_string(t.choice("precision", {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"}, "bf16"));
   // Every GPU of a mixed cluster runs the job's precision.
   for (int k = 0; k < cluster.num_pools(); ++k) {
-    const hw::GpuSpec& gpu = cluster.pools.empty() ? cluster.gpu : cluster.pools[static_cast<std::size_t>(k)].gpu;
+    const hw::GpuSpec& gpu = cluster.pool_gpu(k);
     if (gpu.supports(c.precision)) continue;
     std::vector<std::string_view> supported;
     for (const auto& [p, _] : gpu.peak_flops) supported.push_back(hw::to_string(p));

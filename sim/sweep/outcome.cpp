@@ -531,7 +531,7 @@ std::string separate_jobs_text(const config::SweepSpec& spec, const Outcome& o, 
     for (int k = 0; k < c.num_pools(); ++k)
       for (const PlanRow& row : rows) {
         const hw::ClusterSpec& d = spec.clusters[row.cluster].base.cluster;
-        if (row.best && d.pools.empty() && d.gpu.name == c.pools[static_cast<std::size_t>(k)].gpu.name &&
+        if (row.best && d.pools.empty() && d.gpu.name == c.pool_gpu(k).name &&
             d.num_gpus() == c.pool_gpus(k)) {
           parts.push_back(&row);
           break;

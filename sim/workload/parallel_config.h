@@ -81,9 +81,9 @@ struct ParallelConfig {
   PipelineBalance pipeline_balance = PipelineBalance::kSpeed;
   bool balanced_by_speed = false;  // resolved: layout_stage_layers is the speed-balanced split
   BatchSplit batch_split = BatchSplit::kEven;
-  // Resolved for kProportional (scenario/mixed_cluster.h): the micro-batches of the
-  // replica that sets the pace, which the simulated replica runs, and the pools its
-  // stages run on (empty: each stage's slowest).
+  // Resolved on a mixed cluster (scenario/mixed_cluster.h): the pool each stage of the
+  // simulated replica runs on (each stage's slowest; with kProportional the pacing
+  // replica's), and with kProportional that replica's micro-batches.
   std::optional<long long> replica_microbatches;
   std::vector<int> replica_stage_pools;
   int zero_stage = 0;
