@@ -82,6 +82,21 @@ int shrunk_domain(int nodes_per_domain, int nodes, int gpus_per_node, int tp, in
 
 }  // namespace
 
+faults::CheckpointSize checkpoint_size_of(const config::Scenario& s, const faults::FailureConfig& f) {
+  const workload::StateBytes per = workload::state_bytes_per_parameter(s.training);
+  faults::CheckpointInputs in;
+  in.parameters = workload::count_parameters(s.model).total;
+  in.weight_bytes = per.weights;
+  in.optimizer_bytes = per.optimizer;
+  in.tensor = s.parallel.tensor;
+  in.pipeline = s.parallel.pipeline;
+  in.data = s.parallel.data;
+  in.zero_stage = s.parallel.zero_stage;
+  faults::CheckpointSize size = faults::checkpoint_size(in);
+  if (f.checkpoint_size_bytes) size.total_bytes = *f.checkpoint_size_bytes;
+  return size;
+}
+
 faults::StatePerformance performance_of(const SimulationOutput& out) {
   return {out.timeline.makespan / out.iteration.iterations, out.iteration.tokens_per_iteration};
 }
@@ -101,17 +116,7 @@ FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutpu
   rep.gpu_utilization = gpu_utilization(core::to_seconds(busy.total) / iters, busy.ranks, rep.iteration_time_s);
 
   // Checkpoint size and cost (docs/model.md, "Reliability").
-  const workload::StateBytes per = workload::state_bytes_per_parameter(s.training);
-  faults::CheckpointInputs in;
-  in.parameters = workload::count_parameters(s.model).total;
-  in.weight_bytes = per.weights;
-  in.optimizer_bytes = per.optimizer;
-  in.tensor = s.parallel.tensor;
-  in.pipeline = s.parallel.pipeline;
-  in.data = s.parallel.data;
-  in.zero_stage = s.parallel.zero_stage;
-  rep.checkpoint_size = faults::checkpoint_size(in);
-  if (f.checkpoint_size_bytes) rep.checkpoint_size.total_bytes = *f.checkpoint_size_bytes;
+  rep.checkpoint_size = checkpoint_size_of(s, f);
   rep.checkpoint_cost = faults::checkpoint_cost(rep.checkpoint_size, f);
 
   const hw::ClusterSpec& c = s.cluster;

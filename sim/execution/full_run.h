@@ -41,6 +41,9 @@ struct FullRunReport {
 FullRunReport simulate_full_run(const config::Scenario& s, const SimulationOutput& healthy,
                                 const core::ProgressCallback& progress = {}, const std::function<bool()>& stop = {});
 
+// The job's checkpoint: its model states, or failures.checkpoint_size when given.
+faults::CheckpointSize checkpoint_size_of(const config::Scenario& s, const faults::FailureConfig& f);
+
 // The iteration time (ns) and tokens of one simulated iteration.
 faults::StatePerformance performance_of(const SimulationOutput& out);
 

@@ -90,6 +90,11 @@ struct InterNodeNetwork {
   // switches do) or "d_mod_k" (by destination, as InfiniBand fat-tree routing does).
   std::string routing = "ecmp";
   std::vector<CustomLink> custom_links;
+  // A job's view of a shared cluster (`trainsim cluster`, docs/cluster.md,
+  // "Placement"): the leaf group each of the job's nodes sits under, numbered as
+  // pod x groups_per_pod + slot so pods are kept (fat_tree: a leaf; rail_optimized:
+  // the `rails` leaves of one node group). Empty: nodes packed in order.
+  std::vector<int> node_groups;
 };
 
 // A GPU's link to its host's memory and the host memory behind it (docs/model.md,

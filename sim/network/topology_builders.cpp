@@ -150,7 +150,23 @@ TopologyPlan plan_topology(const hw::ClusterSpec& cluster) {
   const long long nics = static_cast<long long>(c.num_nodes) * n.nics_per_node;
   const int radix = n.switch_radix;
   const int d = radix / 2;
-  if (n.topology == "fat_tree") {
+  if (!n.node_groups.empty() && n.topology != "fat_tree" && n.topology != "rail_optimized")
+    throw TopologyError("inter_node/topology", fmt::format("a job's placement on a shared cluster is modeled on "
+                                                           "fat_tree and rail_optimized networks, not {}", n.topology));
+  if (!n.node_groups.empty() && static_cast<int>(n.node_groups.size()) != c.num_nodes)
+    throw TopologyError("inter_node/node_groups", fmt::format("one leaf group per node: {} for {} nodes",
+                                                              n.node_groups.size(), c.num_nodes));
+  const int placed_groups =
+      n.node_groups.empty() ? 0 : *std::max_element(n.node_groups.begin(), n.node_groups.end()) + 1;
+  if (n.topology == "fat_tree" && !n.node_groups.empty()) {
+    if (n.nics_per_node > d || d % n.nics_per_node != 0)
+      throw TopologyError("inter_node/nics_per_node", fmt::format("a placed node sits under one leaf: its {} NICs "
+                                                                  "must divide a leaf's {} downlinks",
+                                                                  n.nics_per_node, d));
+    p.down_ports = d;
+    plan_tiers(p, placed_groups, radix, n.tiers, fmt::format("{} placed leaves", placed_groups));
+    p.description = fat_tree_text(p, radix);
+  } else if (n.topology == "fat_tree") {
     if (n.tiers == 1 || (n.tiers == 0 && nics <= radix)) {
       if (nics > radix)
         throw TopologyError("inter_node/tiers", fmt::format("one switch of radix {} holds {} NICs; the cluster has {}", radix, radix, nics));
@@ -170,7 +186,7 @@ TopologyPlan plan_topology(const hw::ClusterSpec& cluster) {
     if (per_node > d)
       throw TopologyError("inter_node/rails", fmt::format("{} NICs per node on one rail exceed a leaf's {} downlinks", per_node, d));
     const int nodes_per_leaf = d / per_node;
-    const int units = ceil_div(c.num_nodes, nodes_per_leaf);
+    const int units = n.node_groups.empty() ? ceil_div(c.num_nodes, nodes_per_leaf) : placed_groups;
     p.down_ports = d;
     plan_tiers(p, units * rails, radix, n.tiers, fmt::format("{} rails x {} node groups", rails, units));
     p.description = fmt::format("rail-optimized, {} rails of {} nodes per leaf; {}", rails, nodes_per_leaf,
@@ -252,11 +268,14 @@ void build_fat_tree(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c
   const int nics = c.inter_node.nics_per_node;
   std::vector<VertexId> leaves;
   for (int l = 0; l < p.leaves; ++l) leaves.push_back(t.add_switch(1, fmt::format("leaf{}", l)));
+  const std::vector<int>& placed = c.inter_node.node_groups;
   long long i = 0;
   for (int node = 0; node < c.num_nodes; ++node)
-    for (int r = 0; r < nics; ++r, ++i)
-      t.add_cable(t.nic(node, r), leaves[static_cast<std::size_t>(i / p.down_ports)], k.capacity, k.nic_latency,
+    for (int r = 0; r < nics; ++r, ++i) {
+      const long long leaf = placed.empty() ? i / p.down_ports : placed[static_cast<std::size_t>(node)];
+      t.add_cable(t.nic(node, r), leaves[static_cast<std::size_t>(leaf)], k.capacity, k.nic_latency,
                   LinkKind::kNicCable);
+    }
   build_fat_tree_above(t, p, leaves, k, c.inter_node.oversubscription);
 }
 
@@ -273,7 +292,9 @@ void build_rail_optimized(Topology& t, const TopologyPlan& p, const hw::ClusterS
   for (int node = 0; node < c.num_nodes; ++node)
     for (int r = 0; r < nics; ++r) {
       const int rail = r / per_node;
-      const int leaf = (node / nodes_per_leaf) * rails + rail;
+      const int group = c.inter_node.node_groups.empty() ? node / nodes_per_leaf
+                                                         : c.inter_node.node_groups[static_cast<std::size_t>(node)];
+      const int leaf = group * rails + rail;
       t.add_cable(t.nic(node, r), leaves[static_cast<std::size_t>(leaf)], k.capacity, k.nic_latency,
                   LinkKind::kNicCable);
     }

@@ -81,6 +81,11 @@ config::Scenario parse_scenario_text(std::string_view text, const std::string& f
   return parse_root(parse_document(text, file, "scenario"), file, options, true);
 }
 
+config::Scenario parse_scenario_document(const nlohmann::json& doc, const std::string& file,
+                                         const ReadOptions& options) {
+  return parse_root(doc, file, options, true);
+}
+
 config::Scenario parse_scenario_base(const nlohmann::json& doc, const std::string& file, const ReadOptions& options) {
   return parse_root(doc, file, options, false);
 }

@@ -24,6 +24,10 @@ struct ReadOptions {
 config::Scenario read_scenario_file(const std::filesystem::path& path, const ReadOptions& options = {});
 // `file` names the source in messages and anchors a relative "calibration" path.
 config::Scenario parse_scenario_text(std::string_view text, const std::string& file, const ReadOptions& options = {});
+// The same from a parsed document (a shared cluster's job with the cluster's section
+// put in: scenario/cluster_workload_reader.h).
+config::Scenario parse_scenario_document(const nlohmann::json& doc, const std::string& file,
+                                         const ReadOptions& options = {});
 
 // Strategy sweeps (sweep/, docs/sweep.md) read a scenario document once without
 // its "parallelism" (left at its defaults), then check each layout of their space

@@ -1,0 +1,242 @@
+#include "cluster/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "core/simulator.h"
+
+namespace trainsim::cluster {
+
+namespace {
+
+enum class State { kWaiting, kQueued, kRunning, kCheckpointing, kDone };
+
+struct Live {
+  State state = State::kWaiting;
+  long long remaining = 0;
+  double restart_owed_s = 0.0;  // paid at the next start (after a preemption)
+  core::Time release = 0;       // when its GPUs come back: its end, or its checkpoint's
+  core::EventId end_event = 0;
+};
+
+// Where the head job of the queue will start, for EASY backfill (Lifka 1995):
+// the earliest release after which it fits.
+struct Reservation {
+  std::size_t head = 0;
+  core::Time shadow = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const config::ClusterWorkload& w, const JobTimer& timer)
+      : w_(w),
+        timer_(timer),
+        nodes_(fabric_shape(w.cluster), w.scheduler.placement, w.scheduler.seed),
+        live_(w.jobs.size()),
+        result_{std::vector<JobRecord>(w.jobs.size()), {}, 0.0} {}
+
+  ScheduleResult run() {
+    for (std::size_t j = 0; j < w_.jobs.size(); ++j) {
+      live_[j].remaining = w_.jobs[j].iterations;
+      sim_.schedule_at(core::from_seconds(w_.jobs[j].arrival_s), [this, j] { arrive(j); });
+    }
+    sim_.run();
+    return std::move(result_);
+  }
+
+ private:
+  [[nodiscard]] const config::ClusterJob& job(std::size_t j) const { return w_.jobs[j]; }
+  [[nodiscard]] Segment& current(std::size_t j) { return result_.jobs[j].segments.back(); }
+
+  void arrive(std::size_t j) {
+    live_[j].state = State::kQueued;
+    queue_.push_back(j);
+    pass();
+  }
+
+  // The queue in the policy's order: arrival (then the file's order), or priority first.
+  [[nodiscard]] std::vector<std::size_t> ordered_queue() const {
+    std::vector<std::size_t> order = queue_;
+    const bool by_priority = w_.scheduler.policy == config::SchedulerPolicy::kPriority;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      if (by_priority && job(a).priority != job(b).priority) return job(a).priority > job(b).priority;
+      if (job(a).arrival_s != job(b).arrival_s) return job(a).arrival_s < job(b).arrival_s;
+      return a < b;
+    });
+    return order;
+  }
+
+  // One scheduling pass at the current time (docs/cluster.md, "Policies").
+  void pass() {
+    std::optional<Reservation> reservation;
+    for (std::size_t j : ordered_queue()) {
+      const std::optional<Placement> p = nodes_.place(job(j).gpus);
+      if (!reservation) {
+        if (p) {
+          start(j, *p);
+          continue;
+        }
+        if (w_.scheduler.policy == config::SchedulerPolicy::kFifo) break;
+        if (w_.scheduler.policy == config::SchedulerPolicy::kPriority && w_.scheduler.preemption) preempt_for(j);
+        reservation = reserve(j);
+        continue;
+      }
+      if (p && may_backfill(j, *p, *reservation)) start(j, *p);
+    }
+    record_usage();
+  }
+
+  // Jobs holding GPUs, by when they give them back.
+  [[nodiscard]] std::vector<std::size_t> holders() const {
+    std::vector<std::size_t> out;
+    for (std::size_t j = 0; j < live_.size(); ++j)
+      if (live_[j].state == State::kRunning || live_[j].state == State::kCheckpointing) out.push_back(j);
+    std::stable_sort(out.begin(), out.end(),
+                     [&](std::size_t a, std::size_t b) { return live_[a].release < live_[b].release; });
+    return out;
+  }
+
+  [[nodiscard]] Reservation reserve(std::size_t head) const {
+    NodeState later = nodes_;
+    for (std::size_t h : holders()) {
+      later.give_back(result_.jobs[h].segments.back().placement);
+      if (later.place(job(head).gpus)) return {head, live_[h].release};
+    }
+    return {head, sim_.now()};  // not reached: every job fits the empty cluster
+  }
+
+  // EASY: a job behind the head may start now if it ends before the head's
+  // reservation, or leaves the head room at it.
+  [[nodiscard]] bool may_backfill(std::size_t j, const Placement& p, const Reservation& r) const {
+    const core::Time end = sim_.now() + run_length(j, p);
+    if (end <= r.shadow) return true;
+    NodeState at_shadow = nodes_;
+    at_shadow.take(p);
+    for (std::size_t h : holders())
+      if (live_[h].release <= r.shadow) at_shadow.give_back(result_.jobs[h].segments.back().placement);
+    return at_shadow.place(job(r.head).gpus).has_value();
+  }
+
+  [[nodiscard]] core::Time run_length(std::size_t j, const Placement& p) const {
+    const JobPace pace = timer_.pace(j, p);
+    return core::from_seconds(live_[j].restart_owed_s + static_cast<double>(live_[j].remaining) * pace.iteration_s);
+  }
+
+  void start(std::size_t j, const Placement& p) {
+    queue_.erase(std::find(queue_.begin(), queue_.end(), j));
+    nodes_.take(p);
+    Segment s;
+    s.placement = p;
+    s.start_s = core::to_seconds(sim_.now());
+    s.restart_s = live_[j].restart_owed_s;
+    s.pace = timer_.pace(j, p);
+    result_.jobs[j].segments.push_back(s);
+    Live& l = live_[j];
+    l.state = State::kRunning;
+    l.release = sim_.now() + run_length(j, p);
+    l.end_event = sim_.schedule_at(l.release, [this, j] { finish(j); });
+  }
+
+  void finish(std::size_t j) {
+    Segment& s = current(j);
+    Live& l = live_[j];
+    s.iterations = l.remaining;
+    s.train_s = static_cast<double>(l.remaining) * s.pace.iteration_s;
+    s.end_s = core::to_seconds(sim_.now());
+    l.remaining = 0;
+    l.state = State::kDone;
+    nodes_.give_back(s.placement);
+    result_.jobs[j].end_s = s.end_s;
+    result_.jobs[j].finished = true;
+    result_.makespan_s = std::max(result_.makespan_s, s.end_s);
+    pass();
+  }
+
+  // Priority with preemption: running jobs of lower priority (the lowest first, the
+  // latest started first among equals) write a checkpoint and give their GPUs back
+  // until `head` fits; none when it fits once the checkpoints under way end, or
+  // when all of them would not make room.
+  void preempt_for(std::size_t head) {
+    NodeState after = nodes_;
+    std::vector<std::size_t> candidates;
+    for (std::size_t h = 0; h < live_.size(); ++h) {
+      if (live_[h].state == State::kCheckpointing) after.give_back(current_of(h).placement);
+      if (live_[h].state == State::kRunning && job(h).priority < job(head).priority && live_[h].release > sim_.now())
+        candidates.push_back(h);
+    }
+    if (after.place(job(head).gpus)) return;
+    std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
+      if (job(a).priority != job(b).priority) return job(a).priority < job(b).priority;
+      if (current_of(a).start_s != current_of(b).start_s) return current_of(a).start_s > current_of(b).start_s;
+      return a > b;
+    });
+    std::vector<std::size_t> victims;
+    for (std::size_t v : candidates) {
+      after.give_back(current_of(v).placement);
+      victims.push_back(v);
+      if (after.place(job(head).gpus)) {
+        for (std::size_t x : victims) preempt(x);
+        return;
+      }
+    }
+  }
+
+  [[nodiscard]] const Segment& current_of(std::size_t j) const { return result_.jobs[j].segments.back(); }
+
+  void preempt(std::size_t j) {
+    Segment& s = current(j);
+    Live& l = live_[j];
+    sim_.cancel(l.end_event);
+    const double elapsed = core::to_seconds(sim_.now()) - s.start_s;
+    s.restart_s = std::min(s.restart_s, elapsed);
+    const double useful = elapsed - s.restart_s;
+    s.iterations = std::min(l.remaining, static_cast<long long>(std::floor(useful / s.pace.iteration_s)));
+    s.train_s = static_cast<double>(s.iterations) * s.pace.iteration_s;
+    s.lost_s = useful - s.train_s;
+    const PreemptionCost cost = timer_.preemption(j);
+    s.checkpoint_s = cost.checkpoint_s;
+    s.preempted = true;
+    l.remaining -= s.iterations;
+    l.restart_owed_s = cost.restart_s;
+    l.state = State::kCheckpointing;
+    l.release = sim_.now() + core::from_seconds(cost.checkpoint_s);
+    sim_.schedule_at(l.release, [this, j] { requeue(j); });
+  }
+
+  void requeue(std::size_t j) {
+    Segment& s = current(j);
+    s.end_s = core::to_seconds(sim_.now());
+    nodes_.give_back(s.placement);
+    live_[j].state = State::kQueued;
+    queue_.push_back(j);
+    pass();
+  }
+
+  void record_usage() {
+    const double t = core::to_seconds(sim_.now());
+    const long long busy = static_cast<long long>(nodes_.shape().nodes) * nodes_.shape().gpus_per_node -
+                           nodes_.free_gpus();
+    const UsagePoint point{t, busy, static_cast<int>(queue_.size())};
+    std::vector<UsagePoint>& u = result_.usage;
+    if (!u.empty() && u.back().time_s == t) u.pop_back();
+    if (!u.empty() && u.back().busy_gpus == busy && u.back().waiting_jobs == point.waiting_jobs) return;
+    u.push_back(point);
+  }
+
+  const config::ClusterWorkload& w_;
+  const JobTimer& timer_;
+  core::Simulator sim_;
+  NodeState nodes_;
+  std::vector<Live> live_;
+  std::vector<std::size_t> queue_;
+  ScheduleResult result_;
+};
+
+}  // namespace
+
+ScheduleResult run_schedule(const config::ClusterWorkload& w, const JobTimer& timer) {
+  return Scheduler(w, timer).run();
+}
+
+}  // namespace trainsim::cluster

@@ -1,0 +1,55 @@
+#pragma once
+// A shared cluster and the jobs submitted to it (`trainsim cluster`, docs/cluster.md):
+// what scenario/cluster_workload_reader.cpp reads, resolved (plain data).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/scenario.h"
+
+namespace trainsim::config {
+
+// The order jobs are started in, and what may jump it (docs/cluster.md, "Policies").
+enum class SchedulerPolicy {
+  kFifo,      // arrival order; the first job that does not fit blocks the rest
+  kBackfill,  // arrival order, EASY backfill behind the first job's reservation (Lifka 1995)
+  kPriority   // priority order, EASY backfill, and preemption of lower priorities when enabled
+};
+
+// How a job's nodes are chosen (docs/cluster.md, "Placement").
+enum class PlacementPolicy {
+  kTopologyAware,  // under the fewest leaf groups and pods that hold the job
+  kBlind           // free nodes in a seeded random order: names that say nothing of the topology
+};
+
+struct SchedulerConfig {
+  SchedulerPolicy policy = SchedulerPolicy::kFifo;
+  PlacementPolicy placement = PlacementPolicy::kTopologyAware;
+  bool preemption = true;  // kPriority only
+  std::uint64_t seed = 1;  // kBlind's node order
+};
+
+struct ClusterJob {
+  std::string name;
+  double arrival_s = 0.0;
+  int gpus = 0;
+  int priority = 0;  // higher runs first under kPriority
+  long long iterations = 0;
+  // The job's own scenario on `gpus` GPUs of the cluster, its nodes packed: a
+  // whole-node job on gpus / gpus_per_node nodes, a smaller one on one node of
+  // `gpus` GPUs. Its failures section's checkpoint settings price a preemption.
+  Scenario scenario;
+  // The scenario document as read (the cluster's section in place): jobs with the
+  // same one share their simulations.
+  std::string scenario_key;
+};
+
+struct ClusterWorkload {
+  std::string name;
+  std::string source_file;
+  hw::ClusterSpec cluster;
+  SchedulerConfig scheduler;
+  std::vector<ClusterJob> jobs;
+};
+
+}  // namespace trainsim::config

@@ -1,0 +1,183 @@
+#include "scenario/cluster_workload_reader.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <unordered_map>
+
+#include "network/topology_builders.h"
+#include "scenario/errors.h"
+#include "scenario/json_document.h"
+#include "scenario/json_fields.h"
+#include "scenario/parse_sections.h"
+#include "scenario/reader.h"
+
+namespace trainsim::scenario {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::size_t kMaxJobs = 1'000'000;
+constexpr double kMaxArrival = 100.0 * 365 * 86400;  // a century of seconds
+constexpr long long kMaxIterations = 1'000'000'000'000LL;
+
+config::SchedulerConfig parse_scheduler(const ObjectReader& root) {
+  config::SchedulerConfig s;
+  if (!root.has("scheduler")) return s;
+  const ObjectReader o = root.object("scheduler", {"policy", "placement", "preemption", "seed"});
+  const std::string policy = o.choice("policy", {"fifo", "backfill", "priority"}, "fifo");
+  s.policy = policy == "fifo"       ? config::SchedulerPolicy::kFifo
+             : policy == "backfill" ? config::SchedulerPolicy::kBackfill
+                                    : config::SchedulerPolicy::kPriority;
+  s.placement = o.choice("placement", {"topology_aware", "blind"}, "topology_aware") == "blind"
+                    ? config::PlacementPolicy::kBlind
+                    : config::PlacementPolicy::kTopologyAware;
+  s.preemption = o.boolean("preemption", true);
+  if (s.preemption && o.has("preemption") && s.policy != config::SchedulerPolicy::kPriority)
+    o.fail_message("preemption", fmt::format("preemption needs policy \"priority\" (it frees GPUs for a job of "
+                                             "higher priority); policy is \"{}\"",
+                                             policy));
+  s.seed = static_cast<std::uint64_t>(o.integer("seed", 0, (1LL << 53), 1));
+  return s;
+}
+
+// What the shared-cluster simulation places on: one GPU type, nodes under leaves.
+void check_cluster(const ObjectReader& root, const hw::ClusterSpec& c) {
+  const ObjectReader section = root.object(
+      "cluster", {"gpu", "num_nodes", "gpus_per_node", "scale_up_domain", "intra_node", "inter_node", "host",
+                  "price_per_gpu_hour", "ownership", "pue", "gpu_speed_spread", "pools"});
+  if (!c.pools.empty())
+    section.fail_message("pools", "a shared cluster of several GPU types is not modeled yet: give one \"gpu\"");
+  if (c.nodes_per_domain > 1)
+    section.fail_message("scale_up_domain", "scale-up domains larger than a node (NVL72 racks) are not placed on "
+                                            "yet: give scale_up_domain equal to gpus_per_node");
+  const std::string& topology = c.inter_node.topology;
+  if (c.num_nodes > 1 && topology != "fat_tree" && topology != "rail_optimized")
+    throw ScenarioError(root.file(), section.path_of("inter_node") + "/topology",
+                        "\"fat_tree\" or \"rail_optimized\" (jobs are placed under leaves; other networks are not "
+                        "placed on yet)",
+                        "\"" + topology + "\"");
+  if (topology == "fat_tree" && c.num_nodes > 1) {
+    const net::TopologyPlan plan = net::plan_topology(c);
+    if (plan.tiers > 1 && plan.down_ports % c.inter_node.nics_per_node != 0)
+      throw ScenarioError(root.file(), section.path_of("inter_node") + "/nics_per_node",
+                          fmt::format("NICs per node that divide a leaf's {} downlinks, so each node sits under one "
+                                      "leaf",
+                                      plan.down_ports),
+                          std::to_string(c.inter_node.nics_per_node));
+  }
+}
+
+// The job's scenario document: inline (`file` stays the workload's), or read from a
+// path relative to `folder` (`file` becomes that path).
+json job_document(const ObjectReader& o, const fs::path& folder, std::string& file) {
+  const json& raw = o.raw("scenario");
+  if (raw.is_object()) return raw;
+  if (!raw.is_string())
+    o.fail("scenario", "a scenario object or the path of a scenario file (relative to this file's folder)", raw);
+  fs::path path = raw.get<std::string>();
+  if (path.is_relative()) path = folder / path;
+  file = path.string();
+  return parse_document(read_document_file(path, "scenario"), file, "scenario");
+}
+
+// The scenario reader's errors placed in the workload: an inline scenario's at its
+// JSON path under the job, a file's with the job that names it.
+config::Scenario read_job_scenario(const json& doc, const std::string& file, const ObjectReader& o) {
+  try {
+    return parse_scenario_document(doc, file);
+  } catch (const ScenarioError& e) {
+    std::string message = e.what();
+    std::string prefix = e.file().empty() ? "" : e.file() + ": ";
+    if (!e.json_path().empty()) prefix += e.json_path() + ": ";
+    if (message.starts_with(prefix)) message.erase(0, prefix.size());
+    if (file == o.file()) throw ScenarioError(o.file(), o.path_of("scenario") + e.json_path(), message);
+    throw ScenarioError(e.file(), e.json_path(),
+                        fmt::format("{} (the scenario of job \"{}\", {}: {})", message, o.text("name"), o.file(),
+                                    o.path_of("scenario")));
+  }
+}
+
+// The shared cluster's section, shrunk to the job's GPUs: whole nodes, or one node
+// of `gpus` GPUs for a job smaller than a node.
+json job_cluster(const json& cluster, int gpus, int gpus_per_node) {
+  json c = cluster;
+  if (gpus < gpus_per_node) {
+    c["num_nodes"] = 1;
+    c["gpus_per_node"] = gpus;
+  } else {
+    c["num_nodes"] = gpus / gpus_per_node;
+  }
+  return c;
+}
+
+config::ClusterJob parse_job(const ObjectReader& o, const json& cluster_json, const hw::ClusterSpec& cluster,
+                             const fs::path& folder) {
+  config::ClusterJob job;
+  job.name = o.text("name");
+  job.arrival_s = o.quantity("arrival", Dimension::kTime, 0.0, kMaxArrival, 0.0);
+  job.priority = static_cast<int>(o.integer("priority", -1'000'000, 1'000'000, 0));
+  job.gpus = static_cast<int>(o.integer("gpus", 1, cluster.num_gpus()));
+  const int per_node = cluster.gpus_per_node;
+  if (job.gpus > per_node && job.gpus % per_node != 0)
+    o.fail("gpus", fmt::format("up to {} GPUs on one node, or whole nodes (a multiple of gpus_per_node {})", per_node,
+                               per_node),
+           o.raw("gpus"));
+  std::string file = o.file();
+  json doc = job_document(o, folder, file);
+  doc["cluster"] = job_cluster(cluster_json, job.gpus, per_node);
+  job.scenario = read_job_scenario(doc, file, o);
+  job.scenario_key = doc.dump();
+  if (o.has("iterations") && o.has("train_tokens"))
+    o.fail_message("train_tokens", "give the job's length once: iterations or train_tokens");
+  const double tokens_per_iteration =
+      static_cast<double>(job.scenario.training.global_batch_size) * static_cast<double>(job.scenario.model.seq_length);
+  if (o.has("iterations")) {
+    job.iterations = o.integer("iterations", 1, kMaxIterations);
+  } else if (o.has("train_tokens") || job.scenario.training.train_tokens) {
+    const double tokens = o.has("train_tokens") ? o.quantity("train_tokens", Dimension::kCount, 1.0, 1e18)
+                                                : *job.scenario.training.train_tokens;
+    job.iterations = static_cast<long long>(std::ceil(tokens / tokens_per_iteration));
+  } else {
+    o.missing("iterations", "the job's length: iterations, or train_tokens here or in its scenario's training");
+  }
+  return job;
+}
+
+}  // namespace
+
+config::ClusterWorkload parse_cluster_workload_text(std::string_view text, const std::string& file) {
+  const json doc = parse_document(text, file, "cluster workload");
+  const ObjectReader root(doc, file, "", {"name", "description", "cluster", "scheduler", "jobs"});
+  config::ClusterWorkload w;
+  w.source_file = file;
+  w.name = root.text("name", fs::path(file).stem().string());
+  root.text("description", "");
+  w.cluster = parse_cluster(root);
+  check_cluster(root, w.cluster);
+  w.scheduler = parse_scheduler(root);
+  if (!root.has("jobs")) root.missing("jobs", "an array of jobs {\"name\", \"scenario\", \"gpus\", ...}");
+  const json& jobs = root.raw("jobs");
+  if (!jobs.is_array() || jobs.empty() || jobs.size() > kMaxJobs)
+    root.fail("jobs", fmt::format("an array of 1 to {} jobs", kMaxJobs), jobs);
+  const fs::path folder = fs::path(file).parent_path();
+  std::unordered_map<std::string, std::size_t> names;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const ObjectReader o(jobs[i], file, "/jobs/" + std::to_string(i),
+                         {"name", "scenario", "arrival", "gpus", "priority", "iterations", "train_tokens"});
+    if (!o.has("name")) o.missing("name", "the job's name");
+    if (!o.has("scenario")) o.missing("scenario", "a scenario object or the path of a scenario file");
+    const auto [it, added] = names.emplace(o.text("name"), i);
+    if (!added)
+      o.fail("name", fmt::format("a name no other job has (job {} has it too)", it->second), o.raw("name"));
+    w.jobs.push_back(parse_job(o, doc.at("cluster"), w.cluster, folder));
+  }
+  return w;
+}
+
+config::ClusterWorkload read_cluster_workload_file(const fs::path& path) {
+  return parse_cluster_workload_text(read_document_file(path, "cluster workload"), path.string());
+}
+
+}  // namespace trainsim::scenario

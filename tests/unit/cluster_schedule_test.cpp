@@ -1,0 +1,148 @@
+// The shared cluster's scheduler on hand-built schedules (docs/cluster.md,
+// "Policies"): job paces are given, so every start and end is derived by hand.
+#include <gtest/gtest.h>
+
+#include "cluster/schedule.h"
+
+namespace trainsim::cluster {
+namespace {
+
+// `nodes` 8-GPU nodes under one switch.
+config::ClusterWorkload workload(int nodes, config::SchedulerPolicy policy) {
+  config::ClusterWorkload w;
+  w.cluster.num_nodes = nodes;
+  w.cluster.gpus_per_node = 8;
+  w.scheduler.policy = policy;
+  return w;
+}
+
+void add_job(config::ClusterWorkload& w, const std::string& name, double arrival, int gpus, long long iterations,
+             int priority = 0) {
+  config::ClusterJob j;
+  j.name = name;
+  j.arrival_s = arrival;
+  j.gpus = gpus;
+  j.iterations = iterations;
+  j.priority = priority;
+  w.jobs.push_back(j);
+}
+
+// Every job at 1 s an iteration; a preemption costs a 5 s checkpoint and a 10 s restart.
+JobTimer one_second() {
+  return {[](std::size_t, const Placement&) { return JobPace{1.0, 1.0}; },
+          [](std::size_t) { return PreemptionCost{5.0, 10.0}; }};
+}
+
+// A (24 GPUs, 0-100 s), then B wants all 32 GPUs at 1 s, C one node at 2 s.
+config::ClusterWorkload three_jobs(config::SchedulerPolicy policy, long long c_iterations) {
+  config::ClusterWorkload w = workload(4, policy);
+  add_job(w, "A", 0.0, 24, 100);
+  add_job(w, "B", 1.0, 32, 50);
+  add_job(w, "C", 2.0, 8, c_iterations);
+  return w;
+}
+
+TEST(ClusterSchedule, FifoBlocksBehindTheFirstJobThatDoesNotFit) {
+  const ScheduleResult r = run_schedule(three_jobs(config::SchedulerPolicy::kFifo, 60), one_second());
+  // B waits for A's end at 100 and runs to 150; C, behind B, from 150 to 210.
+  EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 100.0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 100.0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 150.0);
+  EXPECT_DOUBLE_EQ(r.jobs[2].segments[0].start_s, 150.0);
+  EXPECT_DOUBLE_EQ(r.jobs[2].end_s, 210.0);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 210.0);
+}
+
+TEST(ClusterSchedule, EasyBackfillRunsAJobThatEndsBeforeTheReservation) {
+  // B's reservation is A's end, 100 s; C (2 + 60 = 62 s) ends before it and starts at once.
+  const ScheduleResult r = run_schedule(three_jobs(config::SchedulerPolicy::kBackfill, 60), one_second());
+  EXPECT_DOUBLE_EQ(r.jobs[2].segments[0].start_s, 2.0);
+  EXPECT_DOUBLE_EQ(r.jobs[2].end_s, 62.0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 100.0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 150.0);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 150.0);
+}
+
+TEST(ClusterSchedule, EasyBackfillKeepsTheReservation) {
+  // C of 120 s would end at 122, after B's reservation at 100, on a node B needs: it waits
+  // for B (100-150) and runs 150-270.
+  const ScheduleResult r = run_schedule(three_jobs(config::SchedulerPolicy::kBackfill, 120), one_second());
+  EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 100.0);
+  EXPECT_DOUBLE_EQ(r.jobs[2].segments[0].start_s, 150.0);
+  EXPECT_DOUBLE_EQ(r.jobs[2].end_s, 270.0);
+}
+
+TEST(ClusterSchedule, EasyBackfillMayOutliveTheReservationOnGpusTheHeadDoesNotNeed) {
+  // A holds 2 of 4 nodes to 100 s; B wants 3 nodes (reservation 100 s, one node to spare
+  // then); C takes one node for 500 s: it ends after 100 but leaves B its 3 nodes.
+  config::ClusterWorkload w = workload(4, config::SchedulerPolicy::kBackfill);
+  add_job(w, "A", 0.0, 16, 100);
+  add_job(w, "B", 1.0, 24, 50);
+  add_job(w, "C", 2.0, 8, 500);
+  const ScheduleResult r = run_schedule(w, one_second());
+  EXPECT_DOUBLE_EQ(r.jobs[2].segments[0].start_s, 2.0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 100.0);
+  EXPECT_DOUBLE_EQ(r.jobs[2].end_s, 502.0);
+}
+
+TEST(ClusterSchedule, PriorityPreemptsWithACheckpointAndPaysTheRestart) {
+  // A (prio 0) holds all 32 GPUs from 0; U (prio 5, 16 GPUs, 20 s) arrives at 30.5 s.
+  // A has done 30 iterations (0.5 s lost), writes its checkpoint to 35.5 and gives its
+  // GPUs back; U runs 35.5-55.5; A restarts at 55.5: 10 s restart + 70 iterations = 135.5.
+  config::ClusterWorkload w = workload(4, config::SchedulerPolicy::kPriority);
+  add_job(w, "A", 0.0, 32, 100);
+  add_job(w, "U", 30.5, 16, 20, 5);
+  const ScheduleResult r = run_schedule(w, one_second());
+  ASSERT_EQ(r.jobs[0].segments.size(), 2u);
+  const Segment& first = r.jobs[0].segments[0];
+  EXPECT_TRUE(first.preempted);
+  EXPECT_EQ(first.iterations, 30);
+  EXPECT_DOUBLE_EQ(first.train_s, 30.0);
+  EXPECT_DOUBLE_EQ(first.lost_s, 0.5);
+  EXPECT_DOUBLE_EQ(first.checkpoint_s, 5.0);
+  EXPECT_DOUBLE_EQ(first.end_s, 35.5);
+  EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 35.5);
+  EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 55.5);
+  const Segment& second = r.jobs[0].segments[1];
+  EXPECT_DOUBLE_EQ(second.start_s, 55.5);
+  EXPECT_DOUBLE_EQ(second.restart_s, 10.0);
+  EXPECT_EQ(second.iterations, 70);
+  EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 135.5);
+}
+
+TEST(ClusterSchedule, PriorityWithoutPreemptionWaits) {
+  config::ClusterWorkload w = workload(4, config::SchedulerPolicy::kPriority);
+  w.scheduler.preemption = false;
+  add_job(w, "A", 0.0, 32, 100);
+  add_job(w, "U", 30.5, 16, 20, 5);
+  const ScheduleResult r = run_schedule(w, one_second());
+  EXPECT_EQ(r.jobs[0].segments.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 100.0);
+}
+
+TEST(ClusterSchedule, PriorityOrdersTheQueue) {
+  // Both wait for A; at 100 the higher priority L2 (arrived later) goes first.
+  config::ClusterWorkload w = workload(2, config::SchedulerPolicy::kPriority);
+  w.scheduler.preemption = false;
+  add_job(w, "A", 0.0, 16, 100);
+  add_job(w, "L1", 1.0, 16, 10, 1);
+  add_job(w, "L2", 2.0, 16, 10, 2);
+  const ScheduleResult r = run_schedule(w, one_second());
+  EXPECT_DOUBLE_EQ(r.jobs[2].segments[0].start_s, 100.0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 110.0);
+}
+
+TEST(ClusterSchedule, UsageStepsFollowTheJobs) {
+  const ScheduleResult r = run_schedule(three_jobs(config::SchedulerPolicy::kFifo, 60), one_second());
+  // 0: A (24 busy); 1: B waits; 2: C waits too; 100: B runs (32); 150: C (8); 210: none.
+  ASSERT_EQ(r.usage.size(), 6u);
+  EXPECT_EQ(r.usage[0].busy_gpus, 24);
+  EXPECT_EQ(r.usage[2].waiting_jobs, 2);
+  EXPECT_DOUBLE_EQ(r.usage[3].time_s, 100.0);
+  EXPECT_EQ(r.usage[3].busy_gpus, 32);
+  EXPECT_EQ(r.usage[4].busy_gpus, 8);
+  EXPECT_EQ(r.usage[5].busy_gpus, 0);
+}
+
+}  // namespace
+}  // namespace trainsim::cluster
