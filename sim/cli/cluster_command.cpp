@@ -61,6 +61,9 @@ int ClusterCommand::run() const {
     w.scheduler.placement = options_.placement == "blind" ? config::PlacementPolicy::kBlind
                                                           : config::PlacementPolicy::kTopologyAware;
   cluster::JobTiming timing(w, options_.jobs);
+  cluster::resolve_trace_lengths(w, timing);
+  if (!options_.quiet)
+    for (const std::string& note : w.notes) std::cout << "note: " << note << '\n';
   if (options_.compare) {
     std::vector<std::pair<std::string, cluster::ClusterFigures>> runs;
     for (config::SchedulerPolicy p :

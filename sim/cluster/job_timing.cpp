@@ -1,5 +1,7 @@
 #include "cluster/job_timing.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <set>
 #include <stdexcept>
@@ -76,6 +78,13 @@ JobPace JobTiming::simulate(std::size_t job, const std::vector<int>& view) const
     throw std::invalid_argument(fmt::format("job \"{}\": {}", w_.jobs[job].name, e.what()));
   }
   return {r.iteration_time_s, exec::gpu_utilization(r.compute_busy_s, r.compute_ranks, r.iteration_time_s)};
+}
+
+void resolve_trace_lengths(config::ClusterWorkload& w, const JobTiming& timing) {
+  for (std::size_t j = 0; j < w.jobs.size(); ++j)
+    if (w.jobs[j].trace_duration_s)
+      w.jobs[j].iterations =
+          std::max(1LL, std::llround(*w.jobs[j].trace_duration_s / timing.alone(j).iteration_s));
 }
 
 JobTimer JobTiming::timer() {

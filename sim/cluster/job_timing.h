@@ -40,4 +40,8 @@ class JobTiming {
   std::map<std::pair<std::string, std::vector<int>>, JobPace> cache_;
 };
 
+// A trace's jobs get the iterations that run as long as they ran, alone:
+// max(1, round(duration / iteration time alone)).
+void resolve_trace_lengths(config::ClusterWorkload& w, const JobTiming& timing);
+
 }  // namespace trainsim::cluster

@@ -2,6 +2,7 @@
 // A shared cluster and the jobs submitted to it (`trainsim cluster`, docs/cluster.md):
 // what scenario/cluster_workload_reader.cpp reads, resolved (plain data).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct ClusterJob {
   int gpus = 0;
   int priority = 0;  // higher runs first under kPriority
   long long iterations = 0;
+  // A trace's job: its measured run time, from which its iterations follow (as many
+  // as run that long alone: cluster::resolve_trace_lengths); iterations is 0 until then.
+  std::optional<double> trace_duration_s;
   // The job's own scenario on `gpus` GPUs of the cluster, its nodes packed: a
   // whole-node job on gpus / gpus_per_node nodes, a smaller one on one node of
   // `gpus` GPUs. Its failures section's checkpoint settings price a preemption.
@@ -50,6 +54,8 @@ struct ClusterWorkload {
   hw::ClusterSpec cluster;
   SchedulerConfig scheduler;
   std::vector<ClusterJob> jobs;
+  // What reading a trace left out, and why (printed with the results).
+  std::vector<std::string> notes;
 };
 
 }  // namespace trainsim::config

@@ -2,11 +2,13 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <unordered_map>
 
 #include "network/topology_builders.h"
 #include "scenario/errors.h"
 #include "scenario/json_document.h"
+#include "scenario/job_trace.h"
 #include "scenario/json_fields.h"
 #include "scenario/parse_sections.h"
 #include "scenario/reader.h"
@@ -145,11 +147,93 @@ config::ClusterJob parse_job(const ObjectReader& o, const json& cluster_json, co
   return job;
 }
 
+// A trace's template: the scenario of its jobs up to `max_gpus` GPUs.
+struct Template {
+  int max_gpus = 0;
+  json doc;
+  std::string file;  // where its scenario was read from
+  ObjectReader reader;
+  std::map<int, std::pair<config::Scenario, std::string>> by_gpus;  // (scenario, key)
+};
+
+// The jobs of a trace (docs/cluster.md, "Traces"): each on the first template that
+// holds its GPUs, arriving at its submit time after the window's start, as long as
+// it ran (its iterations follow from its pace alone).
+void parse_trace(const ObjectReader& root, const json& cluster_json, config::ClusterWorkload& w,
+                 const fs::path& folder) {
+  const ObjectReader t = root.object("trace", {"format", "path", "start", "days", "max_jobs", "templates"});
+  t.choice("format", {"helios"});
+  if (!t.has("path")) t.missing("path", "the trace file (Helios cluster_log.csv), relative to this file's folder");
+  fs::path path = t.text("path");
+  if (path.is_relative()) path = folder / path;
+  std::vector<TraceJob> rows = parse_helios_log(read_document_file(path, "job trace"), path.string());
+  std::optional<double> start;
+  if (t.has("start")) {
+    start = parse_trace_time(t.text("start"));
+    if (!start) t.fail("start", "a time \"YYYY-MM-DD HH:MM:SS\"", t.raw("start"));
+  }
+  const double days = t.quantity("days", Dimension::kCount, 1e-6, 1e5, 1e5);
+  const auto max_jobs = static_cast<std::size_t>(t.integer("max_jobs", 1, static_cast<long long>(kMaxJobs), kMaxJobs));
+  const json& raw = t.raw("templates");
+  if (!raw.is_array() || raw.empty())
+    t.fail("templates", "an array of {\"max_gpus\", \"scenario\"}, smallest first", raw);
+  std::vector<Template> templates;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const ObjectReader o(raw[i], t.file(), t.path_of("templates") + "/" + std::to_string(i), {"max_gpus", "scenario"});
+    if (!o.has("scenario")) o.missing("scenario", "a scenario object or the path of a scenario file");
+    Template tp{static_cast<int>(o.integer("max_gpus", 1, w.cluster.num_gpus(), w.cluster.num_gpus())), {}, o.file(),
+                o, {}};
+    tp.doc = job_document(o, folder, tp.file);
+    templates.push_back(std::move(tp));
+  }
+  const int per_node = w.cluster.gpus_per_node;
+  std::map<std::string, long long> left_out;
+  const double first = start.value_or(rows.empty() ? 0.0 : rows.front().submit_s);
+  std::size_t taken = 0;
+  for (const TraceJob& r : rows) {
+    if (r.submit_s < first || r.submit_s >= first + days * 86400.0) continue;
+    if (taken == max_jobs) break;
+    int gpus = r.gpus > per_node ? (r.gpus + per_node - 1) / per_node * per_node : r.gpus;
+    std::string why;
+    Template* tp = nullptr;
+    for (Template& c : templates)
+      if (c.max_gpus >= gpus) {
+        tp = &c;
+        break;
+      }
+    if (gpus == 0) why = "no GPUs (CPU jobs)";
+    else if (gpus > w.cluster.num_gpus()) why = "more GPUs than the cluster";
+    else if (tp == nullptr) why = "more GPUs than every template's max_gpus";
+    else if (r.duration_s <= 0.0) why = "ran 0 s";
+    if (!why.empty()) {
+      ++left_out[why];
+      continue;
+    }
+    auto it = tp->by_gpus.find(gpus);
+    if (it == tp->by_gpus.end()) {
+      json doc = tp->doc;
+      doc["cluster"] = job_cluster(cluster_json, gpus, per_node);
+      it = tp->by_gpus.emplace(gpus, std::pair{read_job_scenario(doc, tp->file, tp->reader), doc.dump()}).first;
+    }
+    config::ClusterJob job;
+    job.name = "trace:" + r.id;
+    job.arrival_s = r.submit_s - first;
+    job.gpus = gpus;
+    job.trace_duration_s = r.duration_s;
+    job.scenario = it->second.first;
+    job.scenario_key = it->second.second;
+    w.jobs.push_back(std::move(job));
+    ++taken;
+  }
+  for (const auto& [why, n] : left_out)
+    w.notes.push_back(fmt::format("{} trace jobs left out: {}", n, why));
+}
+
 }  // namespace
 
 config::ClusterWorkload parse_cluster_workload_text(std::string_view text, const std::string& file) {
   const json doc = parse_document(text, file, "cluster workload");
-  const ObjectReader root(doc, file, "", {"name", "description", "cluster", "scheduler", "jobs"});
+  const ObjectReader root(doc, file, "", {"name", "description", "cluster", "scheduler", "jobs", "trace"});
   config::ClusterWorkload w;
   w.source_file = file;
   w.name = root.text("name", fs::path(file).stem().string());
@@ -157,9 +241,10 @@ config::ClusterWorkload parse_cluster_workload_text(std::string_view text, const
   w.cluster = parse_cluster(root);
   check_cluster(root, w.cluster);
   w.scheduler = parse_scheduler(root);
-  if (!root.has("jobs")) root.missing("jobs", "an array of jobs {\"name\", \"scenario\", \"gpus\", ...}");
-  const json& jobs = root.raw("jobs");
-  if (!jobs.is_array() || jobs.empty() || jobs.size() > kMaxJobs)
+  if (!root.has("jobs") && !root.has("trace"))
+    root.missing("jobs", "an array of jobs {\"name\", \"scenario\", \"gpus\", ...}, or a \"trace\"");
+  const json jobs = root.has("jobs") ? root.raw("jobs") : json::array();
+  if (!jobs.is_array() || (jobs.empty() && !root.has("trace")) || jobs.size() > kMaxJobs)
     root.fail("jobs", fmt::format("an array of 1 to {} jobs", kMaxJobs), jobs);
   const fs::path folder = fs::path(file).parent_path();
   std::unordered_map<std::string, std::size_t> names;
@@ -173,6 +258,8 @@ config::ClusterWorkload parse_cluster_workload_text(std::string_view text, const
       o.fail("name", fmt::format("a name no other job has (job {} has it too)", it->second), o.raw("name"));
     w.jobs.push_back(parse_job(o, doc.at("cluster"), w.cluster, folder));
   }
+  if (root.has("trace")) parse_trace(root, doc.at("cluster"), w, folder);
+  if (w.jobs.empty()) root.fail_message("trace", "the trace left no job in its window (see its days and start)");
   return w;
 }
 

@@ -2,10 +2,15 @@
 // and a job's iteration time from its own simulation.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
 #include "cluster/job_timing.h"
 #include "cluster/outcome.h"
 #include "scenario/cluster_workload_reader.h"
 #include "scenario/errors.h"
+#include "scenario/job_trace.h"
 #include "sweep/evaluate.h"
 
 namespace trainsim {
@@ -88,6 +93,68 @@ TEST(ClusterWorkload, AJobIsTimedByItsOwnSimulation) {
   EXPECT_DOUBLE_EQ(f.jobs[0].gpu_hours, 16 * 100 * direct.iteration_time_s / 3600.0);
   EXPECT_DOUBLE_EQ(*f.jobs[0].cost_usd, 2.0 * f.jobs[0].gpu_hours);
   EXPECT_DOUBLE_EQ(f.jobs[0].goodput, 1.0);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// The three example rows of the Helios README (github.com/S-Lab-System-Group/HeliosData),
+// a 12-GPU job (whole nodes: 16 GPUs), a CPU job and one a day after the window.
+const std::string kHelios =
+    "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+    "1425511,uXBbc,vcJkd,1,1,1,COMPLETED,2020-06-09 18:41:01,2020-06-09 18:41:01,2020-06-10 04:55:09,36848,0\n"
+    "1425512,uVMrF,vchbv,4,16,1,FAILED,2020-06-09 18:41:27,2020-06-09 18:41:27,2020-06-09 18:45:36,249,0\n"
+    "1425513,uzqls,vcpDC,1,1,1,CANCELLED,2020-06-09 18:41:28,2020-06-09 18:41:28,2020-06-17 14:15:21,675233,0\n"
+    "1425514,u1,vc1,12,48,2,COMPLETED,2020-06-09 18:42:01,2020-06-09 19:00:00,2020-06-09 20:00:00,3600,1079\n"
+    "1425515,u1,vc1,0,8,1,COMPLETED,2020-06-09 18:43:01,2020-06-09 18:43:01,2020-06-09 18:44:01,60,0\n"
+    "1425516,u1,vc1,8,8,1,COMPLETED,2020-06-10 18:41:02,2020-06-10 18:41:02,2020-06-10 18:44:02,180,0\n";
+
+TEST(JobTrace, HeliosRowsAndTimes) {
+  EXPECT_DOUBLE_EQ(*scenario::parse_trace_time("2020-06-09 18:41:01"), 1591728061.0);
+  EXPECT_FALSE(scenario::parse_trace_time("2020-13-09 18:41:01"));
+  const std::vector<scenario::TraceJob> rows = scenario::parse_helios_log(kHelios, "log.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0].id, "1425511");
+  EXPECT_DOUBLE_EQ(rows[0].duration_s, 36848.0);  // the README's duration column
+  EXPECT_EQ(rows[1].gpus, 4);
+  EXPECT_EQ(rows[1].state, "FAILED");
+  try {
+    scenario::parse_helios_log("job_id,gpu_num\n1,2\n", "log.csv");
+    FAIL();
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("log.csv: line 1: expected a header with the column \"node_num\""),
+              std::string::npos);
+  }
+  try {
+    scenario::parse_helios_log(
+        "job_id,gpu_num,node_num,state,submit_time,start_time,end_time\n1,2,1,X,2020-06-09,2020-06-09 1:00:00,x\n",
+        "log.csv");
+    FAIL();
+  } catch (const scenario::ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2, submit_time"), std::string::npos) << e.what();
+  }
+}
+
+TEST(JobTrace, ReplayedOnTemplatesAsLongAsTheJobsRan) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "trainsim-trace-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "log.csv") << kHelios;
+  const std::string text = "{" + kCluster + R"(, "trace": {"format": "helios", "path": "log.csv", "days": 1,
+      "templates": [{"max_gpus": 64, "scenario": )" + kSmall + "}]}}";
+  config::ClusterWorkload w = scenario::parse_cluster_workload_text(text, (dir / "w.json").string());
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(w.jobs.size(), 4u);  // not the CPU job, nor the one a day later
+  EXPECT_EQ(w.jobs[0].name, "trace:1425511");
+  EXPECT_DOUBLE_EQ(w.jobs[1].arrival_s, 26.0);
+  EXPECT_EQ(w.jobs[3].gpus, 16);  // 12 GPUs take two whole 8-GPU nodes
+  ASSERT_EQ(w.notes.size(), 1u);
+  EXPECT_EQ(w.notes[0], "1 trace jobs left out: no GPUs (CPU jobs)");
+  cluster::JobTiming timing(w, 1);
+  cluster::resolve_trace_lengths(w, timing);
+  EXPECT_EQ(w.jobs[0].iterations, std::llround(36848.0 / timing.alone(0).iteration_s));
 }
 
 }  // namespace
