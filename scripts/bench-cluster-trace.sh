@@ -8,11 +8,12 @@
 # log-uniform from 1 hour to 5 days (about 60% of the cluster's GPU-hours). These
 # numbers only size the benchmark; they are not a claim about any real cluster.
 # Prints the wall time and the summary.
-# Usage: scripts/bench-cluster-trace.sh [TRAINSIM] [JOBS]
+# Usage: scripts/bench-cluster-trace.sh [TRAINSIM] [JOBS] [PLACEMENT (topology_aware|blind)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-build/test/trainsim}")
 jobs=${2:-1000}
+placement=${3:-topology_aware}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work" "$jobs" <<'PY'
@@ -54,6 +55,6 @@ json.dump({
 }, open(f"{out}/workload.json", "w"), indent=1)
 PY
 start=$(date +%s.%N)
-"$bin" cluster "$work/workload.json" --compare
+"$bin" cluster "$work/workload.json" --compare --placement "$placement"
 end=$(date +%s.%N)
 printf 'wall %.1f s for %s jobs, three policies (target: under 60 s on 2 cores)\n' "$(echo "$end - $start" | bc)" "$jobs"

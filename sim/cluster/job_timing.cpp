@@ -8,6 +8,9 @@
 
 #include "core/parallel.h"
 #include "execution/full_run.h"
+#include "execution/simulate.h"
+#include "network/topology_builders.h"
+#include "report/microbatch_extrapolation.h"
 #include "execution/utilization.h"
 #include "sweep/evaluate.h"
 #include "sweep/microbatch_extrapolation.h"
@@ -65,12 +68,97 @@ JobPace JobTiming::pace(std::size_t job, const Placement& p) {
   return cache_.emplace(key, simulate(job, view)).first->second;
 }
 
-JobPace JobTiming::simulate(std::size_t job, const std::vector<int>& view) const {
+config::Scenario JobTiming::placed(std::size_t job, const std::vector<int>& view) const {
   config::Scenario s = w_.jobs[job].scenario;
   if (!view.empty()) {
     s.cluster.inter_node.node_groups = view;
     s.cluster.inter_node.tiers = shape_.tiers;
   }
+  return s;
+}
+
+GroupDuty JobTiming::traffic(std::size_t job, const Placement& p) {
+  const JobView view = view_of(shape_, p);
+  if (view.node_groups.empty()) return {};
+  const auto key = std::pair{w_.jobs[job].scenario_key, view.node_groups};
+  auto it = traffic_cache_.find(key);
+  if (it == traffic_cache_.end()) it = traffic_cache_.emplace(key, simulate_traffic(job, view.node_groups)).first;
+  GroupDuty duty;
+  for (const auto& [v, d] : it->second)
+    if (d > 0.0) duty[view.group_of_view.at(v)] = d;
+  return duty;
+}
+
+JobPace JobTiming::shared_pace(std::size_t job, const Placement& p, const std::map<int, double>& share) {
+  const JobView view = view_of(shape_, p);
+  std::vector<double> by_view;
+  bool shared = false;
+  for (const auto& [v, g] : view.group_of_view) {
+    const auto it = share.find(g);
+    const double s = it == share.end() ? 1.0 : quantized_share(it->second);
+    by_view.resize(static_cast<std::size_t>(v) + 1, 1.0);
+    by_view[static_cast<std::size_t>(v)] = s;
+    shared = shared || s < 1.0;
+  }
+  if (!shared) return pace(job, p);
+  const auto key = std::tuple{w_.jobs[job].scenario_key, view.node_groups, by_view};
+  if (const auto it = shared_cache_.find(key); it != shared_cache_.end()) return it->second;
+  return shared_cache_.emplace(key, simulate(job, view.node_groups, by_view)).first->second;
+}
+
+// A flow-model run of the job's steady state on its view (the longest of the
+// micro-batch extrapolation's short runs when it has them): each view group's
+// uplink bytes, up and down apart, over the uplinks' capacity and the run's time.
+std::map<int, double> JobTiming::simulate_traffic(std::size_t job, const std::vector<int>& view) const {
+  config::Scenario s = placed(job, view);
+  s.simulation.network_model = config::NetworkModel::kFlow;
+  if (const auto counts = report::extrapolation_counts(s))
+    workload::set_microbatches_per_replica(s.training, s.parallel, (*counts)[2]);
+  exec::SimulateOptions options;
+  options.memory_timeline = false;
+  options.link_counters = false;
+  exec::SimulationOutput out;
+  try {
+    out = exec::simulate(s, options);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("job \"{}\": {}", w_.jobs[job].name, e.what()));
+  }
+  // The uplinks: links from a leaf (tier 1) to a tier-2 switch, and back.
+  const net::Topology topology = net::build_topology(s.cluster);
+  const int rails = s.cluster.inter_node.topology == "rail_optimized"
+                        ? (s.cluster.inter_node.rails == 0 ? s.cluster.inter_node.nics_per_node
+                                                           : s.cluster.inter_node.rails)
+                        : 1;
+  struct Load {
+    double up_bytes = 0, down_bytes = 0, up_capacity = 0, down_capacity = 0;
+  };
+  std::map<std::string, std::pair<int, bool>> uplink;  // name -> (view group, upward)
+  std::map<int, Load> load;
+  for (std::uint32_t l = 0; l < topology.num_links(); ++l) {
+    const net::LinkView v = topology.link(l);
+    const net::VertexData& from = topology.vertex(v.from);
+    const net::VertexData& to = topology.vertex(v.to);
+    if (from.kind != net::VertexKind::kSwitch || to.kind != net::VertexKind::kSwitch) continue;
+    const bool up = from.tier == 1 && to.tier == 2;
+    if (!up && !(from.tier == 2 && to.tier == 1)) continue;
+    const int group = (up ? from.index : to.index) / rails;
+    uplink[topology.link_name(l)] = {group, up};
+    (up ? load[group].up_capacity : load[group].down_capacity) += v.capacity;
+  }
+  for (const exec::LinkUsage& u : out.network.links)
+    if (const auto it = uplink.find(u.name); it != uplink.end())
+      (it->second.second ? load[it->second.first].up_bytes : load[it->second.first].down_bytes) += u.bytes;
+  const double seconds = core::to_seconds(out.timeline.makespan);
+  std::map<int, double> duty;
+  for (const auto& [group, l] : load)
+    duty[group] = std::min(1.0, std::max(l.up_bytes / (l.up_capacity * seconds),
+                                         l.down_bytes / (l.down_capacity * seconds)));
+  return duty;
+}
+
+JobPace JobTiming::simulate(std::size_t job, const std::vector<int>& view, const std::vector<double>& share) const {
+  config::Scenario s = placed(job, view);
+  s.cluster.inter_node.group_uplink_share = share;
   sweep::PointResult r;
   try {
     if (!sweep::extrapolate_microbatches(s, sweep::time_point, r)) sweep::time_point(s, r);
@@ -89,7 +177,11 @@ void resolve_trace_lengths(config::ClusterWorkload& w, const JobTiming& timing) 
 
 JobTimer JobTiming::timer() {
   return {[this](std::size_t job, const Placement& p) { return pace(job, p); },
-          [this](std::size_t job) { return preemption(job); }};
+          [this](std::size_t job) { return preemption(job); },
+          [this](std::size_t job, const Placement& p) { return traffic(job, p); },
+          [this](std::size_t job, const Placement& p, const std::map<int, double>& share) {
+            return shared_pace(job, p, share);
+          }};
 }
 
 }  // namespace trainsim::cluster

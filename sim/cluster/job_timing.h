@@ -6,9 +6,11 @@
 // simulation per distinct scenario and placement shape.
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "cluster/contention.h"
 #include "cluster/schedule.h"
 
 namespace trainsim::cluster {
@@ -21,16 +23,28 @@ class JobTiming {
   JobTiming(const config::ClusterWorkload& w, int threads);
 
   [[nodiscard]] JobPace pace(std::size_t job, const Placement& p);
+  // Its duty on each cluster group's uplinks on `p`, alone (cluster/contention.h),
+  // from a flow-model simulation of its steady state; empty on one node or one switch.
+  [[nodiscard]] GroupDuty traffic(std::size_t job, const Placement& p);
+  // Its pace on `p` with `share` of each cluster group's uplinks (1 where not given),
+  // each share quantized to 1/32.
+  [[nodiscard]] JobPace shared_pace(std::size_t job, const Placement& p, const std::map<int, double>& share);
   [[nodiscard]] PreemptionCost preemption(std::size_t job) const { return preemption_[job]; }
   // On the empty cluster, placed topology-aware: the reference of its slowdowns.
   [[nodiscard]] const JobPace& alone(std::size_t job) const { return alone_[job]; }
   [[nodiscard]] const Placement& alone_placement(std::size_t job) const { return alone_placement_[job]; }
-  [[nodiscard]] std::size_t simulations() const { return cache_.size(); }
+  // Job simulations run: paces alone, contended paces and traffic runs.
+  [[nodiscard]] std::size_t simulations() const {
+    return cache_.size() + shared_cache_.size() + traffic_cache_.size();
+  }
   // The timer run_schedule() asks; valid while this object lives.
   [[nodiscard]] JobTimer timer();
 
  private:
-  [[nodiscard]] JobPace simulate(std::size_t job, const std::vector<int>& view) const;
+  [[nodiscard]] config::Scenario placed(std::size_t job, const std::vector<int>& view) const;
+  [[nodiscard]] JobPace simulate(std::size_t job, const std::vector<int>& view,
+                                 const std::vector<double>& share = {}) const;
+  [[nodiscard]] std::map<int, double> simulate_traffic(std::size_t job, const std::vector<int>& view) const;
 
   const config::ClusterWorkload& w_;
   FabricShape shape_;
@@ -38,6 +52,8 @@ class JobTiming {
   std::vector<Placement> alone_placement_;
   std::vector<PreemptionCost> preemption_;
   std::map<std::pair<std::string, std::vector<int>>, JobPace> cache_;
+  std::map<std::tuple<std::string, std::vector<int>, std::vector<double>>, JobPace> shared_cache_;
+  std::map<std::pair<std::string, std::vector<int>>, std::map<int, double>> traffic_cache_;  // by view group
 };
 
 // A trace's jobs get the iterations that run as long as they ran, alone:

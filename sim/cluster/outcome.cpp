@@ -141,7 +141,9 @@ nlohmann::ordered_json cluster_json(const config::ClusterWorkload& w, const JobT
     x["cost_usd"] = jf.cost_usd ? nlohmann::ordered_json(*jf.cost_usd) : nlohmann::ordered_json();
     x["energy_kwh"] = jf.energy_kwh;
     nlohmann::ordered_json segments = nlohmann::ordered_json::array();
-    for (const Segment& s : r.jobs[i].segments)
+    for (const Segment& s : r.jobs[i].segments) {
+      nlohmann::ordered_json changes = nlohmann::ordered_json::array();
+      for (const auto& [t, pace] : s.pace_changes) changes.push_back({t, pace.iteration_s});
       segments.push_back({{"start_s", s.start_s},
                           {"end_s", s.end_s},
                           {"nodes", s.placement.nodes},
@@ -152,7 +154,9 @@ nlohmann::ordered_json cluster_json(const config::ClusterWorkload& w, const JobT
                           {"train_s", s.train_s},
                           {"lost_s", s.lost_s},
                           {"checkpoint_s", s.checkpoint_s},
-                          {"preempted", s.preempted}});
+                          {"preempted", s.preempted},
+                          {"pace_changes", std::move(changes)}});
+    }
     x["segments"] = std::move(segments);
     jobs.push_back(std::move(x));
   }

@@ -149,7 +149,7 @@ void NodeState::give_back(const Placement& p) {
   free_gpus_ += p.gpus();
 }
 
-std::vector<int> job_view(const FabricShape& shape, const Placement& p) {
+JobView view_of(const FabricShape& shape, const Placement& p) {
   if (p.nodes.size() <= 1 || shape.tiers <= 1) return {};
   // Nodes per group, and per pod.
   std::map<int, int> per_group, per_pod;
@@ -159,7 +159,7 @@ std::vector<int> job_view(const FabricShape& shape, const Placement& p) {
     std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     return v;
   };
-  std::vector<int> view;
+  JobView view;
   int pod_rank = 0;
   for (const auto& [pod, pod_nodes] : most_first(per_pod)) {
     std::map<int, int> groups_here;
@@ -167,7 +167,9 @@ std::vector<int> job_view(const FabricShape& shape, const Placement& p) {
       if (g / shape.groups_per_pod == pod) groups_here[g] = nodes;
     int slot = 0;
     for (const auto& [g, nodes] : most_first(groups_here)) {
-      view.insert(view.end(), static_cast<std::size_t>(nodes), pod_rank * shape.groups_per_pod + slot);
+      const int id = pod_rank * shape.groups_per_pod + slot;
+      view.node_groups.insert(view.node_groups.end(), static_cast<std::size_t>(nodes), id);
+      view.group_of_view[id] = g;
       ++slot;
     }
     ++pod_rank;

@@ -10,6 +10,7 @@
 //  - blind: free nodes in a seeded random order, names that say nothing of where
 //    a node sits.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -69,6 +70,13 @@ class NodeState {
 // of the nodes they hold (most first, then the lowest index), listed group by
 // group, so placements of the same shape share one view (and one simulation).
 // Empty for a job on one node, or on a one-switch network.
-std::vector<int> job_view(const FabricShape& shape, const Placement& p);
+struct JobView {
+  std::vector<int> node_groups;
+  std::map<int, int> group_of_view;  // view group -> the cluster's group
+};
+JobView view_of(const FabricShape& shape, const Placement& p);
+inline std::vector<int> job_view(const FabricShape& shape, const Placement& p) {
+  return view_of(shape, p).node_groups;
+}
 
 }  // namespace trainsim::cluster

@@ -17,7 +17,15 @@ struct Live {
   long long remaining = 0;
   double restart_owed_s = 0.0;  // paid at the next start (after a preemption)
   core::Time release = 0;       // when its GPUs come back: its end, or its checkpoint's
-  core::EventId end_event = 0;
+  std::optional<core::EventId> end_event;  // its end, while it runs
+  // The running segment: training starts after its restart; `done` iterations (a
+  // fraction included) by `mark`, at `pace` since.
+  core::Time work_start = 0;
+  core::Time mark = 0;
+  double done = 0.0;
+  JobPace pace;
+  GroupDuty duty;                // its traffic on the cluster's groups, alone
+  std::map<int, double> shares;  // the uplink share it runs with, by group (none: all)
 };
 
 // Where the head job of the queue will start, for EASY backfill (Lifka 1995):
@@ -84,6 +92,7 @@ class Scheduler {
       }
       if (p && may_backfill(j, *p, *reservation)) start(j, *p);
     }
+    update_contention();
     record_usage();
   }
 
@@ -134,15 +143,70 @@ class Scheduler {
     result_.jobs[j].segments.push_back(s);
     Live& l = live_[j];
     l.state = State::kRunning;
-    l.release = sim_.now() + run_length(j, p);
+    l.work_start = sim_.now() + core::from_seconds(l.restart_owed_s);
+    l.mark = l.work_start;
+    l.done = 0.0;
+    l.pace = s.pace;
+    l.shares.clear();
+    l.duty = contention() ? timer_.traffic(j, p) : GroupDuty{};
+    schedule_end(j);
+  }
+
+  [[nodiscard]] bool contention() const {
+    return w_.scheduler.contention && timer_.traffic && timer_.shared_pace;
+  }
+
+  // The iterations done by now, at the pace since the last mark.
+  void advance(std::size_t j) {
+    Live& l = live_[j];
+    if (sim_.now() <= l.mark) return;
+    l.done += core::to_seconds(sim_.now() - l.mark) / l.pace.iteration_s;
+    l.mark = sim_.now();
+  }
+
+  void schedule_end(std::size_t j) {
+    Live& l = live_[j];
+    if (l.end_event) sim_.cancel(*l.end_event);
+    const double left = std::max(0.0, static_cast<double>(l.remaining) - l.done) * l.pace.iteration_s;
+    l.release = std::max(sim_.now(), l.mark) + core::from_seconds(left);
     l.end_event = sim_.schedule_at(l.release, [this, j] { finish(j); });
+  }
+
+  // Each running job's share of the uplinks of the groups its traffic leaves through,
+  // from its neighbours' duties there (cluster/contention.h); a job whose shares
+  // changed continues at its new pace.
+  void update_contention() {
+    if (!contention()) return;
+    std::map<int, std::vector<std::size_t>> users;  // group -> running jobs with traffic there
+    for (std::size_t j = 0; j < live_.size(); ++j)
+      if (live_[j].state == State::kRunning)
+        for (const auto& [g, d] : live_[j].duty) users[g].push_back(j);
+    for (std::size_t j = 0; j < live_.size(); ++j) {
+      Live& l = live_[j];
+      if (l.state != State::kRunning || l.duty.empty()) continue;
+      std::map<int, double> shares;
+      for (const auto& [g, d] : l.duty) {
+        std::vector<double> others;
+        for (std::size_t k : users[g])
+          if (k != j) others.push_back(live_[k].duty.at(g));
+        if (!others.empty()) shares[g] = quantized_share(expected_share(others));
+      }
+      if (shares == l.shares) continue;
+      advance(j);
+      l.shares = shares;
+      const Placement& p = current(j).placement;
+      l.pace = shares.empty() ? timer_.pace(j, p) : timer_.shared_pace(j, p, shares);
+      current(j).pace_changes.emplace_back(core::to_seconds(sim_.now()), l.pace);
+      schedule_end(j);
+    }
   }
 
   void finish(std::size_t j) {
     Segment& s = current(j);
     Live& l = live_[j];
+    l.end_event.reset();
     s.iterations = l.remaining;
-    s.train_s = static_cast<double>(l.remaining) * s.pace.iteration_s;
+    s.train_s = core::to_seconds(sim_.now() - l.work_start);
     s.end_s = core::to_seconds(sim_.now());
     l.remaining = 0;
     l.state = State::kDone;
@@ -187,13 +251,16 @@ class Scheduler {
   void preempt(std::size_t j) {
     Segment& s = current(j);
     Live& l = live_[j];
-    sim_.cancel(l.end_event);
+    sim_.cancel(*l.end_event);
+    l.end_event.reset();
+    advance(j);
     const double elapsed = core::to_seconds(sim_.now()) - s.start_s;
     s.restart_s = std::min(s.restart_s, elapsed);
     const double useful = elapsed - s.restart_s;
-    s.iterations = std::min(l.remaining, static_cast<long long>(std::floor(useful / s.pace.iteration_s)));
-    s.train_s = static_cast<double>(s.iterations) * s.pace.iteration_s;
-    s.lost_s = useful - s.train_s;
+    // A whole iteration counts even when the fraction's rounding falls just short of it.
+    s.iterations = std::min(l.remaining, static_cast<long long>(std::floor(l.done + 1e-9)));
+    s.lost_s = std::max(0.0, (l.done - static_cast<double>(s.iterations)) * l.pace.iteration_s);
+    s.train_s = useful - s.lost_s;
     const PreemptionCost cost = timer_.preemption(j);
     s.checkpoint_s = cost.checkpoint_s;
     s.preempted = true;

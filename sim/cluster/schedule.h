@@ -5,9 +5,11 @@
 // job's iteration time on its placement comes from `JobTimer` (the job simulation
 // itself: cluster/job_timing.h), so the schedule here is only the bookkeeping.
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "cluster/contention.h"
 #include "cluster/placement.h"
 #include "config/cluster_workload.h"
 
@@ -31,6 +33,11 @@ struct PreemptionCost {
 struct JobTimer {
   std::function<JobPace(std::size_t job, const Placement& placement)> pace;
   std::function<PreemptionCost(std::size_t job)> preemption;
+  // Contention between jobs (cluster/contention.h); both empty: none. The job's duty
+  // on each cluster group's uplinks alone, and its pace with a share of them.
+  std::function<GroupDuty(std::size_t job, const Placement& placement)> traffic;
+  std::function<JobPace(std::size_t job, const Placement& placement, const std::map<int, double>& share)>
+      shared_pace;
 };
 
 // One stretch of a job on GPUs: it starts, pays `restart_s` (after a preemption),
@@ -44,7 +51,9 @@ struct Segment {
   double checkpoint_s = 0.0;  // written before the GPUs go back (preempted)
   double end_s = 0.0;
   long long iterations = 0;
-  JobPace pace;
+  JobPace pace;  // at its start
+  // Later paces, as neighbours sharing its leaf groups' uplinks come and go: (from, pace).
+  std::vector<std::pair<double, JobPace>> pace_changes;
   bool preempted = false;
 };
 

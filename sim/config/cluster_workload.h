@@ -27,6 +27,7 @@ struct SchedulerConfig {
   SchedulerPolicy policy = SchedulerPolicy::kFifo;
   PlacementPolicy placement = PlacementPolicy::kTopologyAware;
   bool preemption = true;  // kPriority only
+  bool contention = true;  // jobs sharing a leaf group's uplinks share their bandwidth
   std::uint64_t seed = 1;  // kBlind's node order
 };
 

@@ -95,6 +95,9 @@ struct InterNodeNetwork {
   // pod x groups_per_pod + slot so pods are kept (fat_tree: a leaf; rail_optimized:
   // the `rails` leaves of one node group). Empty: nodes packed in order.
   std::vector<int> node_groups;
+  // The part of each leaf group's uplink bandwidth the job has, by the group's number
+  // in node_groups (docs/cluster.md, "Contention"); missing: 1 (all of it).
+  std::vector<double> group_uplink_share;
 };
 
 // A GPU's link to its host's memory and the host memory behind it (docs/model.md,

@@ -238,16 +238,22 @@ struct Cables {
   double hop_latency;
 };
 
+// `share(l)`: the part of leaf l's uplinks the job has (a shared cluster's other
+// jobs use the rest: InterNodeNetwork::group_uplink_share).
+double group_share(const hw::InterNodeNetwork& n, std::size_t group) {
+  return group < n.group_uplink_share.size() ? n.group_uplink_share[group] : 1.0;
+}
+
 void build_fat_tree_above(Topology& t, const TopologyPlan& p, const std::vector<VertexId>& leaves, const Cables& k,
-                          double oversubscription) {
+                          double oversubscription, const std::function<double(std::size_t)>& share) {
   const double up = k.capacity / oversubscription;
   if (p.tiers == 1) return;
   const int d = p.tiers == 2 ? p.spines : p.spines / p.pods;
   if (p.tiers == 2) {
     std::vector<VertexId> spines;
     for (int s = 0; s < p.spines; ++s) spines.push_back(t.add_switch(2, fmt::format("spine{}", s)));
-    for (VertexId leaf : leaves)
-      for (VertexId s : spines) t.add_cable(leaf, s, up, k.hop_latency, LinkKind::kFabric);
+    for (std::size_t l = 0; l < leaves.size(); ++l)
+      for (VertexId s : spines) t.add_cable(leaves[l], s, up * share(l), k.hop_latency, LinkKind::kFabric);
     return;
   }
   std::vector<VertexId> cores;
@@ -256,7 +262,9 @@ void build_fat_tree_above(Topology& t, const TopologyPlan& p, const std::vector<
     std::vector<VertexId> aggs;
     for (int a = 0; a < d; ++a) aggs.push_back(t.add_switch(2, fmt::format("pod{}.agg{}", pod, a)));
     for (int l = pod * d; l < std::min<int>((pod + 1) * d, static_cast<int>(leaves.size())); ++l)
-      for (VertexId a : aggs) t.add_cable(leaves[static_cast<std::size_t>(l)], a, up, k.hop_latency, LinkKind::kFabric);
+      for (VertexId a : aggs)
+        t.add_cable(leaves[static_cast<std::size_t>(l)], a, up * share(static_cast<std::size_t>(l)), k.hop_latency,
+                    LinkKind::kFabric);
     for (int a = 0; a < d; ++a)
       for (int m = 0; m < d; ++m)
         t.add_cable(aggs[static_cast<std::size_t>(a)], cores[static_cast<std::size_t>(a * d + m)], k.capacity,
@@ -276,7 +284,9 @@ void build_fat_tree(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c
       t.add_cable(t.nic(node, r), leaves[static_cast<std::size_t>(leaf)], k.capacity, k.nic_latency,
                   LinkKind::kNicCable);
     }
-  build_fat_tree_above(t, p, leaves, k, c.inter_node.oversubscription);
+  build_fat_tree_above(t, p, leaves, k, c.inter_node.oversubscription, [&c](std::size_t leaf) {
+    return group_share(c.inter_node, leaf);
+  });
 }
 
 void build_rail_optimized(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c, const Cables& k) {
@@ -298,7 +308,9 @@ void build_rail_optimized(Topology& t, const TopologyPlan& p, const hw::ClusterS
       t.add_cable(t.nic(node, r), leaves[static_cast<std::size_t>(leaf)], k.capacity, k.nic_latency,
                   LinkKind::kNicCable);
     }
-  build_fat_tree_above(t, p, leaves, k, c.inter_node.oversubscription);
+  build_fat_tree_above(t, p, leaves, k, c.inter_node.oversubscription, [&c, rails](std::size_t leaf) {
+    return group_share(c.inter_node, leaf / static_cast<std::size_t>(rails));
+  });
 }
 
 void build_torus(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c, const Cables& k) {

@@ -27,7 +27,7 @@ constexpr long long kMaxIterations = 1'000'000'000'000LL;
 config::SchedulerConfig parse_scheduler(const ObjectReader& root) {
   config::SchedulerConfig s;
   if (!root.has("scheduler")) return s;
-  const ObjectReader o = root.object("scheduler", {"policy", "placement", "preemption", "seed"});
+  const ObjectReader o = root.object("scheduler", {"policy", "placement", "preemption", "contention", "seed"});
   const std::string policy = o.choice("policy", {"fifo", "backfill", "priority"}, "fifo");
   s.policy = policy == "fifo"       ? config::SchedulerPolicy::kFifo
              : policy == "backfill" ? config::SchedulerPolicy::kBackfill
@@ -40,6 +40,7 @@ config::SchedulerConfig parse_scheduler(const ObjectReader& root) {
     o.fail_message("preemption", fmt::format("preemption needs policy \"priority\" (it frees GPUs for a job of "
                                              "higher priority); policy is \"{}\"",
                                              policy));
+  s.contention = o.boolean("contention", true);
   s.seed = static_cast<std::uint64_t>(o.integer("seed", 0, (1LL << 53), 1));
   return s;
 }

@@ -76,7 +76,8 @@ TEST(ClusterPlacement, BlindTakesASeededOrder) {
   EXPECT_EQ(p.nodes, b.place(64)->nodes);  // the same seed, the same nodes
   EXPECT_EQ(p.nodes.size(), 8u);
   // Scattered: 8 nodes over more than the 2 leaves a packed job takes.
-  EXPECT_GT(std::set<int>(job_view(shape, p).begin(), job_view(shape, p).end()).size(), 2u);
+  const std::vector<int> view = job_view(shape, p);
+  EXPECT_GT(std::set<int>(view.begin(), view.end()).size(), 2u);
 }
 
 TEST(ClusterPlacement, JobViewKeepsPodsAndOrdersGroupsByTheirNodes) {

@@ -29,8 +29,10 @@ void add_job(config::ClusterWorkload& w, const std::string& name, double arrival
 
 // Every job at 1 s an iteration; a preemption costs a 5 s checkpoint and a 10 s restart.
 JobTimer one_second() {
-  return {[](std::size_t, const Placement&) { return JobPace{1.0, 1.0}; },
-          [](std::size_t) { return PreemptionCost{5.0, 10.0}; }};
+  JobTimer t;
+  t.pace = [](std::size_t, const Placement&) { return JobPace{1.0, 1.0}; };
+  t.preemption = [](std::size_t) { return PreemptionCost{5.0, 10.0}; };
+  return t;
 }
 
 // A (24 GPUs, 0-100 s), then B wants all 32 GPUs at 1 s, C one node at 2 s.
@@ -130,6 +132,40 @@ TEST(ClusterSchedule, PriorityOrdersTheQueue) {
   const ScheduleResult r = run_schedule(w, one_second());
   EXPECT_DOUBLE_EQ(r.jobs[2].segments[0].start_s, 100.0);
   EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 110.0);
+}
+
+TEST(ClusterSchedule, NeighboursOnOneUplinkShareIt) {
+  // Both jobs keep leaf group 0's uplinks busy all the time alone (duty 1): together
+  // each gets half (E[1/(1+N)] with N = 1), and here runs at 1 / share s an iteration.
+  // A alone 0-50 (50 iterations); with B from 50 at 2 s: B's 20 iterations end at 90,
+  // A has done 50 + 40 / 2 = 70; alone again, its last 30 end at 120.
+  config::ClusterWorkload w = workload(4, config::SchedulerPolicy::kFifo);
+  add_job(w, "A", 0.0, 16, 100);
+  add_job(w, "B", 50.0, 16, 20);
+  JobTimer t = one_second();
+  t.traffic = [](std::size_t, const Placement&) { return GroupDuty{{0, 1.0}}; };
+  t.shared_pace = [](std::size_t, const Placement&, const std::map<int, double>& share) {
+    return JobPace{1.0 / share.at(0), 1.0};
+  };
+  const ScheduleResult r = run_schedule(w, t);
+  EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 90.0);
+  EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 120.0);
+  ASSERT_EQ(r.jobs[0].segments[0].pace_changes.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.jobs[0].segments[0].pace_changes[0].first, 50.0);
+  EXPECT_DOUBLE_EQ(r.jobs[0].segments[0].pace_changes[0].second.iteration_s, 2.0);
+  EXPECT_DOUBLE_EQ(r.jobs[0].segments[0].pace_changes[1].second.iteration_s, 1.0);
+  // Without contention both run at 1 s.
+  w.scheduler.contention = false;
+  EXPECT_DOUBLE_EQ(run_schedule(w, t).jobs[0].end_s, 100.0);
+}
+
+TEST(ClusterSchedule, ExpectedShareOfAnUplink) {
+  // Two neighbours always sending: a third each; one sending half the time: 1 - 1/4.
+  EXPECT_DOUBLE_EQ(expected_share(std::vector<double>{1.0, 1.0}), 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(expected_share(std::vector<double>{0.5}), 0.75);
+  EXPECT_DOUBLE_EQ(expected_share(std::vector<double>{}), 1.0);
+  EXPECT_DOUBLE_EQ(quantized_share(0.74), 24.0 / 32.0);
+  EXPECT_DOUBLE_EQ(quantized_share(0.001), 1.0 / 32.0);
 }
 
 TEST(ClusterSchedule, UsageStepsFollowTheJobs) {

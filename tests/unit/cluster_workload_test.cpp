@@ -159,3 +159,39 @@ TEST(JobTrace, ReplayedOnTemplatesAsLongAsTheJobsRan) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(ClusterContention, AShareOfTheUplinksIsAThinnerTree) {
+  // Radix 32: 2 nodes a leaf. 32 GPUs of data parallelism take 4 nodes under 2 leaves.
+  std::string scenario = kSmall;
+  const std::string gbs = "\"global_batch_size\": 64";
+  scenario.replace(scenario.find(gbs), gbs.size(), "\"global_batch_size\": 256");
+  const config::ClusterWorkload w =
+      parse(R"({"name": "a", "gpus": 32, "iterations": 10, "scenario": )" + scenario + "}");
+  cluster::JobTiming timing(w, 1);
+  const cluster::Placement& p = timing.alone_placement(0);
+  EXPECT_EQ(p.nodes, (std::vector<int>{0, 1, 2, 3}));
+  // Its all-reduce leaves both leaves through their uplinks.
+  const cluster::GroupDuty duty = timing.traffic(0, p);
+  ASSERT_EQ(duty.size(), 2u);
+  EXPECT_GT(duty.at(0), 0.0);
+  EXPECT_LE(duty.at(0), 1.0);
+  EXPECT_DOUBLE_EQ(duty.at(0), duty.at(1));
+  // Half of each leaf's uplinks is the same network as a tree twice as oversubscribed.
+  const cluster::JobPace half = timing.shared_pace(0, p, {{0, 0.5}, {1, 0.5}});
+  config::Scenario thinner = w.jobs[0].scenario;
+  thinner.cluster.inter_node.oversubscription = 2.0;
+  thinner.cluster.inter_node.node_groups = {0, 0, 1, 1};
+  thinner.cluster.inter_node.tiers = 2;
+  sweep::PointResult r;
+  sweep::time_point(thinner, r);
+  EXPECT_DOUBLE_EQ(half.iteration_s, r.iteration_time_s);
+  EXPECT_GT(half.iteration_s, timing.alone(0).iteration_s);
+  // No share given: the pace alone.
+  EXPECT_DOUBLE_EQ(timing.shared_pace(0, p, {}).iteration_s, timing.alone(0).iteration_s);
+}
+
+}  // namespace
+}  // namespace trainsim
