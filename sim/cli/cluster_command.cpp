@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include "cluster/cluster_timeline.h"
 #include "cluster/job_timing.h"
 #include "cluster/outcome.h"
 #include "cluster/schedule.h"
@@ -31,6 +32,8 @@ void write_outputs(const fs::path& dir, const config::ClusterWorkload& w, const 
   io::write_atomically(dir / "cluster.json", [&j](std::ostream& os) { os << j.dump(1) << '\n'; });
   io::write_atomically(dir / "jobs.csv", [&](std::ostream& os) { os << cluster::jobs_csv(w, timing, r, f); });
   io::write_atomically(dir / "usage.csv", [&](std::ostream& os) { os << cluster::usage_csv(r); });
+  io::write_atomically(dir / "cluster.timeline.json",
+                       [&](std::ostream& os) { cluster::write_cluster_timeline(os, w, r); });
 }
 
 }  // namespace
@@ -45,7 +48,9 @@ ClusterCommand::ClusterCommand(CLI::App& app) {
       ->check(CLI::IsMember({"topology_aware", "blind"}));
   command_->add_flag("--compare", options_.compare,
                      "Run the workload under fifo, backfill and priority (the file's placement) and compare them");
-  command_->add_option("--out", options_.out, "Folder for cluster.json, jobs.csv and usage.csv");
+  command_->add_option("--out", options_.out,
+                       "Folder for cluster.json, jobs.csv, usage.csv and cluster.timeline.json (jobs over GPUs, "
+                       "for trainsim-gui)");
   command_->add_option("-j,--jobs", options_.jobs, "Threads for the job simulations (default: every core)")
       ->check(CLI::Range(1, 1024));
   command_->add_option("--show", options_.show, "Jobs listed in the summary")->capture_default_str();

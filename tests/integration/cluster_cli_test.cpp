@@ -26,7 +26,8 @@ TEST(ClusterCli, WritesTheFilesAndTheSameTwice) {
   const Result b = run("cluster -q " + kWorkload + " --jobs 1 --out " + (dir / "b").string());
   ASSERT_EQ(b.exit_code, 0) << b.output;
   // Deterministic, whatever the threads.
-  for (const char* f : {"cluster.json", "jobs.csv", "usage.csv"}) EXPECT_EQ(slurp(dir / "a" / f), slurp(dir / "b" / f));
+  for (const char* f : {"cluster.json", "jobs.csv", "usage.csv", "cluster.timeline.json"})
+    EXPECT_EQ(slurp(dir / "a" / f), slurp(dir / "b" / f));
   const nlohmann::json j = nlohmann::json::parse(slurp(dir / "a" / "cluster.json"));
   EXPECT_EQ(j["num_gpus"], 512);
   EXPECT_EQ(j["jobs"].size(), 6u);

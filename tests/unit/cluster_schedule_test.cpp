@@ -1,7 +1,11 @@
 // The shared cluster's scheduler on hand-built schedules (docs/cluster.md,
 // "Policies"): job paces are given, so every start and end is derived by hand.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <tuple>
 
+#include "cluster/cluster_timeline.h"
 #include "cluster/schedule.h"
 
 namespace trainsim::cluster {
@@ -178,6 +182,53 @@ TEST(ClusterSchedule, UsageStepsFollowTheJobs) {
   EXPECT_EQ(r.usage[3].busy_gpus, 32);
   EXPECT_EQ(r.usage[4].busy_gpus, 8);
   EXPECT_EQ(r.usage[5].busy_gpus, 0);
+}
+
+}  // namespace
+}  // namespace trainsim::cluster
+
+namespace trainsim::cluster {
+namespace {
+
+TEST(ClusterTimeline, JobsOverGpusWithTheirRestartsAndCheckpoints) {
+  // The preemption above: A on all 32 GPUs trains 0-30.5, checkpoints to 35.5, restarts
+  // 55.5-65.5 and trains to 135.5; U on the lowest 16 GPUs (nodes 0 and 1) 35.5-55.5.
+  config::ClusterWorkload w = workload(4, config::SchedulerPolicy::kPriority);
+  w.name = "t";
+  add_job(w, "A", 0.0, 32, 100);
+  add_job(w, "U", 30.5, 16, 20, 5);
+  std::ostringstream os;
+  write_cluster_timeline(os, w, run_schedule(w, one_second()));
+  const nlohmann::json j = nlohmann::json::parse(os.str());
+  ASSERT_EQ(j["lanes"].size(), 32u);
+  EXPECT_EQ(j["node_of_rank"][9], 1);
+  const nlohmann::json& gpu0 = j["lanes"][0]["spans"];
+  ASSERT_EQ(gpu0.size(), 5u);
+  const std::vector<std::tuple<std::string, std::string, double, double>> expected{
+      {"A", "train", 0.0, 30.5},   {"A", "checkpoint", 30.5, 35.5}, {"U", "train", 35.5, 55.5},
+      {"A", "restart", 55.5, 65.5}, {"A", "train", 65.5, 135.5}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(gpu0[i]["name"], std::get<0>(expected[i]));
+    EXPECT_EQ(gpu0[i]["category"], std::get<1>(expected[i]));
+    EXPECT_DOUBLE_EQ(gpu0[i]["start"].get<double>(), std::get<2>(expected[i]));
+    EXPECT_DOUBLE_EQ(gpu0[i]["end"].get<double>(), std::get<3>(expected[i]));
+  }
+  EXPECT_EQ(j["lanes"][31]["spans"].size(), 4u);  // node 3: A alone
+}
+
+TEST(ClusterTimeline, SmallJobsTakeTheFreeGpusOfTheirNode) {
+  config::ClusterWorkload w = workload(1, config::SchedulerPolicy::kFifo);
+  add_job(w, "a", 0.0, 4, 10);
+  add_job(w, "b", 1.0, 2, 10);
+  add_job(w, "c", 12.0, 4, 10);  // after a ends: GPUs 0-3 again
+  std::ostringstream os;
+  write_cluster_timeline(os, w, run_schedule(w, one_second()));
+  const nlohmann::json j = nlohmann::json::parse(os.str());
+  EXPECT_EQ(j["lanes"][3]["spans"][0]["name"], "a");
+  EXPECT_EQ(j["lanes"][4]["spans"][0]["name"], "b");
+  EXPECT_EQ(j["lanes"][5]["spans"][0]["name"], "b");
+  EXPECT_TRUE(j["lanes"][6]["spans"].empty());
+  EXPECT_EQ(j["lanes"][0]["spans"][1]["name"], "c");
 }
 
 }  // namespace
