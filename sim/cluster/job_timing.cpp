@@ -20,16 +20,19 @@ namespace trainsim::cluster {
 
 namespace {
 
-// The job's memory on its GPUs, checked before any timing.
+// The job's memory on its GPUs (at every size of an elastic job), checked before any timing.
 void check_memory(const config::ClusterJob& job) {
-  const config::Scenario& s = job.scenario;
-  const double peak = workload::estimate_memory(s.model, s.training, s.parallel).total();
-  const double capacity = s.cluster.gpu.memory_capacity_bytes;
-  if (peak > capacity)
-    throw std::invalid_argument(fmt::format("job \"{}\": its layout needs {:.1f} GiB per GPU, above the {:.1f} GiB of a "
-                                            "{}; give it more GPUs, recomputation or ZeRO",
-                                            job.name, peak / 1073741824.0, capacity / 1073741824.0,
-                                            s.cluster.gpu.name));
+  std::vector<std::pair<int, const config::Scenario*>> sizes{{job.gpus, &job.scenario}};
+  for (const config::ClusterJob::Size& size : job.elastic) sizes.emplace_back(size.gpus, &size.scenario);
+  for (const auto& [gpus, s] : sizes) {
+    const double peak = workload::estimate_memory(s->model, s->training, s->parallel).total();
+    const double capacity = s->cluster.gpu.memory_capacity_bytes;
+    if (peak > capacity)
+      throw std::invalid_argument(fmt::format("job \"{}\": its layout needs {:.1f} GiB per GPU on {} GPUs, above the "
+                                              "{:.1f} GiB of a {}; give it more GPUs, recomputation or ZeRO",
+                                              job.name, peak / 1073741824.0, gpus, capacity / 1073741824.0,
+                                              s->cluster.gpu.name));
+  }
 }
 
 PreemptionCost preemption_cost(const config::Scenario& s) {
@@ -45,6 +48,9 @@ JobTiming::JobTiming(const config::ClusterWorkload& w, int threads) : w_(w), sha
   const NodeState empty(shape_, config::PlacementPolicy::kTopologyAware, w.scheduler.seed);
   std::vector<std::pair<std::size_t, std::vector<int>>> distinct;  // (first job, view)
   std::set<std::pair<std::string, std::vector<int>>> seen;
+  for (const config::ClusterJob& job : w.jobs)
+    fixed_.push_back(job.elastic.empty() ? config::ClusterJob::Size{job.gpus, job.scenario, job.scenario_key}
+                                         : config::ClusterJob::Size{});
   for (std::size_t j = 0; j < w.jobs.size(); ++j) {
     check_memory(w.jobs[j]);
     alone_placement_.push_back(*empty.place(w.jobs[j].gpus));
@@ -53,23 +59,32 @@ JobTiming::JobTiming(const config::ClusterWorkload& w, int threads) : w_(w), sha
     if (seen.insert({w.jobs[j].scenario_key, view}).second) distinct.emplace_back(j, std::move(view));
   }
   std::vector<JobPace> paces(distinct.size());
-  core::parallel_for(distinct.size(), threads,
-                     [&](std::size_t i) { paces[i] = simulate(distinct[i].first, distinct[i].second); });
+  core::parallel_for(distinct.size(), threads, [&](std::size_t i) {
+    paces[i] = simulate(distinct[i].first, w.jobs[distinct[i].first].gpus, distinct[i].second);
+  });
   for (std::size_t i = 0; i < distinct.size(); ++i)
     cache_.emplace(std::pair{w.jobs[distinct[i].first].scenario_key, distinct[i].second}, paces[i]);
   for (std::size_t j = 0; j < w.jobs.size(); ++j)
     alone_.push_back(cache_.at({w.jobs[j].scenario_key, job_view(shape_, alone_placement_[j])}));
 }
 
-JobPace JobTiming::pace(std::size_t job, const Placement& p) {
-  std::vector<int> view = job_view(shape_, p);
-  const auto key = std::pair{w_.jobs[job].scenario_key, view};
-  if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
-  return cache_.emplace(key, simulate(job, view)).first->second;
+const config::ClusterJob::Size& JobTiming::size_of(std::size_t job, long long gpus) const {
+  for (const config::ClusterJob::Size& s : w_.jobs[job].elastic)
+    if (s.gpus == gpus) return s;
+  if (!w_.jobs[job].elastic.empty() || gpus != w_.jobs[job].gpus)
+    throw std::logic_error(fmt::format("job \"{}\" does not run on {} GPUs", w_.jobs[job].name, gpus));
+  return fixed_[job];
 }
 
-config::Scenario JobTiming::placed(std::size_t job, const std::vector<int>& view) const {
-  config::Scenario s = w_.jobs[job].scenario;
+JobPace JobTiming::pace(std::size_t job, const Placement& p) {
+  std::vector<int> view = job_view(shape_, p);
+  const auto key = std::pair{size_of(job, p.gpus()).scenario_key, view};
+  if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+  return cache_.emplace(key, simulate(job, p.gpus(), view)).first->second;
+}
+
+config::Scenario JobTiming::placed(std::size_t job, long long gpus, const std::vector<int>& view) const {
+  config::Scenario s = size_of(job, gpus).scenario;
   if (!view.empty()) {
     s.cluster.inter_node.node_groups = view;
     s.cluster.inter_node.tiers = shape_.tiers;
@@ -80,9 +95,10 @@ config::Scenario JobTiming::placed(std::size_t job, const std::vector<int>& view
 GroupDuty JobTiming::traffic(std::size_t job, const Placement& p) {
   const JobView view = view_of(shape_, p);
   if (view.node_groups.empty()) return {};
-  const auto key = std::pair{w_.jobs[job].scenario_key, view.node_groups};
+  const auto key = std::pair{size_of(job, p.gpus()).scenario_key, view.node_groups};
   auto it = traffic_cache_.find(key);
-  if (it == traffic_cache_.end()) it = traffic_cache_.emplace(key, simulate_traffic(job, view.node_groups)).first;
+  if (it == traffic_cache_.end())
+    it = traffic_cache_.emplace(key, simulate_traffic(job, p.gpus(), view.node_groups)).first;
   GroupDuty duty;
   for (const auto& [v, d] : it->second)
     if (d > 0.0) duty[view.group_of_view.at(v)] = d;
@@ -101,16 +117,16 @@ JobPace JobTiming::shared_pace(std::size_t job, const Placement& p, const std::m
     shared = shared || s < 1.0;
   }
   if (!shared) return pace(job, p);
-  const auto key = std::tuple{w_.jobs[job].scenario_key, view.node_groups, by_view};
+  const auto key = std::tuple{size_of(job, p.gpus()).scenario_key, view.node_groups, by_view};
   if (const auto it = shared_cache_.find(key); it != shared_cache_.end()) return it->second;
-  return shared_cache_.emplace(key, simulate(job, view.node_groups, by_view)).first->second;
+  return shared_cache_.emplace(key, simulate(job, p.gpus(), view.node_groups, by_view)).first->second;
 }
 
 // A flow-model run of the job's steady state on its view (the longest of the
 // micro-batch extrapolation's short runs when it has them): each view group's
 // uplink bytes, up and down apart, over the uplinks' capacity and the run's time.
-std::map<int, double> JobTiming::simulate_traffic(std::size_t job, const std::vector<int>& view) const {
-  config::Scenario s = placed(job, view);
+std::map<int, double> JobTiming::simulate_traffic(std::size_t job, long long gpus, const std::vector<int>& view) const {
+  config::Scenario s = placed(job, gpus, view);
   s.simulation.network_model = config::NetworkModel::kFlow;
   if (const auto counts = report::extrapolation_counts(s))
     workload::set_microbatches_per_replica(s.training, s.parallel, (*counts)[2]);
@@ -156,8 +172,9 @@ std::map<int, double> JobTiming::simulate_traffic(std::size_t job, const std::ve
   return duty;
 }
 
-JobPace JobTiming::simulate(std::size_t job, const std::vector<int>& view, const std::vector<double>& share) const {
-  config::Scenario s = placed(job, view);
+JobPace JobTiming::simulate(std::size_t job, long long gpus, const std::vector<int>& view,
+                            const std::vector<double>& share) const {
+  config::Scenario s = placed(job, gpus, view);
   s.cluster.inter_node.group_uplink_share = share;
   sweep::PointResult r;
   try {

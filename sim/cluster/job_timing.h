@@ -41,16 +41,21 @@ class JobTiming {
   [[nodiscard]] JobTimer timer();
 
  private:
-  [[nodiscard]] config::Scenario placed(std::size_t job, const std::vector<int>& view) const;
-  [[nodiscard]] JobPace simulate(std::size_t job, const std::vector<int>& view,
+  // The job's scenario document (its key) and scenario on `gpus` GPUs: an elastic
+  // job's at that size.
+  [[nodiscard]] const config::ClusterJob::Size& size_of(std::size_t job, long long gpus) const;
+  [[nodiscard]] config::Scenario placed(std::size_t job, long long gpus, const std::vector<int>& view) const;
+  [[nodiscard]] JobPace simulate(std::size_t job, long long gpus, const std::vector<int>& view,
                                  const std::vector<double>& share = {}) const;
-  [[nodiscard]] std::map<int, double> simulate_traffic(std::size_t job, const std::vector<int>& view) const;
+  [[nodiscard]] std::map<int, double> simulate_traffic(std::size_t job, long long gpus,
+                                                       const std::vector<int>& view) const;
 
   const config::ClusterWorkload& w_;
   FabricShape shape_;
   std::vector<JobPace> alone_;
   std::vector<Placement> alone_placement_;
   std::vector<PreemptionCost> preemption_;
+  std::vector<config::ClusterJob::Size> fixed_;  // each fixed-size job's one size
   std::map<std::pair<std::string, std::vector<int>>, JobPace> cache_;
   std::map<std::tuple<std::string, std::vector<int>, std::vector<double>>, JobPace> shared_cache_;
   std::map<std::pair<std::string, std::vector<int>>, std::map<int, double>> traffic_cache_;  // by view group

@@ -25,13 +25,14 @@ JobFigures job_figures(const config::ClusterWorkload& w, const JobTiming& timing
     f.held_s += held;
     f.train_s += s.train_s;
     f.preemptions += s.preempted ? 1 : 0;
+    f.resizes += s.resized ? 1 : 0;
+    f.gpu_hours += static_cast<double>(s.placement.gpus()) * held / 3600.0;
     const hw::PowerDraw draw = hw::power_draw(job.scenario.cluster, s.pace.gpu_utilization);
     joules += draw.running_w * s.train_s + draw.idle_w * (held - s.train_s);
   }
   f.alone_s = static_cast<double>(job.iterations) * timing.alone(j).iteration_s;
   f.slowdown = f.completion_s / f.alone_s;
   f.iteration_slowdown = f.train_s / f.alone_s;
-  f.gpu_hours = job.gpus * f.held_s / 3600.0;
   f.goodput = f.held_s > 0.0 ? f.train_s / f.held_s : 0.0;
   if (w.cluster.price_per_gpu_hour) f.cost_usd = f.gpu_hours * *w.cluster.price_per_gpu_hour;
   f.energy_kwh = w.cluster.pue * joules / kJoulesPerKwh;
@@ -39,6 +40,11 @@ JobFigures job_figures(const config::ClusterWorkload& w, const JobTiming& timing
 }
 
 std::string hours(double s) { return fmt::format("{:.2f} h", s / 3600.0); }
+
+// "256", or an elastic job's "64-256".
+std::string gpus_text(const config::ClusterJob& job) {
+  return job.elastic.empty() ? std::to_string(job.gpus) : fmt::format("{}-{}", job.min_gpus(), job.gpus);
+}
 
 }  // namespace
 
@@ -136,6 +142,8 @@ nlohmann::ordered_json cluster_json(const config::ClusterWorkload& w, const JobT
     x["slowdown"] = jf.slowdown;
     x["iteration_slowdown"] = jf.iteration_slowdown;
     x["preemptions"] = jf.preemptions;
+    x["resizes"] = jf.resizes;
+    if (!job.elastic.empty()) x["min_gpus"] = job.min_gpus();
     x["gpu_hours"] = jf.gpu_hours;
     x["goodput"] = jf.goodput;
     x["cost_usd"] = jf.cost_usd ? nlohmann::ordered_json(*jf.cost_usd) : nlohmann::ordered_json();
@@ -155,6 +163,7 @@ nlohmann::ordered_json cluster_json(const config::ClusterWorkload& w, const JobT
                           {"lost_s", s.lost_s},
                           {"checkpoint_s", s.checkpoint_s},
                           {"preempted", s.preempted},
+                          {"resized", s.resized},
                           {"pace_changes", std::move(changes)}});
     }
     x["segments"] = std::move(segments);
@@ -171,14 +180,14 @@ std::string jobs_csv(const config::ClusterWorkload& w, const JobTiming& timing, 
                      const ClusterFigures& f) {
   std::string out =
       "name,gpus,priority,iterations,arrival_s,start_s,end_s,queue_s,completion_s,alone_iteration_time_s,alone_s,"
-      "slowdown,iteration_slowdown,preemptions,gpu_hours,goodput,cost_usd,energy_kwh\n";
+      "slowdown,iteration_slowdown,preemptions,resizes,gpu_hours,goodput,cost_usd,energy_kwh\n";
   for (std::size_t i = 0; i < w.jobs.size(); ++i) {
     const config::ClusterJob& job = w.jobs[i];
     const JobFigures& jf = f.jobs[i];
-    out += fmt::format("\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", job.name, job.gpus, job.priority,
-                       job.iterations, job.arrival_s, jf.start_s, r.jobs[i].end_s, jf.queue_s, jf.completion_s,
-                       timing.alone(i).iteration_s, jf.alone_s, jf.slowdown, jf.iteration_slowdown, jf.preemptions,
-                       jf.gpu_hours, jf.goodput, jf.cost_usd ? fmt::format("{}", *jf.cost_usd) : "", jf.energy_kwh);
+    out += fmt::format("\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", job.name, gpus_text(job),
+                       job.priority, job.iterations, job.arrival_s, jf.start_s, r.jobs[i].end_s, jf.queue_s,
+                       jf.completion_s, timing.alone(i).iteration_s, jf.alone_s, jf.slowdown, jf.iteration_slowdown,
+                       jf.preemptions, jf.resizes, jf.gpu_hours, jf.goodput, jf.cost_usd ? fmt::format("{}", *jf.cost_usd) : "", jf.energy_kwh);
   }
   return out;
 }
@@ -194,14 +203,14 @@ std::string cluster_table(const config::ClusterWorkload& w, const JobTiming& tim
   std::string out = fmt::format("{}: {} jobs on {} GPUs ({} nodes), policy {}, placement {}\n", w.name, w.jobs.size(),
                                 w.cluster.num_gpus(), w.cluster.num_nodes, to_string(w.scheduler.policy),
                                 to_string(w.scheduler.placement));
-  out += fmt::format("{:<24} {:>6} {:>4} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>4}\n", "job", "gpus", "prio",
-                     "arrival", "queued", "finished", "alone", "slowdown", "iter x", "pre");
+  out += fmt::format("{:<24} {:>8} {:>4} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>4} {:>4}\n", "job", "gpus",
+                     "prio", "arrival", "queued", "finished", "alone", "slowdown", "iter x", "pre", "size");
   for (std::size_t i = 0; i < std::min(show, w.jobs.size()); ++i) {
     const JobFigures& jf = f.jobs[i];
-    out += fmt::format("{:<24} {:>6} {:>4} {:>10} {:>10} {:>10} {:>10} {:>8.3f} {:>8.3f} {:>4}\n",
-                       w.jobs[i].name.substr(0, 24), w.jobs[i].gpus, w.jobs[i].priority, hours(w.jobs[i].arrival_s),
+    out += fmt::format("{:<24} {:>8} {:>4} {:>10} {:>10} {:>10} {:>10} {:>8.3f} {:>8.3f} {:>4} {:>4}\n",
+                       w.jobs[i].name.substr(0, 24), gpus_text(w.jobs[i]), w.jobs[i].priority, hours(w.jobs[i].arrival_s),
                        hours(jf.queue_s), hours(r.jobs[i].end_s), hours(jf.alone_s), jf.slowdown,
-                       jf.iteration_slowdown, jf.preemptions);
+                       jf.iteration_slowdown, jf.preemptions, jf.resizes);
   }
   if (w.jobs.size() > show) out += fmt::format("... {} more jobs (jobs.csv)\n", w.jobs.size() - show);
   out += fmt::format("makespan {}, utilization {:.1f}%, idle while jobs waited {:.1f}%\n", hours(f.makespan_s),

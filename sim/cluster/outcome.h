@@ -24,7 +24,8 @@ struct JobFigures {
   double slowdown = 0.0;      // completion_s / alone_s
   double iteration_slowdown = 0.0;  // train_s / alone_s: its placements against the alone one
   int preemptions = 0;
-  double gpu_hours = 0.0;
+  int resizes = 0;  // an elastic job's size changes
+  double gpu_hours = 0.0;  // sum over its segments of GPUs x time held
   double goodput = 0.0;  // train_s / held_s
   std::optional<double> cost_usd;
   double energy_kwh = 0.0;

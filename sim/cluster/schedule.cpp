@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "core/simulator.h"
 
@@ -26,6 +27,7 @@ struct Live {
   JobPace pace;
   GroupDuty duty;                // its traffic on the cluster's groups, alone
   std::map<int, double> shares;  // the uplink share it runs with, by group (none: all)
+  std::optional<int> resize_to;  // an elastic job checkpointing to change size
 };
 
 // Where the head job of the queue will start, for EASY backfill (Lifka 1995):
@@ -75,13 +77,22 @@ class Scheduler {
     return order;
   }
 
+  // Where job j starts now: its size (an elastic job's largest that fits and, behind a
+  // reservation, that may backfill); none when it cannot.
+  [[nodiscard]] std::optional<Placement> choose(std::size_t j, const std::optional<Reservation>& reservation) const {
+    for (int gpus : job(j).sizes_largest_first()) {
+      const std::optional<Placement> p = nodes_.place(gpus);
+      if (p && (!reservation || may_backfill(j, *p, *reservation))) return p;
+    }
+    return std::nullopt;
+  }
+
   // One scheduling pass at the current time (docs/cluster.md, "Policies").
   void pass() {
     std::optional<Reservation> reservation;
     for (std::size_t j : ordered_queue()) {
-      const std::optional<Placement> p = nodes_.place(job(j).gpus);
       if (!reservation) {
-        if (p) {
+        if (const std::optional<Placement> p = choose(j, std::nullopt)) {
           start(j, *p);
           continue;
         }
@@ -90,10 +101,37 @@ class Scheduler {
         reservation = reserve(j);
         continue;
       }
-      if (p && may_backfill(j, *p, *reservation)) start(j, *p);
+      if (const std::optional<Placement> p = choose(j, reservation)) start(j, *p);
     }
+    if (queue_.empty()) grow();
     update_contention();
     record_usage();
+  }
+
+  // Elastic jobs grow into GPUs no job waits for (docs/cluster.md, "Elastic jobs"):
+  // each running one, in the file's order, to its largest size that fits in its own
+  // GPUs and the free ones, when the resize (a checkpoint, then a restart) and the
+  // rest at the new pace end sooner than the rest at the current one.
+  void grow() {
+    for (std::size_t j = 0; j < live_.size(); ++j) {
+      Live& l = live_[j];
+      if (job(j).elastic.empty() || l.state != State::kRunning || sim_.now() < l.work_start) continue;
+      const Placement& now_on = current(j).placement;
+      NodeState without = nodes_;
+      without.give_back(now_on);
+      advance(j);
+      const double left = std::max(0.0, static_cast<double>(l.remaining) - l.done);
+      const PreemptionCost cost = timer_.preemption(j);
+      for (int gpus : job(j).sizes_largest_first()) {
+        if (gpus <= now_on.gpus()) break;
+        const std::optional<Placement> p = without.place(gpus);
+        if (!p) continue;
+        const double stay = left * l.pace.iteration_s;
+        const double move = cost.checkpoint_s + cost.restart_s + left * timer_.pace(j, *p).iteration_s;
+        if (move < stay) resize(j, gpus);
+        break;
+      }
+    }
   }
 
   // Jobs holding GPUs, by when they give them back.
@@ -110,7 +148,7 @@ class Scheduler {
     NodeState later = nodes_;
     for (std::size_t h : holders()) {
       later.give_back(result_.jobs[h].segments.back().placement);
-      if (later.place(job(head).gpus)) return {head, live_[h].release};
+      if (later.place(job(head).min_gpus())) return {head, live_[h].release};
     }
     return {head, sim_.now()};  // not reached: every job fits the empty cluster
   }
@@ -124,7 +162,7 @@ class Scheduler {
     at_shadow.take(p);
     for (std::size_t h : holders())
       if (live_[h].release <= r.shadow) at_shadow.give_back(result_.jobs[h].segments.back().placement);
-    return at_shadow.place(job(r.head).gpus).has_value();
+    return at_shadow.place(job(r.head).min_gpus()).has_value();
   }
 
   [[nodiscard]] core::Time run_length(std::size_t j, const Placement& p) const {
@@ -150,6 +188,8 @@ class Scheduler {
     l.shares.clear();
     l.duty = contention() ? timer_.traffic(j, p) : GroupDuty{};
     schedule_end(j);
+    // An elastic job may grow once its restart is done: a pass then.
+    if (!job(j).elastic.empty() && l.work_start > sim_.now()) sim_.schedule_at(l.work_start, [this] { pass(); });
   }
 
   [[nodiscard]] bool contention() const {
@@ -229,24 +269,67 @@ class Scheduler {
       if (live_[h].state == State::kRunning && job(h).priority < job(head).priority && live_[h].release > sim_.now())
         candidates.push_back(h);
     }
-    if (after.place(job(head).gpus)) return;
+    const int need = job(head).min_gpus();
+    if (after.place(need)) return;
     std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
       if (job(a).priority != job(b).priority) return job(a).priority < job(b).priority;
       if (current_of(a).start_s != current_of(b).start_s) return current_of(a).start_s > current_of(b).start_s;
       return a > b;
     });
+    if (shrink_for(need, candidates, after)) return;
     std::vector<std::size_t> victims;
     for (std::size_t v : candidates) {
       after.give_back(current_of(v).placement);
       victims.push_back(v);
-      if (after.place(job(head).gpus)) {
+      if (after.place(need)) {
         for (std::size_t x : victims) preempt(x);
         return;
       }
     }
   }
 
+  // Elastic candidates shrink before anyone is preempted: each, in the victims' order,
+  // to its largest size at which `need` GPUs fit beside it, else to its smallest, until
+  // they fit; nothing changes when shrinking them all does not make room.
+  bool shrink_for(int need, const std::vector<std::size_t>& candidates, const NodeState& start_state) {
+    NodeState after = start_state;
+    std::vector<std::pair<std::size_t, int>> shrinks;  // (job, new size)
+    for (std::size_t v : candidates) {
+      const Placement& on = current_of(v).placement;
+      if (job(v).elastic.empty() || on.gpus() <= job(v).min_gpus()) continue;
+      NodeState without = after;
+      without.give_back(on);
+      std::optional<std::pair<int, NodeState>> chosen;
+      for (int gpus : job(v).sizes_largest_first()) {
+        if (gpus >= on.gpus()) continue;
+        NodeState trial = without;
+        const std::optional<Placement> p = trial.place(gpus);
+        if (!p) continue;
+        trial.take(*p);
+        chosen = {gpus, trial};
+        if (trial.place(need)) break;
+      }
+      if (!chosen) continue;
+      after = chosen->second;
+      shrinks.emplace_back(v, chosen->first);
+      if (after.place(need)) {
+        for (const auto& [x, gpus] : shrinks) resize(x, gpus);
+        return true;
+      }
+    }
+    return false;
+  }
+
   [[nodiscard]] const Segment& current_of(std::size_t j) const { return result_.jobs[j].segments.back(); }
+
+  // An elastic job changes size: it stops as a preempted job does (a checkpoint on its
+  // GPUs), then restarts at once on `gpus` GPUs, paying its restart.
+  void resize(std::size_t j, int gpus) {
+    preempt(j);
+    current(j).preempted = false;
+    current(j).resized = true;
+    live_[j].resize_to = gpus;
+  }
 
   void preempt(std::size_t j) {
     Segment& s = current(j);
@@ -277,6 +360,14 @@ class Scheduler {
     nodes_.give_back(s.placement);
     live_[j].state = State::kQueued;
     queue_.push_back(j);
+    // A resized job takes its new size first (or the largest that fits); else it waits.
+    if (const std::optional<int> to = std::exchange(live_[j].resize_to, std::nullopt))
+      for (int gpus : job(j).sizes_largest_first())
+        if (gpus <= *to)
+          if (const std::optional<Placement> p = nodes_.place(gpus)) {
+            start(j, *p);
+            break;
+          }
     pass();
   }
 

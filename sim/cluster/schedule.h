@@ -55,6 +55,7 @@ struct Segment {
   // Later paces, as neighbours sharing its leaf groups' uplinks come and go: (from, pace).
   std::vector<std::pair<double, JobPace>> pace_changes;
   bool preempted = false;
+  bool resized = false;  // an elastic job's size changed here (docs/cluster.md, "Elastic jobs")
 };
 
 struct JobRecord {

@@ -47,6 +47,24 @@ struct ClusterJob {
   // The scenario document as read (the cluster's section in place): jobs with the
   // same one share their simulations.
   std::string scenario_key;
+
+  // An elastic job ("gpus": {"min", "max"}; docs/cluster.md, "Elastic jobs"): the
+  // whole-node sizes it may run at, smallest first, each with its scenario on that
+  // many GPUs; `gpus` and `scenario` are then the largest's. Empty: a fixed size.
+  struct Size {
+    int gpus = 0;
+    Scenario scenario;
+    std::string scenario_key;
+  };
+  std::vector<Size> elastic;
+  [[nodiscard]] int min_gpus() const { return elastic.empty() ? gpus : elastic.front().gpus; }
+  // The sizes it may run at, largest first.
+  [[nodiscard]] std::vector<int> sizes_largest_first() const {
+    if (elastic.empty()) return {gpus};
+    std::vector<int> out;
+    for (auto it = elastic.rbegin(); it != elastic.rend(); ++it) out.push_back(it->gpus);
+    return out;
+  }
 };
 
 struct ClusterWorkload {

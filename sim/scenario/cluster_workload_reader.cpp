@@ -115,23 +115,64 @@ json job_cluster(const json& cluster, int gpus, int gpus_per_node) {
   return c;
 }
 
+// "gpus": {"min", "max"}: whole nodes; every size between whose layout the scenario
+// reader accepts (its data-parallel size follows the GPUs), the two ends included.
+template <typename On>
+void parse_elastic(const ObjectReader& job_reader, const hw::ClusterSpec& cluster, const On& on,
+                   config::ClusterJob& job) {
+  const ObjectReader o = job_reader.object("gpus", {"min", "max"});
+  const int per_node = cluster.gpus_per_node;
+  const auto whole = [&](std::string_view key) {
+    const auto g = static_cast<int>(o.integer(key, per_node, cluster.num_gpus()));
+    if (g % per_node != 0)
+      o.fail(key, fmt::format("whole nodes: a multiple of gpus_per_node {}", per_node), o.raw(key));
+    return g;
+  };
+  const int min = whole("min");
+  const int max = whole("max");
+  if (max <= min) o.fail("max", fmt::format("more GPUs than min ({})", min), o.raw("max"));
+  for (int g = min; g <= max; g += per_node) {
+    if (g == min || g == max) {
+      job.elastic.push_back(on(g));  // the ends must be valid: the reader's error otherwise
+      continue;
+    }
+    try {
+      job.elastic.push_back(on(g));
+    } catch (const ScenarioError&) {
+      // A size whose layout does not divide: the job skips it.
+    }
+  }
+  job.gpus = job.elastic.back().gpus;
+  job.scenario = job.elastic.back().scenario;
+  job.scenario_key = job.elastic.back().scenario_key;
+}
+
 config::ClusterJob parse_job(const ObjectReader& o, const json& cluster_json, const hw::ClusterSpec& cluster,
                              const fs::path& folder) {
   config::ClusterJob job;
   job.name = o.text("name");
   job.arrival_s = o.quantity("arrival", Dimension::kTime, 0.0, kMaxArrival, 0.0);
   job.priority = static_cast<int>(o.integer("priority", -1'000'000, 1'000'000, 0));
-  job.gpus = static_cast<int>(o.integer("gpus", 1, cluster.num_gpus()));
   const int per_node = cluster.gpus_per_node;
-  if (job.gpus > per_node && job.gpus % per_node != 0)
-    o.fail("gpus", fmt::format("up to {} GPUs on one node, or whole nodes (a multiple of gpus_per_node {})", per_node,
-                               per_node),
-           o.raw("gpus"));
   std::string file = o.file();
-  json doc = job_document(o, folder, file);
-  doc["cluster"] = job_cluster(cluster_json, job.gpus, per_node);
-  job.scenario = read_job_scenario(doc, file, o);
-  job.scenario_key = doc.dump();
+  const json doc = job_document(o, folder, file);
+  const auto on = [&](int gpus) {
+    json placed = doc;
+    placed["cluster"] = job_cluster(cluster_json, gpus, per_node);
+    return config::ClusterJob::Size{gpus, read_job_scenario(placed, file, o), placed.dump()};
+  };
+  if (o.has("gpus") && o.raw("gpus").is_object()) {
+    parse_elastic(o, cluster, on, job);
+  } else {
+    job.gpus = static_cast<int>(o.integer("gpus", 1, cluster.num_gpus()));
+    if (job.gpus > per_node && job.gpus % per_node != 0)
+      o.fail("gpus", fmt::format("up to {} GPUs on one node, or whole nodes (a multiple of gpus_per_node {})",
+                                 per_node, per_node),
+             o.raw("gpus"));
+    config::ClusterJob::Size size = on(job.gpus);
+    job.scenario = std::move(size.scenario);
+    job.scenario_key = std::move(size.scenario_key);
+  }
   if (o.has("iterations") && o.has("train_tokens"))
     o.fail_message("train_tokens", "give the job's length once: iterations or train_tokens");
   const double tokens_per_iteration =

@@ -233,3 +233,65 @@ TEST(ClusterTimeline, SmallJobsTakeTheFreeGpusOfTheirNode) {
 
 }  // namespace
 }  // namespace trainsim::cluster
+
+namespace trainsim::cluster {
+namespace {
+
+// Job 1 is elastic over 8-32 GPUs at 32 / GPUs s an iteration; the others run at 1 s.
+JobTimer elastic_timer(std::size_t elastic) {
+  JobTimer t = one_second();
+  t.pace = [elastic](std::size_t j, const Placement& p) {
+    return JobPace{j == elastic ? 32.0 / static_cast<double>(p.gpus()) : 1.0, 1.0};
+  };
+  return t;
+}
+
+void make_elastic(config::ClusterJob& job) {
+  for (int g : {8, 16, 24, 32}) job.elastic.push_back({g, {}, {}});
+  job.gpus = 32;
+}
+
+TEST(ClusterElastic, GrowsIntoGpusNobodyWaitsFor) {
+  // A holds 24 GPUs 0-100; E arrives at 1 and starts on the 8 left (4 s an iteration).
+  // At 100 it has done 24.75 iterations: staying costs 75.25 x 4 = 301 s, growing to 32
+  // GPUs 5 + 10 + 75.25 = 90.25 s; it keeps 24 (3 s lost), checkpoints to 105,
+  // restarts to 115 and runs its last 76 at 1 s: 191.
+  config::ClusterWorkload w = workload(4, config::SchedulerPolicy::kFifo);
+  add_job(w, "A", 0.0, 24, 100);
+  add_job(w, "E", 1.0, 32, 100);
+  make_elastic(w.jobs[1]);
+  const ScheduleResult r = run_schedule(w, elastic_timer(1));
+  ASSERT_EQ(r.jobs[1].segments.size(), 2u);
+  const Segment& small = r.jobs[1].segments[0];
+  EXPECT_EQ(small.placement.gpus(), 8);
+  EXPECT_TRUE(small.resized);
+  EXPECT_EQ(small.iterations, 24);
+  EXPECT_DOUBLE_EQ(small.lost_s, 3.0);
+  EXPECT_DOUBLE_EQ(small.end_s, 105.0);
+  EXPECT_EQ(r.jobs[1].segments[1].placement.gpus(), 32);
+  EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 191.0);
+}
+
+TEST(ClusterElastic, ShrinksForAHigherPriorityThenGrowsBack) {
+  // E (priority 0) on all 32 GPUs from 0; U (priority 5, 16 GPUs, 20 s) at 30: E shrinks
+  // to 16 (30 iterations kept, checkpoint to 35), restarts to 45 at 2 s an iteration;
+  // U runs 35-55. At 55 E has done 5 more: staying 65 x 2 = 130 s, growing 5 + 10 + 65 =
+  // 80 s; it checkpoints to 60, restarts to 70 and ends at 135.
+  config::ClusterWorkload w = workload(4, config::SchedulerPolicy::kPriority);
+  add_job(w, "E", 0.0, 32, 100);
+  make_elastic(w.jobs[0]);
+  add_job(w, "U", 30.0, 16, 20, 5);
+  const ScheduleResult r = run_schedule(w, elastic_timer(0));
+  ASSERT_EQ(r.jobs[0].segments.size(), 3u);
+  EXPECT_EQ(r.jobs[0].segments[0].iterations, 30);
+  EXPECT_FALSE(r.jobs[0].segments[0].preempted);
+  EXPECT_EQ(r.jobs[0].segments[1].placement.gpus(), 16);
+  EXPECT_EQ(r.jobs[0].segments[1].iterations, 5);
+  EXPECT_DOUBLE_EQ(r.jobs[0].segments[1].end_s, 60.0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 35.0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 55.0);
+  EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 135.0);
+}
+
+}  // namespace
+}  // namespace trainsim::cluster

@@ -195,3 +195,34 @@ TEST(ClusterContention, AShareOfTheUplinksIsAThinnerTree) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(ClusterWorkload, ElasticJobsRunAtTheSizesTheirLayoutAllows) {
+  // Global batch 96, micro-batch 4: data-parallel sizes 8 (3 micro-batches) and 24 (1)
+  // divide it, 16 does not and is skipped.
+  std::string scenario = kSmall;
+  const std::string gbs = "\"global_batch_size\": 64";
+  scenario.replace(scenario.find(gbs), gbs.size(), "\"global_batch_size\": 96");
+  const config::ClusterWorkload w =
+      parse(R"({"name": "e", "gpus": {"min": 8, "max": 24}, "iterations": 10, "scenario": )" + scenario + "}");
+  const config::ClusterJob& e = w.jobs[0];
+  ASSERT_EQ(e.elastic.size(), 2u);
+  EXPECT_EQ(e.elastic[0].gpus, 8);
+  EXPECT_EQ(e.elastic[0].scenario.parallel.data, 8);
+  EXPECT_EQ(e.elastic[1].gpus, 24);
+  EXPECT_EQ(e.gpus, 24);
+  EXPECT_EQ(e.min_gpus(), 8);
+  EXPECT_EQ(e.sizes_largest_first(), (std::vector<int>{24, 8}));
+  // The ends must be valid: 16 GPUs is the reader's error at the job's scenario.
+  EXPECT_NE(error_of(R"({"name": "e", "gpus": {"min": 8, "max": 16}, "iterations": 1, "scenario": )" + scenario + "}")
+                .find("/jobs/0/scenario/training/global_batch_size"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"name": "e", "gpus": {"min": 4, "max": 16}, "iterations": 1, "scenario": )" + kSmall + "}")
+                .find("/jobs/0/gpus/min"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim
