@@ -35,10 +35,19 @@ void check_memory(const config::ClusterJob& job) {
   }
 }
 
-PreemptionCost preemption_cost(const config::Scenario& s) {
+PreemptionCost preemption_cost(const config::Scenario& s, const std::optional<config::ClusterFailures>& failures) {
   const faults::FailureConfig f = s.failures.value_or(faults::FailureConfig{});
   const faults::CheckpointCost c = faults::checkpoint_cost(exec::checkpoint_size_of(s, f), f);
-  return {c.blocking_s, f.restart_overhead_s + c.reload_s};
+  PreemptionCost cost{c.blocking_s, f.restart_overhead_s + c.reload_s, f.detection_time_s, {}};
+  if (failures) {
+    const std::optional<double> given = f.checkpoint_interval_s;
+    const double blocking = c.blocking_s;
+    const double mtbf = failures->node_mtbf_s;
+    cost.checkpoint_interval = [given, blocking, mtbf](int nodes) {
+      return given ? *given : faults::daly_interval(blocking, mtbf / std::max(1, nodes));
+    };
+  }
+  return cost;
 }
 
 }  // namespace
@@ -54,7 +63,7 @@ JobTiming::JobTiming(const config::ClusterWorkload& w, int threads) : w_(w), sha
   for (std::size_t j = 0; j < w.jobs.size(); ++j) {
     check_memory(w.jobs[j]);
     alone_placement_.push_back(*empty.place(w.jobs[j].gpus));
-    preemption_.push_back(preemption_cost(w.jobs[j].scenario));
+    preemption_.push_back(preemption_cost(w.jobs[j].scenario, w.failures));
     std::vector<int> view = job_view(shape_, alone_placement_.back());
     if (seen.insert({w.jobs[j].scenario_key, view}).second) distinct.emplace_back(j, std::move(view));
   }

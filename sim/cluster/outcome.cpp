@@ -20,12 +20,15 @@ JobFigures job_figures(const config::ClusterWorkload& w, const JobTiming& timing
   f.queue_s = f.start_s - job.arrival_s;
   f.completion_s = rec.end_s - job.arrival_s;
   double joules = 0.0;
+  double useful = 0.0;
   for (const Segment& s : rec.segments) {
     const double held = s.end_s - s.start_s;
     f.held_s += held;
     f.train_s += s.train_s;
     f.preemptions += s.preempted ? 1 : 0;
     f.resizes += s.resized ? 1 : 0;
+    f.failures += s.failed ? 1 : 0;
+    useful += s.train_s * (1.0 - s.checkpoint_share);
     f.gpu_hours += static_cast<double>(s.placement.gpus()) * held / 3600.0;
     const hw::PowerDraw draw = hw::power_draw(job.scenario.cluster, s.pace.gpu_utilization);
     joules += draw.running_w * s.train_s + draw.idle_w * (held - s.train_s);
@@ -33,13 +36,19 @@ JobFigures job_figures(const config::ClusterWorkload& w, const JobTiming& timing
   f.alone_s = static_cast<double>(job.iterations) * timing.alone(j).iteration_s;
   f.slowdown = f.completion_s / f.alone_s;
   f.iteration_slowdown = f.train_s / f.alone_s;
-  f.goodput = f.held_s > 0.0 ? f.train_s / f.held_s : 0.0;
+  f.goodput = f.held_s > 0.0 ? useful / f.held_s : 0.0;
   if (w.cluster.price_per_gpu_hour) f.cost_usd = f.gpu_hours * *w.cluster.price_per_gpu_hour;
   f.energy_kwh = w.cluster.pue * joules / kJoulesPerKwh;
   return f;
 }
 
 std::string hours(double s) { return fmt::format("{:.2f} h", s / 3600.0); }
+
+int interruptions(const ClusterFigures& f) {
+  int n = 0;
+  for (const JobFigures& j : f.jobs) n += j.failures;
+  return n;
+}
 
 // "256", or an elastic job's "64-256".
 std::string gpus_text(const config::ClusterJob& job) {
@@ -97,6 +106,9 @@ ClusterFigures cluster_figures(const config::ClusterWorkload& w, const JobTiming
     c.utilization = busy / (gpus * c.makespan_s);
     c.idle_while_waiting = idle_waiting / (gpus * c.makespan_s);
   }
+  c.node_failures = static_cast<int>(r.outages.size());
+  for (const NodeOutage& o : r.outages)
+    c.node_down_hours += std::max(0.0, std::min(o.to_s, c.makespan_s) - o.from_s) / 3600.0;
   const hw::PowerDraw cluster_draw = hw::power_draw(w.cluster, 0.0);
   const double idle_w_per_gpu = cluster_draw.idle_w / gpus;
   c.energy_kwh =
@@ -122,6 +134,8 @@ nlohmann::ordered_json cluster_json(const config::ClusterWorkload& w, const JobT
   j["cost_usd"] = f.cost_usd ? nlohmann::ordered_json(*f.cost_usd) : nlohmann::ordered_json();
   j["energy_kwh"] = f.energy_kwh;
   j["preemptions"] = f.preemptions;
+  j["node_failures"] = f.node_failures;
+  j["node_down_hours"] = f.node_down_hours;
   j["simulations"] = timing.simulations();
   nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < w.jobs.size(); ++i) {
@@ -143,6 +157,7 @@ nlohmann::ordered_json cluster_json(const config::ClusterWorkload& w, const JobT
     x["iteration_slowdown"] = jf.iteration_slowdown;
     x["preemptions"] = jf.preemptions;
     x["resizes"] = jf.resizes;
+    x["failures"] = jf.failures;
     if (!job.elastic.empty()) x["min_gpus"] = job.min_gpus();
     x["gpu_hours"] = jf.gpu_hours;
     x["goodput"] = jf.goodput;
@@ -164,6 +179,8 @@ nlohmann::ordered_json cluster_json(const config::ClusterWorkload& w, const JobT
                           {"checkpoint_s", s.checkpoint_s},
                           {"preempted", s.preempted},
                           {"resized", s.resized},
+                          {"failed", s.failed},
+                          {"checkpoint_share", s.checkpoint_share},
                           {"pace_changes", std::move(changes)}});
     }
     x["segments"] = std::move(segments);
@@ -173,6 +190,9 @@ nlohmann::ordered_json cluster_json(const config::ClusterWorkload& w, const JobT
   nlohmann::ordered_json usage = nlohmann::ordered_json::array();
   for (const UsagePoint& u : r.usage) usage.push_back({u.time_s, u.busy_gpus, u.waiting_jobs});
   j["usage"] = std::move(usage);
+  nlohmann::ordered_json outages = nlohmann::ordered_json::array();
+  for (const NodeOutage& o : r.outages) outages.push_back({o.node, o.from_s, o.to_s});
+  j["outages"] = std::move(outages);
   return j;
 }
 
@@ -180,14 +200,14 @@ std::string jobs_csv(const config::ClusterWorkload& w, const JobTiming& timing, 
                      const ClusterFigures& f) {
   std::string out =
       "name,gpus,priority,iterations,arrival_s,start_s,end_s,queue_s,completion_s,alone_iteration_time_s,alone_s,"
-      "slowdown,iteration_slowdown,preemptions,resizes,gpu_hours,goodput,cost_usd,energy_kwh\n";
+      "slowdown,iteration_slowdown,preemptions,resizes,failures,gpu_hours,goodput,cost_usd,energy_kwh\n";
   for (std::size_t i = 0; i < w.jobs.size(); ++i) {
     const config::ClusterJob& job = w.jobs[i];
     const JobFigures& jf = f.jobs[i];
-    out += fmt::format("\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", job.name, gpus_text(job),
+    out += fmt::format("\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", job.name, gpus_text(job),
                        job.priority, job.iterations, job.arrival_s, jf.start_s, r.jobs[i].end_s, jf.queue_s,
                        jf.completion_s, timing.alone(i).iteration_s, jf.alone_s, jf.slowdown, jf.iteration_slowdown,
-                       jf.preemptions, jf.resizes, jf.gpu_hours, jf.goodput, jf.cost_usd ? fmt::format("{}", *jf.cost_usd) : "", jf.energy_kwh);
+                       jf.preemptions, jf.resizes, jf.failures, jf.gpu_hours, jf.goodput, jf.cost_usd ? fmt::format("{}", *jf.cost_usd) : "", jf.energy_kwh);
   }
   return out;
 }
@@ -217,18 +237,21 @@ std::string cluster_table(const config::ClusterWorkload& w, const JobTiming& tim
                      100.0 * f.utilization, 100.0 * f.idle_while_waiting);
   out += fmt::format("mean queueing {}, mean completion {}, mean slowdown {:.3f}, preemptions {}\n",
                      hours(f.mean_queue_s), hours(f.mean_completion_s), f.mean_slowdown, f.preemptions);
+  if (w.failures)
+    out += fmt::format("node failures {} ({:.1f} node-hours down); jobs interrupted {} times\n", f.node_failures,
+                       f.node_down_hours, interruptions(f));
   out += fmt::format("{:.0f} GPU-hours{}, {:.0f} kWh; {} job simulations\n", f.gpu_hours,
                      f.cost_usd ? fmt::format(", ${:.0f}", *f.cost_usd) : "", f.energy_kwh, timing.simulations());
   return out;
 }
 
 std::string comparison_table(const std::vector<std::pair<std::string, ClusterFigures>>& runs) {
-  std::string out = fmt::format("{:<28} {:>10} {:>7} {:>10} {:>10} {:>9} {:>4} {:>10}\n", "policy", "makespan", "util",
-                                "queued", "completion", "slowdown", "pre", "energy");
+  std::string out = fmt::format("{:<28} {:>10} {:>7} {:>10} {:>10} {:>9} {:>4} {:>5} {:>12}\n", "policy", "makespan",
+                                "util", "queued", "completion", "slowdown", "pre", "fail", "energy");
   for (const auto& [name, f] : runs)
-    out += fmt::format("{:<28} {:>10} {:>6.1f}% {:>10} {:>10} {:>9.3f} {:>4} {:>6.0f} kWh\n", name,
+    out += fmt::format("{:<28} {:>10} {:>6.1f}% {:>10} {:>10} {:>9.3f} {:>4} {:>5} {:>8.0f} kWh\n", name,
                        hours(f.makespan_s), 100.0 * f.utilization, hours(f.mean_queue_s), hours(f.mean_completion_s),
-                       f.mean_slowdown, f.preemptions, f.energy_kwh);
+                       f.mean_slowdown, f.preemptions, interruptions(f), f.energy_kwh);
   return out;
 }
 

@@ -25,8 +25,9 @@ struct JobFigures {
   double iteration_slowdown = 0.0;  // train_s / alone_s: its placements against the alone one
   int preemptions = 0;
   int resizes = 0;  // an elastic job's size changes
+  int failures = 0;  // interruptions by a failed node
   double gpu_hours = 0.0;  // sum over its segments of GPUs x time held
-  double goodput = 0.0;  // train_s / held_s
+  double goodput = 0.0;  // train_s less periodic checkpoints / held_s
   std::optional<double> cost_usd;
   double energy_kwh = 0.0;
 };
@@ -43,6 +44,8 @@ struct ClusterFigures {
   std::optional<double> cost_usd;
   double energy_kwh = 0.0;  // the jobs', the idle GPUs' and the nodes' overheads, times the PUE
   int preemptions = 0;
+  int node_failures = 0;
+  double node_down_hours = 0.0;  // within the makespan
 };
 
 ClusterFigures cluster_figures(const config::ClusterWorkload& w, const JobTiming& timing, const ScheduleResult& r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 
 #include "core/rng.h"
 #include "network/topology_builders.h"
@@ -31,6 +32,7 @@ NodeState::NodeState(const FabricShape& shape, config::PlacementPolicy policy, s
       policy_(policy),
       free_(static_cast<std::size_t>(shape.nodes), shape.gpus_per_node),
       order_(static_cast<std::size_t>(shape.nodes)),
+      down_(static_cast<std::size_t>(shape.nodes), false),
       free_gpus_(static_cast<long long>(shape.nodes) * shape.gpus_per_node) {
   std::iota(order_.begin(), order_.end(), 0);
   // Fisher-Yates with our own generator: the same order on every standard library.
@@ -147,6 +149,23 @@ void NodeState::take(const Placement& p) {
 void NodeState::give_back(const Placement& p) {
   for (int n : p.nodes) free_[static_cast<std::size_t>(n)] += p.gpus_per_node;
   free_gpus_ += p.gpus();
+}
+
+void NodeState::fail(int node) {
+  const auto n = static_cast<std::size_t>(node);
+  if (down_[n] || free_[n] != shape_.gpus_per_node)
+    throw std::logic_error("NodeState::fail: a node fails once, with its jobs gone");
+  down_[n] = true;
+  free_[n] = 0;
+  free_gpus_ -= shape_.gpus_per_node;
+}
+
+void NodeState::repair(int node) {
+  const auto n = static_cast<std::size_t>(node);
+  if (!down_[n]) throw std::logic_error("NodeState::repair: the node is not down");
+  down_[n] = false;
+  free_[n] = shape_.gpus_per_node;
+  free_gpus_ += shape_.gpus_per_node;
 }
 
 JobView view_of(const FabricShape& shape, const Placement& p) {

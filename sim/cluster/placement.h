@@ -49,6 +49,10 @@ class NodeState {
   [[nodiscard]] std::optional<Placement> place(int gpus) const;
   void take(const Placement& p);
   void give_back(const Placement& p);
+  // A node out of service (its GPUs all free before) and back.
+  void fail(int node);
+  void repair(int node);
+  [[nodiscard]] bool down(int node) const { return down_[static_cast<std::size_t>(node)]; }
   [[nodiscard]] long long free_gpus() const { return free_gpus_; }
   [[nodiscard]] const FabricShape& shape() const { return shape_; }
 
@@ -62,6 +66,7 @@ class NodeState {
   config::PlacementPolicy policy_;
   std::vector<int> free_;   // per node
   std::vector<int> order_;  // the blind policy's node order
+  std::vector<bool> down_;  // per node
   long long free_gpus_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/rng.h"
 #include "core/simulator.h"
 
 namespace trainsim::cluster {
@@ -28,6 +29,7 @@ struct Live {
   GroupDuty duty;                // its traffic on the cluster's groups, alone
   std::map<int, double> shares;  // the uplink share it runs with, by group (none: all)
   std::optional<int> resize_to;  // an elastic job checkpointing to change size
+  std::optional<core::EventId> requeue_event;  // the end of a preemption's checkpoint
 };
 
 // Where the head job of the queue will start, for EASY backfill (Lifka 1995):
@@ -44,13 +46,15 @@ class Scheduler {
         timer_(timer),
         nodes_(fabric_shape(w.cluster), w.scheduler.placement, w.scheduler.seed),
         live_(w.jobs.size()),
-        result_{std::vector<JobRecord>(w.jobs.size()), {}, 0.0} {}
+        result_{std::vector<JobRecord>(w.jobs.size()), {}, {}, 0.0},
+        rng_(w.failures ? w.failures->seed : 1) {}
 
   ScheduleResult run() {
     for (std::size_t j = 0; j < w_.jobs.size(); ++j) {
       live_[j].remaining = w_.jobs[j].iterations;
       sim_.schedule_at(core::from_seconds(w_.jobs[j].arrival_s), [this, j] { arrive(j); });
     }
+    if (w_.failures) schedule_failure();
     sim_.run();
     return std::move(result_);
   }
@@ -127,7 +131,7 @@ class Scheduler {
         const std::optional<Placement> p = without.place(gpus);
         if (!p) continue;
         const double stay = left * l.pace.iteration_s;
-        const double move = cost.checkpoint_s + cost.restart_s + left * timer_.pace(j, *p).iteration_s;
+        const double move = cost.checkpoint_s + cost.restart_s + left * paced(j, *p, {}).iteration_s;
         if (move < stay) resize(j, gpus);
         break;
       }
@@ -144,13 +148,21 @@ class Scheduler {
     return out;
   }
 
+  // The earliest release (a job's end or checkpoint, a node's repair) after which the
+  // head fits.
   [[nodiscard]] Reservation reserve(std::size_t head) const {
     NodeState later = nodes_;
-    for (std::size_t h : holders()) {
-      later.give_back(result_.jobs[h].segments.back().placement);
-      if (later.place(job(head).min_gpus())) return {head, live_[h].release};
+    std::vector<std::pair<core::Time, std::ptrdiff_t>> releases;  // (time, job, or -1 - node)
+    for (std::size_t h : holders()) releases.emplace_back(live_[h].release, static_cast<std::ptrdiff_t>(h));
+    for (const auto& [node, at] : repair_at_) releases.emplace_back(at, -1 - node);
+    std::stable_sort(releases.begin(), releases.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [at, who] : releases) {
+      if (who >= 0) later.give_back(current_of(static_cast<std::size_t>(who)).placement);
+      else later.repair(static_cast<int>(-1 - who));
+      if (later.place(job(head).min_gpus())) return {head, at};
     }
-    return {head, sim_.now()};  // not reached: every job fits the empty cluster
+    return {head, sim_.now()};  // not reached: every job fits the whole cluster
   }
 
   // EASY: a job behind the head may start now if it ends before the head's
@@ -162,12 +174,31 @@ class Scheduler {
     at_shadow.take(p);
     for (std::size_t h : holders())
       if (live_[h].release <= r.shadow) at_shadow.give_back(result_.jobs[h].segments.back().placement);
+    for (const auto& [node, at] : repair_at_)
+      if (at <= r.shadow) at_shadow.repair(node);
     return at_shadow.place(job(r.head).min_gpus()).has_value();
   }
 
   [[nodiscard]] core::Time run_length(std::size_t j, const Placement& p) const {
     const JobPace pace = timer_.pace(j, p);
-    return core::from_seconds(live_[j].restart_owed_s + static_cast<double>(live_[j].remaining) * pace.iteration_s);
+    return core::from_seconds(live_[j].restart_owed_s +
+                              static_cast<double>(live_[j].remaining) * pace.iteration_s * stretch(j, p));
+  }
+
+  // Under node failures a job checkpoints every tau of training, for C each: its
+  // iterations take (tau + C) / tau as long (docs/cluster.md, "Failures").
+  [[nodiscard]] double stretch(std::size_t j, const Placement& p) const {
+    const PreemptionCost cost = timer_.preemption(j);
+    if (!w_.failures || !cost.checkpoint_interval) return 1.0;
+    const double tau = cost.checkpoint_interval(static_cast<int>(p.nodes.size()));
+    return (tau + cost.checkpoint_s) / tau;
+  }
+
+  // The job's pace on `p` with `shares` of its groups' uplinks, checkpoints included.
+  [[nodiscard]] JobPace paced(std::size_t j, const Placement& p, const std::map<int, double>& shares) const {
+    JobPace pace = shares.empty() ? timer_.pace(j, p) : timer_.shared_pace(j, p, shares);
+    pace.iteration_s *= stretch(j, p);
+    return pace;
   }
 
   void start(std::size_t j, const Placement& p) {
@@ -177,7 +208,8 @@ class Scheduler {
     s.placement = p;
     s.start_s = core::to_seconds(sim_.now());
     s.restart_s = live_[j].restart_owed_s;
-    s.pace = timer_.pace(j, p);
+    s.pace = paced(j, p, {});
+    s.checkpoint_share = 1.0 - 1.0 / stretch(j, p);
     result_.jobs[j].segments.push_back(s);
     Live& l = live_[j];
     l.state = State::kRunning;
@@ -234,8 +266,7 @@ class Scheduler {
       if (shares == l.shares) continue;
       advance(j);
       l.shares = shares;
-      const Placement& p = current(j).placement;
-      l.pace = shares.empty() ? timer_.pace(j, p) : timer_.shared_pace(j, p, shares);
+      l.pace = paced(j, current(j).placement, shares);
       current(j).pace_changes.emplace_back(core::to_seconds(sim_.now()), l.pace);
       schedule_end(j);
     }
@@ -253,6 +284,7 @@ class Scheduler {
     nodes_.give_back(s.placement);
     result_.jobs[j].end_s = s.end_s;
     result_.jobs[j].finished = true;
+    ++finished_;
     result_.makespan_s = std::max(result_.makespan_s, s.end_s);
     pass();
   }
@@ -351,10 +383,11 @@ class Scheduler {
     l.restart_owed_s = cost.restart_s;
     l.state = State::kCheckpointing;
     l.release = sim_.now() + core::from_seconds(cost.checkpoint_s);
-    sim_.schedule_at(l.release, [this, j] { requeue(j); });
+    l.requeue_event = sim_.schedule_at(l.release, [this, j] { requeue(j); });
   }
 
   void requeue(std::size_t j) {
+    live_[j].requeue_event.reset();
     Segment& s = current(j);
     s.end_s = core::to_seconds(sim_.now());
     nodes_.give_back(s.placement);
@@ -369,6 +402,73 @@ class Scheduler {
             break;
           }
     pass();
+  }
+
+  // Each node fails an exponential time of mean MTBF after it is up (at the start and
+  // after each repair), drawn in node order; failures after every job has ended do
+  // nothing.
+  void schedule_failure() {
+    for (int n = 0; n < nodes_.shape().nodes; ++n) schedule_failure(n);
+  }
+
+  void schedule_failure(int node) {
+    const double after = rng_.exponential(w_.failures->node_mtbf_s);
+    sim_.schedule_after(core::from_seconds(after), [this, node] { fail_node(node); });
+  }
+
+  void fail_node(int node) {
+    if (finished_ == live_.size()) return;
+    for (std::size_t j = 0; j < live_.size(); ++j) {
+      const bool holds = (live_[j].state == State::kRunning || live_[j].state == State::kCheckpointing) &&
+                         std::binary_search(current(j).placement.nodes.begin(), current(j).placement.nodes.end(), node);
+      if (holds) interrupt(j);
+    }
+    nodes_.fail(node);
+    const core::Time back = sim_.now() + core::from_seconds(w_.failures->repair_time_s);
+    repair_at_[node] = back;
+    result_.outages.push_back({node, core::to_seconds(sim_.now()), core::to_seconds(back)});
+    sim_.schedule_at(back, [this, node] {
+      nodes_.repair(node);
+      repair_at_.erase(node);
+      schedule_failure(node);
+      pass();
+    });
+    pass();
+  }
+
+  // A node of job j failed: it keeps the iterations of its last periodic checkpoint
+  // (every tau + C of its time after the restart; progress uniform over it), gives its
+  // GPUs back at once and waits again, owing detection + restart + reload. A job
+  // writing a preemption's checkpoint keeps what it had kept.
+  void interrupt(std::size_t j) {
+    Segment& s = current(j);
+    Live& l = live_[j];
+    s.failed = true;
+    if (l.state == State::kRunning) {
+      sim_.cancel(*l.end_event);
+      l.end_event.reset();
+      advance(j);
+      const PreemptionCost cost = timer_.preemption(j);
+      const double elapsed = core::to_seconds(sim_.now() - l.work_start);
+      const double cycle = cost.checkpoint_interval(static_cast<int>(s.placement.nodes.size())) + cost.checkpoint_s;
+      const double saved_until = elapsed > 0.0 ? std::floor(elapsed / cycle) * cycle : 0.0;
+      const double kept = elapsed > 0.0 ? l.done * saved_until / elapsed : 0.0;
+      s.iterations = std::min(l.remaining, static_cast<long long>(std::floor(kept + 1e-9)));
+      s.restart_s = std::min(s.restart_s, core::to_seconds(sim_.now()) - s.start_s);
+      s.lost_s = std::max(0.0, elapsed - static_cast<double>(s.iterations) * l.pace.iteration_s);
+      s.train_s = std::max(0.0, elapsed) - s.lost_s;
+      l.remaining -= s.iterations;
+    } else {
+      sim_.cancel(*l.requeue_event);
+      l.requeue_event.reset();
+      l.resize_to.reset();
+    }
+    const PreemptionCost cost = timer_.preemption(j);
+    l.restart_owed_s = cost.detection_s + cost.restart_s;
+    s.end_s = core::to_seconds(sim_.now());
+    nodes_.give_back(s.placement);
+    l.state = State::kQueued;
+    queue_.push_back(j);
   }
 
   void record_usage() {
@@ -389,6 +489,9 @@ class Scheduler {
   std::vector<Live> live_;
   std::vector<std::size_t> queue_;
   ScheduleResult result_;
+  core::Rng rng_;                       // node failures
+  std::map<int, core::Time> repair_at_;  // nodes down, and when they are back
+  std::size_t finished_ = 0;
 };
 
 }  // namespace

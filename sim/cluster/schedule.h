@@ -27,6 +27,10 @@ struct JobPace {
 struct PreemptionCost {
   double checkpoint_s = 0.0;
   double restart_s = 0.0;
+  double detection_s = 0.0;  // after a failure, before the restart (failures.detection_time)
+  // The interval it checkpoints at when nodes fail (failures.checkpoint_interval, or
+  // Daly's for its mean time to interrupt): given the job's nodes.
+  std::function<double(int nodes)> checkpoint_interval;
 };
 
 // The job simulation's answers, by job index and placement.
@@ -54,7 +58,11 @@ struct Segment {
   JobPace pace;  // at its start
   // Later paces, as neighbours sharing its leaf groups' uplinks come and go: (from, pace).
   std::vector<std::pair<double, JobPace>> pace_changes;
+  // Under node failures: the share of its training time spent writing its periodic
+  // checkpoints, C / (tau + C) (its pace includes them).
+  double checkpoint_share = 0.0;
   bool preempted = false;
+  bool failed = false;  // a node of it failed here
   bool resized = false;  // an elastic job's size changed here (docs/cluster.md, "Elastic jobs")
 };
 
@@ -71,9 +79,17 @@ struct UsagePoint {
   int waiting_jobs = 0;
 };
 
+// A node out of service: from its failure to its repair.
+struct NodeOutage {
+  int node = 0;
+  double from_s = 0.0;
+  double to_s = 0.0;
+};
+
 struct ScheduleResult {
   std::vector<JobRecord> jobs;  // in the workload's order
   std::vector<UsagePoint> usage;
+  std::vector<NodeOutage> outages;
   double makespan_s = 0.0;  // the last job's end
 };
 

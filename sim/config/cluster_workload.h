@@ -67,12 +67,22 @@ struct ClusterJob {
   }
 };
 
+// Node failures of the shared cluster (docs/cluster.md, "Failures"): each node fails
+// after exponential times of mean `node_mtbf_s`, is repaired `repair_time_s` later;
+// its jobs lose the work since their last checkpoint and restart.
+struct ClusterFailures {
+  double node_mtbf_s = 0.0;
+  double repair_time_s = 0.0;
+  std::uint64_t seed = 1;
+};
+
 struct ClusterWorkload {
   std::string name;
   std::string source_file;
   hw::ClusterSpec cluster;
   SchedulerConfig scheduler;
   std::vector<ClusterJob> jobs;
+  std::optional<ClusterFailures> failures;  // none: nodes never fail
   // What reading a trace left out, and why (printed with the results).
   std::vector<std::string> notes;
 };

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "faults/failure_config.h"
 #include "network/topology_builders.h"
 #include "scenario/errors.h"
 #include "scenario/json_document.h"
@@ -43,6 +44,25 @@ config::SchedulerConfig parse_scheduler(const ObjectReader& root) {
   s.contention = o.boolean("contention", true);
   s.seed = static_cast<std::uint64_t>(o.integer("seed", 0, (1LL << 53), 1));
   return s;
+}
+
+// "failures": per-node MTBF (or failures per 1000 node-days, Kokolis et al.'s rate by
+// default) and the repair time.
+config::ClusterFailures parse_cluster_failures(const ObjectReader& root) {
+  const ObjectReader o =
+      root.object("failures", {"node_mtbf", "failures_per_1000_node_days", "repair_time", "seed"});
+  config::ClusterFailures f;
+  if (o.has("node_mtbf") && o.has("failures_per_1000_node_days"))
+    o.fail_message("failures_per_1000_node_days", "give the nodes' failure rate once: node_mtbf or "
+                                                  "failures_per_1000_node_days");
+  const double per_1000 =
+      o.number("failures_per_1000_node_days", 1e-6, 1e6, faults::kDefaultFailuresPer1000NodeDays);
+  f.node_mtbf_s = o.has("node_mtbf") ? o.quantity("node_mtbf", Dimension::kTime, 1.0, 1e12)
+                                     : 1000.0 / per_1000 * 86400.0;
+  if (!o.has("repair_time")) o.missing("repair_time", "how long a failed node is out (a duration, e.g. \"48h\")");
+  f.repair_time_s = o.quantity("repair_time", Dimension::kTime, 0.0, 1e9);
+  f.seed = static_cast<std::uint64_t>(o.integer("seed", 0, (1LL << 53), 1));
+  return f;
 }
 
 // What the shared-cluster simulation places on: one GPU type, nodes under leaves.
@@ -275,7 +295,8 @@ void parse_trace(const ObjectReader& root, const json& cluster_json, config::Clu
 
 config::ClusterWorkload parse_cluster_workload_text(std::string_view text, const std::string& file) {
   const json doc = parse_document(text, file, "cluster workload");
-  const ObjectReader root(doc, file, "", {"name", "description", "cluster", "scheduler", "jobs", "trace"});
+  const ObjectReader root(doc, file, "",
+                          {"name", "description", "cluster", "scheduler", "failures", "jobs", "trace"});
   config::ClusterWorkload w;
   w.source_file = file;
   w.name = root.text("name", fs::path(file).stem().string());
@@ -283,6 +304,7 @@ config::ClusterWorkload parse_cluster_workload_text(std::string_view text, const
   w.cluster = parse_cluster(root);
   check_cluster(root, w.cluster);
   w.scheduler = parse_scheduler(root);
+  if (root.has("failures")) w.failures = parse_cluster_failures(root);
   if (!root.has("jobs") && !root.has("trace"))
     root.missing("jobs", "an array of jobs {\"name\", \"scenario\", \"gpus\", ...}, or a \"trace\"");
   const json jobs = root.has("jobs") ? root.raw("jobs") : json::array();

@@ -1,5 +1,6 @@
 // The shared cluster's scheduler on hand-built schedules (docs/cluster.md,
 // "Policies"): job paces are given, so every start and end is derived by hand.
+#include <cmath>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -7,6 +8,7 @@
 
 #include "cluster/cluster_timeline.h"
 #include "cluster/schedule.h"
+#include "core/rng.h"
 
 namespace trainsim::cluster {
 namespace {
@@ -35,7 +37,7 @@ void add_job(config::ClusterWorkload& w, const std::string& name, double arrival
 JobTimer one_second() {
   JobTimer t;
   t.pace = [](std::size_t, const Placement&) { return JobPace{1.0, 1.0}; };
-  t.preemption = [](std::size_t) { return PreemptionCost{5.0, 10.0}; };
+  t.preemption = [](std::size_t) { return PreemptionCost{5.0, 10.0, 0.0, {}}; };
   return t;
 }
 
@@ -291,6 +293,44 @@ TEST(ClusterElastic, ShrinksForAHigherPriorityThenGrowsBack) {
   EXPECT_DOUBLE_EQ(r.jobs[1].segments[0].start_s, 35.0);
   EXPECT_DOUBLE_EQ(r.jobs[1].end_s, 55.0);
   EXPECT_DOUBLE_EQ(r.jobs[0].end_s, 135.0);
+}
+
+}  // namespace
+}  // namespace trainsim::cluster
+
+namespace trainsim::cluster {
+namespace {
+
+TEST(ClusterFailures, AFailedNodeCostsTheWorkSinceTheLastCheckpoint) {
+  // One node, A: 1000 iterations of 1 s, checkpoints of C = 5 s every tau = 100 s of
+  // training: 1.05 s an iteration. The node fails at t_f (its first exponential draw);
+  // A keeps the 100 k iterations of its last checkpoint (k = floor(t_f / 105)), the node
+  // is back at t_f + 50, A restarts (20 s detection + 10 s restart) and runs its
+  // 1000 - 100 k iterations at 1.05 s.
+  config::ClusterWorkload w = workload(1, config::SchedulerPolicy::kFifo);
+  add_job(w, "A", 0.0, 8, 1000);
+  w.failures = config::ClusterFailures{600.0, 50.0, 3};
+  JobTimer t = one_second();
+  t.preemption = [](std::size_t) {
+    return PreemptionCost{5.0, 10.0, 20.0, [](int) { return 100.0; }};
+  };
+  core::Rng rng(3);
+  const double t_f = rng.exponential(600.0);
+  const double second = t_f + 50.0 + rng.exponential(600.0);
+  const double k = std::floor(t_f / 105.0);
+  const double end = t_f + 50.0 + 30.0 + (1000.0 - 100.0 * k) * 1.05;
+  ASSERT_LT(t_f, 1050.0);   // the seed's first failure comes during the run
+  ASSERT_GT(second, end);   // and the second after it
+  const ScheduleResult r = run_schedule(w, t);
+  ASSERT_EQ(r.jobs[0].segments.size(), 2u);
+  EXPECT_TRUE(r.jobs[0].segments[0].failed);
+  EXPECT_EQ(r.jobs[0].segments[0].iterations, static_cast<long long>(100 * k));
+  EXPECT_NEAR(r.jobs[0].segments[0].checkpoint_share, 5.0 / 105.0, 1e-12);
+  EXPECT_NEAR(r.jobs[0].segments[1].start_s, t_f + 50.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.jobs[0].segments[1].restart_s, 30.0);
+  EXPECT_NEAR(r.jobs[0].end_s, end, 1e-6);
+  ASSERT_EQ(r.outages.size(), 1u);
+  EXPECT_NEAR(r.outages[0].to_s - r.outages[0].from_s, 50.0, 1e-9);
 }
 
 }  // namespace
