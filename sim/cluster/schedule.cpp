@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -450,7 +451,10 @@ class Scheduler {
       advance(j);
       const PreemptionCost cost = timer_.preemption(j);
       const double elapsed = core::to_seconds(sim_.now() - l.work_start);
-      const double cycle = cost.checkpoint_interval(static_cast<int>(s.placement.nodes.size())) + cost.checkpoint_s;
+      // No interval (a timer without failures' checkpoints): nothing was saved.
+      const double cycle = cost.checkpoint_interval
+                               ? cost.checkpoint_interval(static_cast<int>(s.placement.nodes.size())) + cost.checkpoint_s
+                               : std::numeric_limits<double>::infinity();
       const double saved_until = elapsed > 0.0 ? std::floor(elapsed / cycle) * cycle : 0.0;
       const double kept = elapsed > 0.0 ? l.done * saved_until / elapsed : 0.0;
       s.iterations = std::min(l.remaining, static_cast<long long>(std::floor(kept + 1e-9)));
