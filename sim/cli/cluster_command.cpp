@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include "cluster/best_layout.h"
 #include "cluster/cluster_timeline.h"
 #include "cluster/job_timing.h"
 #include "cluster/outcome.h"
@@ -65,6 +66,7 @@ int ClusterCommand::run() const {
   if (!options_.placement.empty())
     w.scheduler.placement = options_.placement == "blind" ? config::PlacementPolicy::kBlind
                                                           : config::PlacementPolicy::kTopologyAware;
+  cluster::resolve_best_layouts(w, options_.jobs);
   cluster::JobTiming timing(w, options_.jobs);
   cluster::resolve_trace_lengths(w, timing);
   if (!options_.quiet)

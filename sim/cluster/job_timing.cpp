@@ -58,7 +58,7 @@ JobTiming::JobTiming(const config::ClusterWorkload& w, int threads) : w_(w), sha
   std::vector<std::pair<std::size_t, std::vector<int>>> distinct;  // (first job, view)
   std::set<std::pair<std::string, std::vector<int>>> seen;
   for (const config::ClusterJob& job : w.jobs)
-    fixed_.push_back(job.elastic.empty() ? config::ClusterJob::Size{job.gpus, job.scenario, job.scenario_key}
+    fixed_.push_back(job.elastic.empty() ? config::ClusterJob::Size{job.gpus, job.scenario, job.scenario_key, {}}
                                          : config::ClusterJob::Size{});
   for (std::size_t j = 0; j < w.jobs.size(); ++j) {
     check_memory(w.jobs[j]);

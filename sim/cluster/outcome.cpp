@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "hardware/power.h"
 
@@ -159,6 +160,13 @@ nlohmann::ordered_json cluster_json(const config::ClusterWorkload& w, const JobT
     x["resizes"] = jf.resizes;
     x["failures"] = jf.failures;
     if (!job.elastic.empty()) x["min_gpus"] = job.min_gpus();
+    if (job.layout_search) {
+      nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+      if (job.elastic.empty()) layouts.push_back({{"gpus", job.gpus}, {"layout", job.layout}});
+      for (const config::ClusterJob::Size& size : job.elastic)
+        layouts.push_back({{"gpus", size.gpus}, {"layout", size.layout}});
+      x["layouts"] = std::move(layouts);
+    }
     x["gpu_hours"] = jf.gpu_hours;
     x["goodput"] = jf.goodput;
     x["cost_usd"] = jf.cost_usd ? nlohmann::ordered_json(*jf.cost_usd) : nlohmann::ordered_json();
@@ -233,6 +241,15 @@ std::string cluster_table(const config::ClusterWorkload& w, const JobTiming& tim
                        jf.iteration_slowdown, jf.preemptions, jf.resizes);
   }
   if (w.jobs.size() > show) out += fmt::format("... {} more jobs (jobs.csv)\n", w.jobs.size() - show);
+  for (std::size_t i = 0; i < std::min(show, w.jobs.size()); ++i) {
+    const config::ClusterJob& job = w.jobs[i];
+    if (!job.layout_search) continue;
+    std::vector<std::string> parts;
+    if (job.elastic.empty()) parts.push_back(fmt::format("{} GPUs {}", job.gpus, job.layout));
+    for (const config::ClusterJob::Size& size : job.elastic)
+      parts.push_back(fmt::format("{} GPUs {}", size.gpus, size.layout));
+    out += fmt::format("best layouts of {}: {}\n", job.name, fmt::join(parts, "; "));
+  }
   out += fmt::format("makespan {}, utilization {:.1f}%, idle while jobs waited {:.1f}%\n", hours(f.makespan_s),
                      100.0 * f.utilization, 100.0 * f.idle_while_waiting);
   out += fmt::format("mean queueing {}, mean completion {}, mean slowdown {:.3f}, preemptions {}\n",

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/scenario.h"
+#include "config/sweep_spec.h"
 
 namespace trainsim::config {
 
@@ -55,8 +56,15 @@ struct ClusterJob {
     int gpus = 0;
     Scenario scenario;
     std::string scenario_key;
+    std::string layout;  // the best layout's label, when searched (layout_search)
   };
   std::vector<Size> elastic;
+  // "layout_space": the layout at each size is the best of this sweep space (docs/cluster.md,
+  // "Best layouts"), one cluster option per size; cluster::resolve_best_layouts fills
+  // `elastic` (or `scenario` for a fixed size) from it. `scenario` is the job's base
+  // (no parallelism) until then.
+  std::optional<SweepSpec> layout_search;
+  std::string layout;  // a fixed-size job's searched layout (an elastic one's are in `elastic`)
   [[nodiscard]] int min_gpus() const { return elastic.empty() ? gpus : elastic.front().gpus; }
   // The sizes it may run at, largest first.
   [[nodiscard]] std::vector<int> sizes_largest_first() const {

@@ -13,6 +13,7 @@
 #include "scenario/json_fields.h"
 #include "scenario/parse_sections.h"
 #include "scenario/reader.h"
+#include "scenario/sweep_spec_reader.h"
 
 namespace trainsim::scenario {
 
@@ -107,9 +108,11 @@ json job_document(const ObjectReader& o, const fs::path& folder, std::string& fi
 
 // The scenario reader's errors placed in the workload: an inline scenario's at its
 // JSON path under the job, a file's with the job that names it.
-config::Scenario read_job_scenario(const json& doc, const std::string& file, const ObjectReader& o) {
+// `base`: without its parallelism (a layout search's base, parse_scenario_base).
+config::Scenario read_job_scenario(const json& doc, const std::string& file, const ObjectReader& o,
+                                   bool base = false) {
   try {
-    return parse_scenario_document(doc, file);
+    return base ? parse_scenario_base(doc, file) : parse_scenario_document(doc, file);
   } catch (const ScenarioError& e) {
     std::string message = e.what();
     std::string prefix = e.file().empty() ? "" : e.file() + ": ";
@@ -167,6 +170,48 @@ void parse_elastic(const ObjectReader& job_reader, const hw::ClusterSpec& cluste
   job.scenario_key = job.elastic.back().scenario_key;
 }
 
+// "layout_space": a sweep spec over the job's sizes (one cluster option each) with the
+// space given, the job's model, training and simulation; the micro-batch and network
+// model it fixes join the space when the space does not sweep them. Any training budget
+// ranks the layouts alike (the global batch is the job's): one of 1T tokens is given.
+config::SweepSpec layout_search(const ObjectReader& o, json doc, const json& cluster_json,
+                                const std::vector<int>& sizes, int per_node) {
+  json space = o.raw("layout_space");
+  if (!space.is_object()) o.fail("layout_space", "a sweep space (docs/sweep.md, \"space\")", space);
+  json training = doc.value("training", json::object());
+  if (training.contains("micro_batch_size") && !space.contains("micro_batch_size") && !space.contains("mbs"))
+    space["micro_batch_size"] = training["micro_batch_size"];
+  training.erase("micro_batch_size");
+  training["train_tokens"] = 1e12;
+  json simulation = doc.value("simulation", json::object());
+  if (simulation.contains("network_model") && !space.contains("network_model"))
+    space["network_model"] = simulation["network_model"];
+  simulation.erase("network_model");
+  json spec = {{"name", o.text("name")}, {"training", training}, {"space", space}};
+  for (const char* key : {"model", "calibration", "failures"})
+    if (doc.contains(key)) spec[key] = doc[key];
+  if (!simulation.empty()) spec["simulation"] = simulation;
+  json clusters = json::array();
+  for (int g : sizes) {
+    json c = job_cluster(cluster_json, g, per_node);
+    c["name"] = fmt::format("{} GPUs", g);
+    clusters.push_back(c);
+  }
+  spec["clusters"] = clusters;
+  try {
+    return parse_sweep_spec(spec.dump(), o.file());
+  } catch (const ScenarioError& e) {
+    std::string message = e.what();
+    std::string prefix = e.file().empty() ? "" : e.file() + ": ";
+    if (!e.json_path().empty()) prefix += e.json_path() + ": ";
+    if (message.starts_with(prefix)) message.erase(0, prefix.size());
+    const std::string& path = e.json_path();
+    if (path.rfind("/space", 0) == 0) throw ScenarioError(o.file(), o.path_of("layout_space") + path.substr(6), message);
+    throw ScenarioError(o.file(), o.path_of("scenario") + path,
+                        message + " (the scenario as the layout search of this job reads it)");
+  }
+}
+
 config::ClusterJob parse_job(const ObjectReader& o, const json& cluster_json, const hw::ClusterSpec& cluster,
                              const fs::path& folder) {
   config::ClusterJob job;
@@ -179,9 +224,33 @@ config::ClusterJob parse_job(const ObjectReader& o, const json& cluster_json, co
   const auto on = [&](int gpus) {
     json placed = doc;
     placed["cluster"] = job_cluster(cluster_json, gpus, per_node);
-    return config::ClusterJob::Size{gpus, read_job_scenario(placed, file, o), placed.dump()};
+    return config::ClusterJob::Size{gpus, read_job_scenario(placed, file, o), placed.dump(), {}};
   };
-  if (o.has("gpus") && o.raw("gpus").is_object()) {
+  if (o.has("layout_space")) {
+    std::vector<int> sizes;
+    if (o.has("gpus") && o.raw("gpus").is_object()) {
+      const ObjectReader g = o.object("gpus", {"min", "max"});
+      const auto whole = [&](std::string_view key) {
+        const auto n = static_cast<int>(g.integer(key, per_node, cluster.num_gpus()));
+        if (n % per_node != 0)
+          g.fail(key, fmt::format("whole nodes: a multiple of gpus_per_node {}", per_node), g.raw(key));
+        return n;
+      };
+      const int min = whole("min"), max = whole("max");
+      if (max <= min) g.fail("max", fmt::format("more GPUs than min ({})", min), g.raw("max"));
+      for (int n = min; n <= max; n += per_node) sizes.push_back(n);
+    } else {
+      sizes.push_back(static_cast<int>(o.integer("gpus", 1, cluster.num_gpus())));
+      if (sizes[0] > per_node && sizes[0] % per_node != 0)
+        o.fail("gpus", fmt::format("up to {} GPUs on one node, or whole nodes", per_node), o.raw("gpus"));
+    }
+    json base = doc;
+    base.erase("parallelism");
+    base["cluster"] = job_cluster(cluster_json, sizes.back(), per_node);
+    job.gpus = sizes.back();
+    job.scenario = read_job_scenario(base, file, o, true);
+    job.layout_search = layout_search(o, base, cluster_json, sizes, per_node);
+  } else if (o.has("gpus") && o.raw("gpus").is_object()) {
     parse_elastic(o, cluster, on, job);
   } else {
     job.gpus = static_cast<int>(o.integer("gpus", 1, cluster.num_gpus()));
@@ -314,7 +383,8 @@ config::ClusterWorkload parse_cluster_workload_text(std::string_view text, const
   std::unordered_map<std::string, std::size_t> names;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const ObjectReader o(jobs[i], file, "/jobs/" + std::to_string(i),
-                         {"name", "scenario", "arrival", "gpus", "priority", "iterations", "train_tokens"});
+                         {"name", "scenario", "arrival", "gpus", "priority", "iterations", "train_tokens",
+                          "layout_space"});
     if (!o.has("name")) o.missing("name", "the job's name");
     if (!o.has("scenario")) o.missing("scenario", "a scenario object or the path of a scenario file");
     const auto [it, added] = names.emplace(o.text("name"), i);

@@ -249,7 +249,7 @@ JobTimer elastic_timer(std::size_t elastic) {
 }
 
 void make_elastic(config::ClusterJob& job) {
-  for (int g : {8, 16, 24, 32}) job.elastic.push_back({g, {}, {}});
+  for (int g : {8, 16, 24, 32}) job.elastic.push_back({g, {}, {}, {}});
   job.gpus = 32;
 }
 

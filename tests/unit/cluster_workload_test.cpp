@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cluster/best_layout.h"
 #include "cluster/job_timing.h"
 #include "cluster/outcome.h"
 #include "scenario/cluster_workload_reader.h"
@@ -222,6 +223,47 @@ TEST(ClusterWorkload, ElasticJobsRunAtTheSizesTheirLayoutAllows) {
   EXPECT_NE(error_of(R"({"name": "e", "gpus": {"min": 4, "max": 16}, "iterations": 1, "scenario": )" + kSmall + "}")
                 .find("/jobs/0/gpus/min"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(ClusterWorkload, BestLayoutAtEachSizeFromTheSweep) {
+  // Sizes 8 and 16 GPUs; the space tries TP 1 and 2. The layout chosen at each size
+  // is the faster of the two, timed as `trainsim run` times them.
+  const config::ClusterWorkload read = parse(R"({"name": "e", "gpus": {"min": 8, "max": 16}, "iterations": 10,
+      "layout_space": {"tp": [1, 2]}, "scenario": )" + kSmall + "}");
+  config::ClusterWorkload w = read;
+  ASSERT_TRUE(w.jobs[0].layout_search);
+  EXPECT_EQ(w.jobs[0].layout_search->clusters.size(), 2u);
+  cluster::resolve_best_layouts(w, 1);
+  ASSERT_EQ(w.jobs[0].elastic.size(), 2u);
+  for (const config::ClusterJob::Size& size : w.jobs[0].elastic) {
+    double fastest = 1e300;
+    for (int tp : {1, 2}) {
+      std::string scenario = kSmall;
+      const std::string dp = "\"dp\": \"auto\"";
+      scenario.replace(scenario.find(dp), dp.size(), dp + ", \"tp\": " + std::to_string(tp));
+      const config::ClusterWorkload one = parse(R"({"name": "f", "gpus": )" + std::to_string(size.gpus) +
+                                                R"(, "iterations": 1, "scenario": )" + scenario + "}");
+      sweep::PointResult r;
+      sweep::time_point(one.jobs[0].scenario, r);
+      fastest = std::min(fastest, r.iteration_time_s);
+    }
+    sweep::PointResult chosen;
+    sweep::time_point(size.scenario, chosen);
+    EXPECT_DOUBLE_EQ(chosen.iteration_time_s, fastest) << size.gpus << " GPUs: " << size.layout;
+    EXPECT_FALSE(size.layout.empty());
+  }
+  EXPECT_NE(error_of(R"({"name": "e", "gpus": 8, "iterations": 1, "layout_space": {"tp": [0]}, "scenario": )" +
+                     kSmall + "}")
+                .find("w.json: /jobs/0/layout_space/tensor_model_parallel_size"),
+            std::string::npos)
+      << error_of(R"({"name": "e", "gpus": 8, "iterations": 1, "layout_space": {"tp": [0]}, "scenario": )" + kSmall +
+                  "}");
 }
 
 }  // namespace
