@@ -12,8 +12,12 @@
 namespace trainsim::cluster {
 
 // A job's duty cycle on the uplinks of each leaf group of the cluster it has nodes in
-// (only the groups its traffic leaves through).
+// (only the groups its traffic leaves through), and in a 3-tier tree on each pod's
+// uplinks to the cores, keyed pod_key(pod).
 using GroupDuty = std::map<int, double>;
+inline int pod_key(int pod) { return -1 - pod; }
+inline bool is_pod_key(int key) { return key < 0; }
+inline int pod_of_key(int key) { return -1 - key; }
 
 // E[1 / (1 + N)], N = sum of independent Bernoulli(d_k); duties clamped to [0, 1].
 double expected_share(std::span<const double> neighbour_duties);

@@ -110,25 +110,32 @@ GroupDuty JobTiming::traffic(std::size_t job, const Placement& p) {
     it = traffic_cache_.emplace(key, simulate_traffic(job, p.gpus(), view.node_groups)).first;
   GroupDuty duty;
   for (const auto& [v, d] : it->second)
-    if (d > 0.0) duty[view.group_of_view.at(v)] = d;
+    if (d > 0.0)
+      duty[is_pod_key(v) ? pod_key(view.pod_of_view.at(pod_of_key(v))) : view.group_of_view.at(v)] = d;
   return duty;
 }
 
 JobPace JobTiming::shared_pace(std::size_t job, const Placement& p, const std::map<int, double>& share) {
   const JobView view = view_of(shape_, p);
-  std::vector<double> by_view;
   bool shared = false;
-  for (const auto& [v, g] : view.group_of_view) {
-    const auto it = share.find(g);
-    const double s = it == share.end() ? 1.0 : quantized_share(it->second);
-    by_view.resize(static_cast<std::size_t>(v) + 1, 1.0);
-    by_view[static_cast<std::size_t>(v)] = s;
-    shared = shared || s < 1.0;
-  }
+  // Each view group's (or view pod's) share, from the cluster's group (or pod) it is.
+  const auto by_view = [&](const std::map<int, int>& cluster_of_view, bool pods) {
+    std::vector<double> out;
+    for (const auto& [v, c] : cluster_of_view) {
+      const auto it = share.find(pods ? pod_key(c) : c);
+      const double s = it == share.end() ? 1.0 : quantized_share(it->second);
+      out.resize(static_cast<std::size_t>(v) + 1, 1.0);
+      out[static_cast<std::size_t>(v)] = s;
+      shared = shared || s < 1.0;
+    }
+    return out;
+  };
+  const std::vector<double> groups = by_view(view.group_of_view, false);
+  const std::vector<double> pods = by_view(view.pod_of_view, true);
   if (!shared) return pace(job, p);
-  const auto key = std::tuple{size_of(job, p.gpus()).scenario_key, view.node_groups, by_view};
+  const auto key = std::tuple{size_of(job, p.gpus()).scenario_key, view.node_groups, groups, pods};
   if (const auto it = shared_cache_.find(key); it != shared_cache_.end()) return it->second;
-  return shared_cache_.emplace(key, simulate(job, p.gpus(), view.node_groups, by_view)).first->second;
+  return shared_cache_.emplace(key, simulate(job, p.gpus(), view.node_groups, groups, pods)).first->second;
 }
 
 // A flow-model run of the job's steady state on its view (the longest of the
@@ -148,12 +155,10 @@ std::map<int, double> JobTiming::simulate_traffic(std::size_t job, long long gpu
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("job \"{}\": {}", w_.jobs[job].name, e.what()));
   }
-  // The uplinks: links from a leaf (tier 1) to a tier-2 switch, and back.
+  // The uplinks: links from a leaf (tier 1) to a tier-2 switch and back, keyed by the
+  // leaf's group; in a 3-tier tree, from an aggregation switch to a core and back, keyed
+  // pod_key(its pod).
   const net::Topology topology = net::build_topology(s.cluster);
-  const int rails = s.cluster.inter_node.topology == "rail_optimized"
-                        ? (s.cluster.inter_node.rails == 0 ? s.cluster.inter_node.nics_per_node
-                                                           : s.cluster.inter_node.rails)
-                        : 1;
   struct Load {
     double up_bytes = 0, down_bytes = 0, up_capacity = 0, down_capacity = 0;
   };
@@ -164,9 +169,11 @@ std::map<int, double> JobTiming::simulate_traffic(std::size_t job, long long gpu
     const net::VertexData& from = topology.vertex(v.from);
     const net::VertexData& to = topology.vertex(v.to);
     if (from.kind != net::VertexKind::kSwitch || to.kind != net::VertexKind::kSwitch) continue;
-    const bool up = from.tier == 1 && to.tier == 2;
-    if (!up && !(from.tier == 2 && to.tier == 1)) continue;
-    const int group = (up ? from.index : to.index) / rails;
+    const bool up = from.tier < to.tier;
+    const net::VertexData& below = up ? from : to;
+    const net::VertexData& above = up ? to : from;
+    if (below.group < 0 || above.tier != below.tier + 1) continue;
+    const int group = below.tier == 1 ? below.group : pod_key(below.group);
     uplink[topology.link_name(l)] = {group, up};
     (up ? load[group].up_capacity : load[group].down_capacity) += v.capacity;
   }
@@ -182,9 +189,10 @@ std::map<int, double> JobTiming::simulate_traffic(std::size_t job, long long gpu
 }
 
 JobPace JobTiming::simulate(std::size_t job, long long gpus, const std::vector<int>& view,
-                            const std::vector<double>& share) const {
+                            const std::vector<double>& share, const std::vector<double>& pod_share) const {
   config::Scenario s = placed(job, gpus, view);
   s.cluster.inter_node.group_uplink_share = share;
+  s.cluster.inter_node.pod_uplink_share = pod_share;
   sweep::PointResult r;
   try {
     if (!sweep::extrapolate_microbatches(s, sweep::time_point, r)) sweep::time_point(s, r);

@@ -26,8 +26,8 @@ class JobTiming {
   // Its duty on each cluster group's uplinks on `p`, alone (cluster/contention.h),
   // from a flow-model simulation of its steady state; empty on one node or one switch.
   [[nodiscard]] GroupDuty traffic(std::size_t job, const Placement& p);
-  // Its pace on `p` with `share` of each cluster group's uplinks (1 where not given),
-  // each share quantized to 1/32.
+  // Its pace on `p` with `share` of each cluster group's uplinks, and of each pod's
+  // (pod_key), 1 where not given; each share quantized to 1/32.
   [[nodiscard]] JobPace shared_pace(std::size_t job, const Placement& p, const std::map<int, double>& share);
   [[nodiscard]] PreemptionCost preemption(std::size_t job) const { return preemption_[job]; }
   // On the empty cluster, placed topology-aware: the reference of its slowdowns.
@@ -45,8 +45,9 @@ class JobTiming {
   // job's at that size.
   [[nodiscard]] const config::ClusterJob::Size& size_of(std::size_t job, long long gpus) const;
   [[nodiscard]] config::Scenario placed(std::size_t job, long long gpus, const std::vector<int>& view) const;
+  // `share`, `pod_share`: of each view group's and view pod's uplinks (none: all).
   [[nodiscard]] JobPace simulate(std::size_t job, long long gpus, const std::vector<int>& view,
-                                 const std::vector<double>& share = {}) const;
+                                 const std::vector<double>& share = {}, const std::vector<double>& pod_share = {}) const;
   [[nodiscard]] std::map<int, double> simulate_traffic(std::size_t job, long long gpus,
                                                        const std::vector<int>& view) const;
 
@@ -57,7 +58,7 @@ class JobTiming {
   std::vector<PreemptionCost> preemption_;
   std::vector<config::ClusterJob::Size> fixed_;  // each fixed-size job's one size
   std::map<std::pair<std::string, std::vector<int>>, JobPace> cache_;
-  std::map<std::tuple<std::string, std::vector<int>, std::vector<double>>, JobPace> shared_cache_;
+  std::map<std::tuple<std::string, std::vector<int>, std::vector<double>, std::vector<double>>, JobPace> shared_cache_;
   std::map<std::pair<std::string, std::vector<int>>, std::map<int, double>> traffic_cache_;  // by view group
 };
 

@@ -181,6 +181,7 @@ JobView view_of(const FabricShape& shape, const Placement& p) {
   JobView view;
   int pod_rank = 0;
   for (const auto& [pod, pod_nodes] : most_first(per_pod)) {
+    if (shape.tiers == 3) view.pod_of_view[pod_rank] = pod;
     std::map<int, int> groups_here;
     for (const auto& [g, nodes] : per_group)
       if (g / shape.groups_per_pod == pod) groups_here[g] = nodes;

@@ -78,6 +78,7 @@ class NodeState {
 struct JobView {
   std::vector<int> node_groups;
   std::map<int, int> group_of_view;  // view group -> the cluster's group
+  std::map<int, int> pod_of_view;    // view pod -> the cluster's pod (3-tier trees)
 };
 JobView view_of(const FabricShape& shape, const Placement& p);
 inline std::vector<int> job_view(const FabricShape& shape, const Placement& p) {

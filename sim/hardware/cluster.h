@@ -98,6 +98,9 @@ struct InterNodeNetwork {
   // The part of each leaf group's uplink bandwidth the job has, by the group's number
   // in node_groups (docs/cluster.md, "Contention"); missing: 1 (all of it).
   std::vector<double> group_uplink_share;
+  // The same for each pod's uplinks to the core switches of a 3-tier tree, by the pod's
+  // number (node_groups / groups per pod).
+  std::vector<double> pod_uplink_share;
 };
 
 // A GPU's link to its host's memory and the host memory behind it (docs/model.md,

@@ -82,11 +82,12 @@ std::uint32_t Topology::mesh_link(long long src, long long dst) const {
                static_cast<std::size_t>(d.index)];
 }
 
-VertexId Topology::add_switch(int tier, std::string name) {
+VertexId Topology::add_switch(int tier, std::string name, int group) {
   VertexData v;
   v.kind = VertexKind::kSwitch;
   v.index = static_cast<int>(switches_.size());
   v.tier = tier;
+  v.group = group;
   const VertexId id = static_cast<VertexId>(boost::add_vertex(v, graph_));
   switches_.push_back(id);
   switch_names_.push_back(std::move(name));

@@ -24,6 +24,9 @@ struct VertexData {
   int node = -1;   // GPUs, node switches, NICs: the node they sit in
   int index = -1;  // GPU: local rank; NIC: rail; switch: its number among switches
   int tier = 0;    // switches: 1 = leaf (or router), 2 = spine/aggregation, 3 = core
+  // Fat-tree switches: the leaf group a leaf serves (its leaf, or its rail group), the
+  // pod an aggregation switch serves; -1 otherwise (a shared cluster's contention).
+  int group = -1;
 };
 
 struct LinkData {
@@ -52,7 +55,7 @@ class Topology {
   Topology(int num_nodes, int gpus_per_node, int nics_per_node, double nvlink_capacity, double nvlink_latency,
            double host_capacity);
 
-  VertexId add_switch(int tier, std::string name);
+  VertexId add_switch(int tier, std::string name, int group = -1);
   // A full mesh inside every node (AMD Infinity Fabric, docs/model.md "Mesh
   // fabrics"): a cable between every two GPUs of a node. GPU-to-GPU routes
   // inside a node then take it; the node switch carries only GPU-NIC traffic.

@@ -238,15 +238,14 @@ struct Cables {
   double hop_latency;
 };
 
-// `share(l)`: the part of leaf l's uplinks the job has (a shared cluster's other
-// jobs use the rest: InterNodeNetwork::group_uplink_share).
-double group_share(const hw::InterNodeNetwork& n, std::size_t group) {
-  return group < n.group_uplink_share.size() ? n.group_uplink_share[group] : 1.0;
-}
+// The part of a leaf group's or a pod's uplinks the job has (a shared cluster's other
+// jobs use the rest: InterNodeNetwork::group_uplink_share, pod_uplink_share).
+double share_of(const std::vector<double>& shares, std::size_t i) { return i < shares.size() ? shares[i] : 1.0; }
 
+// `share(l)`: the part of leaf l's uplinks the job has.
 void build_fat_tree_above(Topology& t, const TopologyPlan& p, const std::vector<VertexId>& leaves, const Cables& k,
-                          double oversubscription, const std::function<double(std::size_t)>& share) {
-  const double up = k.capacity / oversubscription;
+                          const hw::InterNodeNetwork& n, const std::function<double(std::size_t)>& share) {
+  const double up = k.capacity / n.oversubscription;
   if (p.tiers == 1) return;
   const int d = p.tiers == 2 ? p.spines : p.spines / p.pods;
   if (p.tiers == 2) {
@@ -260,22 +259,23 @@ void build_fat_tree_above(Topology& t, const TopologyPlan& p, const std::vector<
   for (int c = 0; c < p.cores; ++c) cores.push_back(t.add_switch(3, fmt::format("core{}", c)));
   for (int pod = 0; pod < p.pods; ++pod) {
     std::vector<VertexId> aggs;
-    for (int a = 0; a < d; ++a) aggs.push_back(t.add_switch(2, fmt::format("pod{}.agg{}", pod, a)));
+    for (int a = 0; a < d; ++a) aggs.push_back(t.add_switch(2, fmt::format("pod{}.agg{}", pod, a), pod));
     for (int l = pod * d; l < std::min<int>((pod + 1) * d, static_cast<int>(leaves.size())); ++l)
       for (VertexId a : aggs)
         t.add_cable(leaves[static_cast<std::size_t>(l)], a, up * share(static_cast<std::size_t>(l)), k.hop_latency,
                     LinkKind::kFabric);
     for (int a = 0; a < d; ++a)
       for (int m = 0; m < d; ++m)
-        t.add_cable(aggs[static_cast<std::size_t>(a)], cores[static_cast<std::size_t>(a * d + m)], k.capacity,
-                    k.hop_latency, LinkKind::kFabric);
+        t.add_cable(aggs[static_cast<std::size_t>(a)], cores[static_cast<std::size_t>(a * d + m)],
+                    k.capacity * share_of(n.pod_uplink_share, static_cast<std::size_t>(pod)), k.hop_latency,
+                    LinkKind::kFabric);
   }
 }
 
 void build_fat_tree(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c, const Cables& k) {
   const int nics = c.inter_node.nics_per_node;
   std::vector<VertexId> leaves;
-  for (int l = 0; l < p.leaves; ++l) leaves.push_back(t.add_switch(1, fmt::format("leaf{}", l)));
+  for (int l = 0; l < p.leaves; ++l) leaves.push_back(t.add_switch(1, fmt::format("leaf{}", l), l));
   const std::vector<int>& placed = c.inter_node.node_groups;
   long long i = 0;
   for (int node = 0; node < c.num_nodes; ++node)
@@ -284,8 +284,8 @@ void build_fat_tree(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c
       t.add_cable(t.nic(node, r), leaves[static_cast<std::size_t>(leaf)], k.capacity, k.nic_latency,
                   LinkKind::kNicCable);
     }
-  build_fat_tree_above(t, p, leaves, k, c.inter_node.oversubscription, [&c](std::size_t leaf) {
-    return group_share(c.inter_node, leaf);
+  build_fat_tree_above(t, p, leaves, k, c.inter_node, [&c](std::size_t leaf) {
+    return share_of(c.inter_node.group_uplink_share, leaf);
   });
 }
 
@@ -298,7 +298,7 @@ void build_rail_optimized(Topology& t, const TopologyPlan& p, const hw::ClusterS
   // Leaves unit by unit (a unit: the nodes that share a leaf), rails inside a unit,
   // so a pod of a 3-tier tree holds whole units with all their rails.
   for (int l = 0; l < p.leaves; ++l)
-    leaves.push_back(t.add_switch(1, fmt::format("rail{}.leaf{}", l % rails, l / rails)));
+    leaves.push_back(t.add_switch(1, fmt::format("rail{}.leaf{}", l % rails, l / rails), l / rails));
   for (int node = 0; node < c.num_nodes; ++node)
     for (int r = 0; r < nics; ++r) {
       const int rail = r / per_node;
@@ -308,8 +308,8 @@ void build_rail_optimized(Topology& t, const TopologyPlan& p, const hw::ClusterS
       t.add_cable(t.nic(node, r), leaves[static_cast<std::size_t>(leaf)], k.capacity, k.nic_latency,
                   LinkKind::kNicCable);
     }
-  build_fat_tree_above(t, p, leaves, k, c.inter_node.oversubscription, [&c, rails](std::size_t leaf) {
-    return group_share(c.inter_node, leaf / static_cast<std::size_t>(rails));
+  build_fat_tree_above(t, p, leaves, k, c.inter_node, [&c, rails](std::size_t leaf) {
+    return share_of(c.inter_node.group_uplink_share, leaf / static_cast<std::size_t>(rails));
   });
 }
 

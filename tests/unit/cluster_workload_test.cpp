@@ -268,3 +268,36 @@ TEST(ClusterWorkload, BestLayoutAtEachSizeFromTheSweep) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(ClusterContention, PodsShareTheirCoreUplinksInAThreeTierTree) {
+  // Radix 16: one 8-NIC node a leaf, 8 leaves a pod, 64 nodes: 3 tiers. 16 nodes of
+  // data parallelism fill two pods; their all-reduce crosses the cores.
+  const std::string cluster = R"("cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 64, "gpus_per_node": 8,
+      "inter_node": {"topology": "fat_tree", "nics_per_node": 8, "nic_bandwidth": "400Gbps", "switch_radix": 16}})";
+  std::string scenario = kSmall;
+  const std::string gbs = "\"global_batch_size\": 64";
+  scenario.replace(scenario.find(gbs), gbs.size(), "\"global_batch_size\": 512");
+  const config::ClusterWorkload w = scenario::parse_cluster_workload_text(
+      "{" + cluster + R"(, "jobs": [{"name": "a", "gpus": 128, "iterations": 10, "scenario": )" + scenario + "}]}",
+      "w.json");
+  cluster::JobTiming timing(w, 1);
+  const cluster::Placement& p = timing.alone_placement(0);
+  EXPECT_EQ(p.nodes.front(), 0);
+  EXPECT_EQ(p.nodes.back(), 15);
+  const cluster::GroupDuty duty = timing.traffic(0, p);
+  ASSERT_TRUE(duty.contains(cluster::pod_key(0)));
+  ASSERT_TRUE(duty.contains(cluster::pod_key(1)));
+  EXPECT_GT(duty.at(cluster::pod_key(0)), 0.0);
+  EXPECT_GT(duty.at(0), 0.0);  // and every leaf's uplinks
+  const std::size_t before = timing.simulations();
+  const cluster::JobPace half =
+      timing.shared_pace(0, p, {{cluster::pod_key(0), 0.5}, {cluster::pod_key(1), 0.5}});
+  EXPECT_EQ(timing.simulations(), before + 1);
+  EXPECT_GE(half.iteration_s, timing.alone(0).iteration_s);
+}
+
+}  // namespace
+}  // namespace trainsim
