@@ -25,6 +25,7 @@ using nlohmann::json;
 constexpr std::size_t kMaxJobs = 1'000'000;
 constexpr double kMaxArrival = 100.0 * 365 * 86400;  // a century of seconds
 constexpr long long kMaxIterations = 1'000'000'000'000LL;
+constexpr int kMaxSizes = 1024;  // an elastic job's sizes, each read (and searched) apart
 
 config::SchedulerConfig parse_scheduler(const ObjectReader& root) {
   config::SchedulerConfig s;
@@ -103,7 +104,11 @@ json job_document(const ObjectReader& o, const fs::path& folder, std::string& fi
   fs::path path = raw.get<std::string>();
   if (path.is_relative()) path = folder / path;
   file = path.string();
-  return parse_document(read_document_file(path, "scenario"), file, "scenario");
+  try {
+    return parse_document(read_document_file(path, "scenario"), file, "scenario");
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(o.file(), o.path_of("scenario"), e.what());  // the file named where it is named
+  }
 }
 
 // The scenario reader's errors placed in the workload: an inline scenario's at its
@@ -154,6 +159,8 @@ void parse_elastic(const ObjectReader& job_reader, const hw::ClusterSpec& cluste
   const int min = whole("min");
   const int max = whole("max");
   if (max <= min) o.fail("max", fmt::format("more GPUs than min ({})", min), o.raw("max"));
+  if ((max - min) / per_node >= kMaxSizes)
+    o.fail("max", fmt::format("at most {} sizes from min ({} GPUs a node)", kMaxSizes, per_node), o.raw("max"));
   for (int g = min; g <= max; g += per_node) {
     if (g == min || g == max) {
       job.elastic.push_back(on(g));  // the ends must be valid: the reader's error otherwise
@@ -238,6 +245,8 @@ config::ClusterJob parse_job(const ObjectReader& o, const json& cluster_json, co
       };
       const int min = whole("min"), max = whole("max");
       if (max <= min) g.fail("max", fmt::format("more GPUs than min ({})", min), g.raw("max"));
+      if ((max - min) / per_node >= kMaxSizes)
+        g.fail("max", fmt::format("at most {} sizes from min ({} GPUs a node)", kMaxSizes, per_node), g.raw("max"));
       for (int n = min; n <= max; n += per_node) sizes.push_back(n);
     } else {
       sizes.push_back(static_cast<int>(o.integer("gpus", 1, cluster.num_gpus())));
@@ -297,7 +306,12 @@ void parse_trace(const ObjectReader& root, const json& cluster_json, config::Clu
   if (!t.has("path")) t.missing("path", "the trace file (Helios cluster_log.csv), relative to this file's folder");
   fs::path path = t.text("path");
   if (path.is_relative()) path = folder / path;
-  std::vector<TraceJob> rows = parse_helios_log(read_document_file(path, "job trace"), path.string());
+  std::vector<TraceJob> rows;
+  try {
+    rows = parse_helios_log(read_document_file(path, "job trace"), path.string());
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(t.file(), t.path_of("path"), e.what());  // the trace's error, where the trace is named
+  }
   std::optional<double> start;
   if (t.has("start")) {
     start = parse_trace_time(t.text("start"));

@@ -71,8 +71,11 @@ TEST(ClusterWorkload, ErrorsNameTheJobAndThePath) {
                      R"("scheduler": {"policy": "fifo", "preemption": true})")
                 .find("preemption needs policy \"priority\""),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"name": "a", "gpus": 8, "iterations": 1, "scenario": "missing.json"})").find("missing.json"),
-            std::string::npos);
+  // A file it cannot read is named, and so are the workload and the job that name it.
+  const std::string missing = error_of(R"({"name": "a", "gpus": 8, "iterations": 1, "scenario": "missing.json"})");
+  EXPECT_NE(missing.find("w.json: /jobs/0/scenario: missing.json: expected an existing scenario file"),
+            std::string::npos)
+      << missing;
 }
 
 TEST(ClusterWorkload, AJobIsTimedByItsOwnSimulation) {
