@@ -57,9 +57,6 @@ JobTiming::JobTiming(const config::ClusterWorkload& w, int threads) : w_(w), sha
   const NodeState empty(shape_, config::PlacementPolicy::kTopologyAware, w.scheduler.seed);
   std::vector<std::pair<std::size_t, std::vector<int>>> distinct;  // (first job, view)
   std::set<std::pair<std::string, std::vector<int>>> seen;
-  for (const config::ClusterJob& job : w.jobs)
-    fixed_.push_back(job.elastic.empty() ? config::ClusterJob::Size{job.gpus, job.scenario, job.scenario_key, {}}
-                                         : config::ClusterJob::Size{});
   for (std::size_t j = 0; j < w.jobs.size(); ++j) {
     check_memory(w.jobs[j]);
     alone_placement_.push_back(*empty.place(w.jobs[j].gpus));
@@ -77,17 +74,18 @@ JobTiming::JobTiming(const config::ClusterWorkload& w, int threads) : w_(w), sha
     alone_.push_back(cache_.at({w.jobs[j].scenario_key, job_view(shape_, alone_placement_[j])}));
 }
 
-const config::ClusterJob::Size& JobTiming::size_of(std::size_t job, long long gpus) const {
-  for (const config::ClusterJob::Size& s : w_.jobs[job].elastic)
-    if (s.gpus == gpus) return s;
-  if (!w_.jobs[job].elastic.empty() || gpus != w_.jobs[job].gpus)
-    throw std::logic_error(fmt::format("job \"{}\" does not run on {} GPUs", w_.jobs[job].name, gpus));
-  return fixed_[job];
+JobTiming::SizeRef JobTiming::size_of(std::size_t job, long long gpus) const {
+  const config::ClusterJob& j = w_.jobs[job];
+  for (const config::ClusterJob::Size& s : j.elastic)
+    if (s.gpus == gpus) return {s.scenario, s.scenario_key};
+  if (!j.elastic.empty() || gpus != j.gpus)
+    throw std::logic_error(fmt::format("job \"{}\" does not run on {} GPUs", j.name, gpus));
+  return {j.scenario, j.scenario_key};
 }
 
 JobPace JobTiming::pace(std::size_t job, const Placement& p) {
   std::vector<int> view = job_view(shape_, p);
-  const auto key = std::pair{size_of(job, p.gpus()).scenario_key, view};
+  const auto key = std::pair{size_of(job, p.gpus()).key, view};
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
   return cache_.emplace(key, simulate(job, p.gpus(), view)).first->second;
 }
@@ -104,7 +102,7 @@ config::Scenario JobTiming::placed(std::size_t job, long long gpus, const std::v
 GroupDuty JobTiming::traffic(std::size_t job, const Placement& p) {
   const JobView view = view_of(shape_, p);
   if (view.node_groups.empty()) return {};
-  const auto key = std::pair{size_of(job, p.gpus()).scenario_key, view.node_groups};
+  const auto key = std::pair{size_of(job, p.gpus()).key, view.node_groups};
   auto it = traffic_cache_.find(key);
   if (it == traffic_cache_.end())
     it = traffic_cache_.emplace(key, simulate_traffic(job, p.gpus(), view.node_groups)).first;
@@ -133,7 +131,7 @@ JobPace JobTiming::shared_pace(std::size_t job, const Placement& p, const std::m
   const std::vector<double> groups = by_view(view.group_of_view, false);
   const std::vector<double> pods = by_view(view.pod_of_view, true);
   if (!shared) return pace(job, p);
-  const auto key = std::tuple{size_of(job, p.gpus()).scenario_key, view.node_groups, groups, pods};
+  const auto key = std::tuple{size_of(job, p.gpus()).key, view.node_groups, groups, pods};
   if (const auto it = shared_cache_.find(key); it != shared_cache_.end()) return it->second;
   return shared_cache_.emplace(key, simulate(job, p.gpus(), view.node_groups, groups, pods)).first->second;
 }

@@ -43,7 +43,11 @@ class JobTiming {
  private:
   // The job's scenario document (its key) and scenario on `gpus` GPUs: an elastic
   // job's at that size.
-  [[nodiscard]] const config::ClusterJob::Size& size_of(std::size_t job, long long gpus) const;
+  struct SizeRef {
+    const config::Scenario& scenario;
+    const std::string& key;
+  };
+  [[nodiscard]] SizeRef size_of(std::size_t job, long long gpus) const;
   [[nodiscard]] config::Scenario placed(std::size_t job, long long gpus, const std::vector<int>& view) const;
   // `share`, `pod_share`: of each view group's and view pod's uplinks (none: all).
   [[nodiscard]] JobPace simulate(std::size_t job, long long gpus, const std::vector<int>& view,
@@ -56,7 +60,6 @@ class JobTiming {
   std::vector<JobPace> alone_;
   std::vector<Placement> alone_placement_;
   std::vector<PreemptionCost> preemption_;
-  std::vector<config::ClusterJob::Size> fixed_;  // each fixed-size job's one size
   std::map<std::pair<std::string, std::vector<int>>, JobPace> cache_;
   std::map<std::tuple<std::string, std::vector<int>, std::vector<double>, std::vector<double>>, JobPace> shared_cache_;
   std::map<std::pair<std::string, std::vector<int>>, std::map<int, double>> traffic_cache_;  // by view group

@@ -20,8 +20,7 @@ FabricShape fabric_shape(const hw::ClusterSpec& c) {
   s.tiers = plan.tiers;
   if (plan.tiers <= 1) return s;
   const int nics = c.inter_node.nics_per_node;
-  const int rails = c.inter_node.topology == "rail_optimized" ? (c.inter_node.rails == 0 ? nics : c.inter_node.rails)
-                                                              : 1;
+  const int rails = c.inter_node.topology == "rail_optimized" ? c.inter_node.rail_groups() : 1;
   s.nodes_per_group = plan.down_ports / (nics / rails);
   s.groups_per_pod = plan.tiers == 3 ? plan.down_ports / rails : s.groups();
   return s;

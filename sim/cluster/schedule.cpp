@@ -62,7 +62,9 @@ class Scheduler {
 
  private:
   [[nodiscard]] const config::ClusterJob& job(std::size_t j) const { return w_.jobs[j]; }
+  // Job j's segment now (its last).
   [[nodiscard]] Segment& current(std::size_t j) { return result_.jobs[j].segments.back(); }
+  [[nodiscard]] const Segment& current(std::size_t j) const { return result_.jobs[j].segments.back(); }
 
   void arrive(std::size_t j) {
     live_[j].state = State::kQueued;
@@ -159,7 +161,7 @@ class Scheduler {
     std::stable_sort(releases.begin(), releases.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [at, who] : releases) {
-      if (who >= 0) later.give_back(current_of(static_cast<std::size_t>(who)).placement);
+      if (who >= 0) later.give_back(current(static_cast<std::size_t>(who)).placement);
       else later.repair(static_cast<int>(-1 - who));
       if (later.place(job(head).min_gpus())) return {head, at};
     }
@@ -174,7 +176,7 @@ class Scheduler {
     NodeState at_shadow = nodes_;
     at_shadow.take(p);
     for (std::size_t h : holders())
-      if (live_[h].release <= r.shadow) at_shadow.give_back(result_.jobs[h].segments.back().placement);
+      if (live_[h].release <= r.shadow) at_shadow.give_back(current(h).placement);
     for (const auto& [node, at] : repair_at_)
       if (at <= r.shadow) at_shadow.repair(node);
     return at_shadow.place(job(r.head).min_gpus()).has_value();
@@ -298,7 +300,7 @@ class Scheduler {
     NodeState after = nodes_;
     std::vector<std::size_t> candidates;
     for (std::size_t h = 0; h < live_.size(); ++h) {
-      if (live_[h].state == State::kCheckpointing) after.give_back(current_of(h).placement);
+      if (live_[h].state == State::kCheckpointing) after.give_back(current(h).placement);
       if (live_[h].state == State::kRunning && job(h).priority < job(head).priority && live_[h].release > sim_.now())
         candidates.push_back(h);
     }
@@ -306,13 +308,13 @@ class Scheduler {
     if (after.place(need)) return;
     std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
       if (job(a).priority != job(b).priority) return job(a).priority < job(b).priority;
-      if (current_of(a).start_s != current_of(b).start_s) return current_of(a).start_s > current_of(b).start_s;
+      if (current(a).start_s != current(b).start_s) return current(a).start_s > current(b).start_s;
       return a > b;
     });
     if (shrink_for(need, candidates, after)) return;
     std::vector<std::size_t> victims;
     for (std::size_t v : candidates) {
-      after.give_back(current_of(v).placement);
+      after.give_back(current(v).placement);
       victims.push_back(v);
       if (after.place(need)) {
         for (std::size_t x : victims) preempt(x);
@@ -328,7 +330,7 @@ class Scheduler {
     NodeState after = start_state;
     std::vector<std::pair<std::size_t, int>> shrinks;  // (job, new size)
     for (std::size_t v : candidates) {
-      const Placement& on = current_of(v).placement;
+      const Placement& on = current(v).placement;
       if (job(v).elastic.empty() || on.gpus() <= job(v).min_gpus()) continue;
       NodeState without = after;
       without.give_back(on);
@@ -353,7 +355,6 @@ class Scheduler {
     return false;
   }
 
-  [[nodiscard]] const Segment& current_of(std::size_t j) const { return result_.jobs[j].segments.back(); }
 
   // An elastic job changes size: it stops as a preempted job does (a checkpoint on its
   // GPUs), then restarts at once on `gpus` GPUs, paying its restart.

@@ -82,6 +82,7 @@ struct InterNodeNetwork {
   double oversubscription = 1.0;  // leaf downlink : uplink bandwidth
   int switch_radix = 64;
   int rails = 0;                  // rail_optimized: rail groups (0: one per NIC of a node)
+  [[nodiscard]] int rail_groups() const { return rails == 0 ? nics_per_node : rails; }
   int tiers = 0;                  // fat trees: 1, 2 or 3 switch tiers (0: the fewest that fit)
   double switch_latency = 0.0;    // s added per switch-to-switch hop beyond the first switch
   std::vector<int> torus_dims;    // torus: nodes per dimension (empty: as cubic as possible)

@@ -179,7 +179,7 @@ TopologyPlan plan_topology(const hw::ClusterSpec& cluster) {
     }
     p.description = fat_tree_text(p, radix);
   } else if (n.topology == "rail_optimized") {
-    const int rails = n.rails == 0 ? n.nics_per_node : n.rails;
+    const int rails = n.rail_groups();
     if (n.nics_per_node % rails != 0)
       throw TopologyError("inter_node/rails", fmt::format("{} rails do not divide {} NICs per node", rails, n.nics_per_node));
     const int per_node = n.nics_per_node / rails;
@@ -291,7 +291,7 @@ void build_fat_tree(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c
 
 void build_rail_optimized(Topology& t, const TopologyPlan& p, const hw::ClusterSpec& c, const Cables& k) {
   const int nics = c.inter_node.nics_per_node;
-  const int rails = c.inter_node.rails == 0 ? nics : c.inter_node.rails;
+  const int rails = c.inter_node.rail_groups();
   const int per_node = nics / rails;
   const int nodes_per_leaf = p.down_ports / per_node;
   std::vector<VertexId> leaves;

@@ -111,6 +111,15 @@ json job_document(const ObjectReader& o, const fs::path& folder, std::string& fi
   }
 }
 
+// An error's message without its "file: path: " (re-placed in the workload).
+std::string bare_message(const ScenarioError& e) {
+  std::string message = e.what();
+  std::string prefix = e.file().empty() ? "" : e.file() + ": ";
+  if (!e.json_path().empty()) prefix += e.json_path() + ": ";
+  if (message.starts_with(prefix)) message.erase(0, prefix.size());
+  return message;
+}
+
 // The scenario reader's errors placed in the workload: an inline scenario's at its
 // JSON path under the job, a file's with the job that names it.
 // `base`: without its parallelism (a layout search's base, parse_scenario_base).
@@ -119,10 +128,7 @@ config::Scenario read_job_scenario(const json& doc, const std::string& file, con
   try {
     return base ? parse_scenario_base(doc, file) : parse_scenario_document(doc, file);
   } catch (const ScenarioError& e) {
-    std::string message = e.what();
-    std::string prefix = e.file().empty() ? "" : e.file() + ": ";
-    if (!e.json_path().empty()) prefix += e.json_path() + ": ";
-    if (message.starts_with(prefix)) message.erase(0, prefix.size());
+    const std::string message = bare_message(e);
     if (file == o.file()) throw ScenarioError(o.file(), o.path_of("scenario") + e.json_path(), message);
     throw ScenarioError(e.file(), e.json_path(),
                         fmt::format("{} (the scenario of job \"{}\", {}: {})", message, o.text("name"), o.file(),
@@ -143,26 +149,41 @@ json job_cluster(const json& cluster, int gpus, int gpus_per_node) {
   return c;
 }
 
-// "gpus": {"min", "max"}: whole nodes; every size between whose layout the scenario
-// reader accepts (its data-parallel size follows the GPUs), the two ends included.
-template <typename On>
-void parse_elastic(const ObjectReader& job_reader, const hw::ClusterSpec& cluster, const On& on,
-                   config::ClusterJob& job) {
-  const ObjectReader o = job_reader.object("gpus", {"min", "max"});
+// The job's sizes: "gpus" a count (up to a node, or whole nodes), or {"min", "max"}
+// (whole nodes): every whole-node size from min to max.
+std::vector<int> job_sizes(const ObjectReader& o, const hw::ClusterSpec& cluster) {
   const int per_node = cluster.gpus_per_node;
+  if (!(o.has("gpus") && o.raw("gpus").is_object())) {
+    const auto gpus = static_cast<int>(o.integer("gpus", 1, cluster.num_gpus()));
+    if (gpus > per_node && gpus % per_node != 0)
+      o.fail("gpus", fmt::format("up to {} GPUs on one node, or whole nodes (a multiple of gpus_per_node {})",
+                                 per_node, per_node),
+             o.raw("gpus"));
+    return {gpus};
+  }
+  const ObjectReader g = o.object("gpus", {"min", "max"});
   const auto whole = [&](std::string_view key) {
-    const auto g = static_cast<int>(o.integer(key, per_node, cluster.num_gpus()));
-    if (g % per_node != 0)
-      o.fail(key, fmt::format("whole nodes: a multiple of gpus_per_node {}", per_node), o.raw(key));
-    return g;
+    const auto n = static_cast<int>(g.integer(key, per_node, cluster.num_gpus()));
+    if (n % per_node != 0)
+      g.fail(key, fmt::format("whole nodes: a multiple of gpus_per_node {}", per_node), g.raw(key));
+    return n;
   };
   const int min = whole("min");
   const int max = whole("max");
-  if (max <= min) o.fail("max", fmt::format("more GPUs than min ({})", min), o.raw("max"));
+  if (max <= min) g.fail("max", fmt::format("more GPUs than min ({})", min), g.raw("max"));
   if ((max - min) / per_node >= kMaxSizes)
-    o.fail("max", fmt::format("at most {} sizes from min ({} GPUs a node)", kMaxSizes, per_node), o.raw("max"));
-  for (int g = min; g <= max; g += per_node) {
-    if (g == min || g == max) {
+    g.fail("max", fmt::format("at most {} sizes from min ({} GPUs a node)", kMaxSizes, per_node), g.raw("max"));
+  std::vector<int> sizes;
+  for (int n = min; n <= max; n += per_node) sizes.push_back(n);
+  return sizes;
+}
+
+// An elastic job's sizes whose layout the scenario reader accepts (its data-parallel
+// size follows the GPUs), the two ends included.
+template <typename On>
+void parse_elastic(const std::vector<int>& sizes, const On& on, config::ClusterJob& job) {
+  for (int g : sizes) {
+    if (g == sizes.front() || g == sizes.back()) {
       job.elastic.push_back(on(g));  // the ends must be valid: the reader's error otherwise
       continue;
     }
@@ -208,10 +229,7 @@ config::SweepSpec layout_search(const ObjectReader& o, json doc, const json& clu
   try {
     return parse_sweep_spec(spec.dump(), o.file());
   } catch (const ScenarioError& e) {
-    std::string message = e.what();
-    std::string prefix = e.file().empty() ? "" : e.file() + ": ";
-    if (!e.json_path().empty()) prefix += e.json_path() + ": ";
-    if (message.starts_with(prefix)) message.erase(0, prefix.size());
+    const std::string message = bare_message(e);
     const std::string& path = e.json_path();
     if (path.rfind("/space", 0) == 0) throw ScenarioError(o.file(), o.path_of("layout_space") + path.substr(6), message);
     throw ScenarioError(o.file(), o.path_of("scenario") + path,
@@ -233,40 +251,18 @@ config::ClusterJob parse_job(const ObjectReader& o, const json& cluster_json, co
     placed["cluster"] = job_cluster(cluster_json, gpus, per_node);
     return config::ClusterJob::Size{gpus, read_job_scenario(placed, file, o), placed.dump(), {}};
   };
+  const std::vector<int> sizes = job_sizes(o, cluster);
   if (o.has("layout_space")) {
-    std::vector<int> sizes;
-    if (o.has("gpus") && o.raw("gpus").is_object()) {
-      const ObjectReader g = o.object("gpus", {"min", "max"});
-      const auto whole = [&](std::string_view key) {
-        const auto n = static_cast<int>(g.integer(key, per_node, cluster.num_gpus()));
-        if (n % per_node != 0)
-          g.fail(key, fmt::format("whole nodes: a multiple of gpus_per_node {}", per_node), g.raw(key));
-        return n;
-      };
-      const int min = whole("min"), max = whole("max");
-      if (max <= min) g.fail("max", fmt::format("more GPUs than min ({})", min), g.raw("max"));
-      if ((max - min) / per_node >= kMaxSizes)
-        g.fail("max", fmt::format("at most {} sizes from min ({} GPUs a node)", kMaxSizes, per_node), g.raw("max"));
-      for (int n = min; n <= max; n += per_node) sizes.push_back(n);
-    } else {
-      sizes.push_back(static_cast<int>(o.integer("gpus", 1, cluster.num_gpus())));
-      if (sizes[0] > per_node && sizes[0] % per_node != 0)
-        o.fail("gpus", fmt::format("up to {} GPUs on one node, or whole nodes", per_node), o.raw("gpus"));
-    }
     json base = doc;
     base.erase("parallelism");
     base["cluster"] = job_cluster(cluster_json, sizes.back(), per_node);
     job.gpus = sizes.back();
     job.scenario = read_job_scenario(base, file, o, true);
     job.layout_search = layout_search(o, base, cluster_json, sizes, per_node);
-  } else if (o.has("gpus") && o.raw("gpus").is_object()) {
-    parse_elastic(o, cluster, on, job);
+  } else if (sizes.size() > 1) {
+    parse_elastic(sizes, on, job);
   } else {
-    job.gpus = static_cast<int>(o.integer("gpus", 1, cluster.num_gpus()));
-    if (job.gpus > per_node && job.gpus % per_node != 0)
-      o.fail("gpus", fmt::format("up to {} GPUs on one node, or whole nodes (a multiple of gpus_per_node {})",
-                                 per_node, per_node),
-             o.raw("gpus"));
+    job.gpus = sizes.front();
     config::ClusterJob::Size size = on(job.gpus);
     job.scenario = std::move(size.scenario);
     job.scenario_key = std::move(size.scenario_key);
