@@ -19,11 +19,13 @@ std::string locate(const std::string& file, const std::string& json_path, const 
 }  // namespace
 
 // The base class is built before the members, so the message is composed from
-// the parameters before they are moved into file_ and path_.
+// the parameters before they are moved into the members.
 ScenarioError::ScenarioError(std::string file, std::string json_path, std::string expected, std::string found)
     : std::runtime_error(locate(file, json_path, "expected " + expected + ", found " + found)),
       file_(std::move(file)),
-      path_(std::move(json_path)) {}
+      path_(std::move(json_path)),
+      expected_(std::move(expected)),
+      found_(std::move(found)) {}
 
 ScenarioError::ScenarioError(std::string file, std::string json_path, std::string message)
     : std::runtime_error(locate(file, json_path, message)), file_(std::move(file)), path_(std::move(json_path)) {}

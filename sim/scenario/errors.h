@@ -14,10 +14,15 @@ class ScenarioError : public std::runtime_error {
   ScenarioError(std::string file, std::string json_path, std::string message);
   [[nodiscard]] const std::string& file() const { return file_; }
   [[nodiscard]] const std::string& json_path() const { return path_; }
+  // What was expected and what was found; empty for an error given whole.
+  [[nodiscard]] const std::string& expected() const { return expected_; }
+  [[nodiscard]] const std::string& found() const { return found_; }
 
  private:
   std::string file_;
   std::string path_;
+  std::string expected_;
+  std::string found_;
 };
 
 // A key the file format knows, whose simulation lands with a later issue.

@@ -125,6 +125,8 @@ ojson reliability_json(const PointResult& r) {
           {"energy_kwh", x.energy_kwh}};
 }
 
+}  // namespace
+
 // The result file's keys (DESIGN.md, "Result file") a sweep point has.
 ojson point_json(const config::SweepSpec& spec, const Point& p, const PointResult& r) {
   using namespace report::result_key;
@@ -159,8 +161,6 @@ ojson point_json(const config::SweepSpec& spec, const Point& p, const PointResul
 }
 
 bool listed(const PointResult& r) { return r.status != Status::kRejected; }
-
-}  // namespace
 
 Outcome summarize(const config::SweepSpec& spec, Enumeration enumeration, std::vector<PointResult> results) {
   Outcome o;

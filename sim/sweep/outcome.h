@@ -38,6 +38,12 @@ struct Outcome {
   std::optional<Partial> partial;
 };
 
+// One point of sweep.json's "points": the result file's keys it has, its layout and
+// bottleneck (the Python package yields these one by one: python/, docs/python.md).
+nlohmann::ordered_json point_json(const config::SweepSpec& spec, const Point& p, const PointResult& r);
+// Whether a point is listed in the outputs: evaluated or too large, not rejected.
+bool listed(const PointResult& r);
+
 // Collects the results (in id order) with the enumeration's counts.
 Outcome summarize(const config::SweepSpec& spec, Enumeration enumeration, std::vector<PointResult> results);
 
