@@ -55,3 +55,37 @@ if(TRAINSIM_WITH_MPI)
 else()
   message(STATUS "trainsim: MPI part OFF (TRAINSIM_WITH_MPI=OFF)")
 endif()
+
+# The Python package (python/, docs/python.md): a nanobind extension over the
+# simulator's libraries, which are then compiled as position-independent code.
+# The interpreter is Python_EXECUTABLE when given (pip's build sets it), else the
+# venv scripts/install-deps makes (build/python-venv), else python3 on the PATH;
+# the part is on when that interpreter has nanobind.
+option(TRAINSIM_WITH_PYTHON "Build the Python package's extension (needs Python headers and nanobind)" ON)
+if(TRAINSIM_WITH_PYTHON)
+  if(NOT Python_EXECUTABLE AND EXISTS ${PROJECT_SOURCE_DIR}/build/python-venv/bin/python3)
+    set(Python_EXECUTABLE ${PROJECT_SOURCE_DIR}/build/python-venv/bin/python3 CACHE FILEPATH "Python for the package")
+  endif()
+  find_package(Python 3.9 QUIET COMPONENTS Interpreter Development.Module)
+  if(Python_FOUND)
+    execute_process(COMMAND ${Python_EXECUTABLE} -m nanobind --cmake_dir OUTPUT_VARIABLE TRAINSIM_NANOBIND_DIR
+                    OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE nanobind_status ERROR_QUIET)
+  endif()
+  if(NOT Python_FOUND)
+    message(STATUS "trainsim: Python part OFF (Python headers not found; Debian: apt-get install python3-dev)")
+    set(TRAINSIM_WITH_PYTHON OFF)
+  elseif(NOT nanobind_status EQUAL 0)
+    message(STATUS "trainsim: Python part OFF (no nanobind in ${Python_EXECUTABLE}; scripts/install-deps puts it "
+                   "in build/python-venv)")
+    set(TRAINSIM_WITH_PYTHON OFF)
+  endif()
+  if(NOT TRAINSIM_WITH_PYTHON AND SKBUILD)
+    message(FATAL_ERROR "trainsim: pip's build needs the Python part, which is off (see above)")
+  elseif(TRAINSIM_WITH_PYTHON)
+    list(APPEND CMAKE_PREFIX_PATH ${TRAINSIM_NANOBIND_DIR})
+    find_package(nanobind CONFIG REQUIRED)
+    message(STATUS "trainsim: Python part ON (Python ${Python_VERSION}, ${Python_EXECUTABLE})")
+  endif()
+else()
+  message(STATUS "trainsim: Python part OFF (TRAINSIM_WITH_PYTHON=OFF)")
+endif()
