@@ -100,6 +100,9 @@ def test_the_gil_is_released_while_simulating(source):
     assert longest_gap < 0.5 * alone, (longest_gap, alone)
 
 
-def test_bad_arguments_are_type_errors():
+def test_bad_arguments_are_type_and_value_errors(source):
     with pytest.raises(TypeError):
         trainsim.run(42)
+    for seed in (-1, 2**63, 1.5, "1"):
+        with pytest.raises(ValueError):
+            trainsim.run(source / SCENARIO, seed=seed)

@@ -45,6 +45,8 @@ def _source(value, what):
 
 
 def _run(scenario, calibration, seed, exact):
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+        raise ValueError(f"seed: expected an integer from 0 to 2^63-1, got {seed!r}")
     result, seconds, notes = _core.run(
         _source(scenario, "scenario"), None if calibration is None else os.fspath(calibration), seed, exact)
     for note in notes:
