@@ -13,6 +13,7 @@
 #include "scenario/parse_sections.h"
 #include "scenario/unmodeled_keys.h"
 #include "workload/deepspeed_partition.h"
+#include "workload/pipeline_schedule.h"
 
 namespace trainsim::scenario {
 
@@ -207,8 +208,8 @@ void parse_shared_expert_overlap(const ObjectReader& o, const workload::ModelCon
 
 // Megatron-Core's --overlap-moe-expert-parallel-comm (docs/model.md, "All-to-alls
 // beside another micro-batch"), with the asserts of TransformerConfig.__post_init__.
-void parse_expert_a2a_overlap(const ObjectReader& o, const workload::TrainingConfig& training,
-                              workload::ParallelConfig& p) {
+void parse_expert_a2a_overlap(const ObjectReader& o, const workload::ModelConfig& model,
+                              const workload::TrainingConfig& training, workload::ParallelConfig& p) {
   const std::string key = "overlap_moe_expert_parallel_comm";
   p.expert_a2a_overlap = o.boolean(key, false);
   if (!p.expert_a2a_overlap) return;
@@ -216,10 +217,10 @@ void parse_expert_a2a_overlap(const ObjectReader& o, const workload::TrainingCon
     if (bad) o.fail_message(key, fmt::format("{} {}", key, why));
   };
   refuse(p.expert <= 1, "overlaps expert-parallel all-to-alls: it needs expert_model_parallel_size > 1");
-  refuse(p.pipeline > 1,
-         fmt::format("with pipeline_model_parallel_size {} runs inside Megatron-Core's interleaved schedule "
-                     "(virtual stages required), which is not modeled yet: remove it, and the all-to-alls run "
-                     "exposed (an upper bound of the step time)",
+  refuse(p.pipeline > 1 && workload::model_chunks(model.num_layers, p) < 2,
+         fmt::format("with pipeline_model_parallel_size {} runs inside Megatron-Core's interleaved schedule, which "
+                     "needs virtual stages (TransformerConfig asserts virtual_pipeline_model_parallel_size): give "
+                     "virtual_pipeline_model_parallel_size >= 2 or num_layers_per_virtual_pipeline_stage",
                      p.pipeline));
   refuse(p.recompute == workload::Recompute::kFull || p.recompute == workload::Recompute::kSelectiveOp,
          "needs recompute_granularity \"none\" or \"selective\" (Megatron-Core refuses full recomputation with "
@@ -362,7 +363,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   parse_sizes(o, check, cluster.num_gpus(), p);
   parse_options_and_schedule(o, check, model, p);
   parse_mode(o, check, p);
-  parse_expert_a2a_overlap(o, training, p);
+  parse_expert_a2a_overlap(o, model, training, p);
   check.offload(p);
   if (training.framework != workload::Framework::kFused) check.program(p);
   return p;

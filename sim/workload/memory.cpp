@@ -569,7 +569,7 @@ std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const Trainin
     double alive_layers = 0.0;
     double peak = 0.0;
     double peak_layers = 0.0;
-    for (const PipelineStep& step : pipeline_steps(p.schedule, p.pipeline, s, microbatches, chunks)) {
+    for (const PipelineStep& step : pass_order(p, p.pipeline, s, microbatches, chunks)) {
       if (step.forward) {
         alive += pass_bytes(step.chunk);
         alive_layers += chunk_layers(step.chunk);

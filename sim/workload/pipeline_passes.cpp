@@ -4,9 +4,7 @@
 
 namespace trainsim::workload {
 
-namespace {
-
-TaskId add_send(StageIteration& stage, const PipelineStep& step, std::string name, Role role,
+TaskId add_pipeline_send(StageIteration& stage, const PipelineStep& step, std::string name, Role role,
                 const net::CommGroup& pair) {
   const IterationLayout& l = stage.in.layout;
   Task t;
@@ -23,8 +21,6 @@ TaskId add_send(StageIteration& stage, const PipelineStep& step, std::string nam
   t.microbatch = step.microbatch;
   return stage.in.graph.add(std::move(t));
 }
-
-}  // namespace
 
 void add_forward_pass(StageIteration& stage, const PipelineStep& step) {
   const IterationLayout& l = stage.in.layout;
@@ -50,7 +46,7 @@ void add_forward_pass(StageIteration& stage, const PipelineStep& step) {
   const TaskId first_task = emit.first();
   std::optional<TaskId> send;
   if (j < l.last_virtual())
-    send = add_send(stage, step, "send_activation.vstage" + std::to_string(j), Role::kActivationSend,
+    send = add_pipeline_send(stage, step, "send_activation.vstage" + std::to_string(j), Role::kActivationSend,
                     stage.groups.to_next);
   stage.links.forward(step.microbatch, j, first_task, send);
 }
@@ -76,7 +72,7 @@ void add_backward_pass(StageIteration& stage, const PipelineStep& step) {
   const TaskId first_task = emit.first();
   std::optional<TaskId> send;
   if (j > 0)
-    send = add_send(stage, step, "send_gradient.vstage" + std::to_string(j), Role::kGradientSend,
+    send = add_pipeline_send(stage, step, "send_gradient.vstage" + std::to_string(j), Role::kGradientSend,
                     stage.groups.to_previous);
   stage.links.backward(step.microbatch, j, first_task, send);
 }

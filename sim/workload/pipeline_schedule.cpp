@@ -60,6 +60,41 @@ std::vector<PipelineStep> pipeline_steps(PipelineSchedule schedule, int stages, 
   return steps;
 }
 
+std::vector<CombinedStep> combined_1f1b_steps(int stages, int stage, int microbatches, int chunks) {
+  const int p = stages;
+  const int m = microbatches;
+  const int v = chunks;
+  if (p < 1 || stage < 0 || stage >= p || m < 1 || v < 1)
+    throw std::invalid_argument("combined 1F1B: stages, stage, micro-batches and chunks out of range");
+  if (p > 1 && v < 2)
+    throw std::invalid_argument("combined 1F1B with pipeline parallelism needs virtual pipeline stages");
+  if (m % p != 0)
+    throw std::invalid_argument("combined 1F1B: " + std::to_string(m) + " micro-batches are not a multiple of the " +
+                                std::to_string(p) + " stages");
+  const int total = m * v;
+  // Megatron-Core's warm-up plus one, so that a combined pass's forward and backward
+  // never wait on each other.
+  const int warmup = std::min((p - stage - 1) * 2 + (v - 1) * p + 1, total);
+  std::vector<CombinedStep> steps;
+  steps.reserve(static_cast<std::size_t>(total + 1));
+  for (int k = 0; k < warmup; ++k) steps.push_back({interleaved_step(true, k, p, v), std::nullopt});
+  for (int i = 0; i < total - warmup; ++i)
+    steps.push_back({interleaved_step(true, warmup + i, p, v), interleaved_step(false, i, p, v)});
+  for (int k = total - warmup; k < total; ++k) steps.push_back({std::nullopt, interleaved_step(false, k, p, v)});
+  return steps;
+}
+
+std::vector<PipelineStep> pass_order(const ParallelConfig& parallel, int stages, int stage, int microbatches,
+                                     int chunks) {
+  if (!parallel.expert_a2a_overlap) return pipeline_steps(parallel.schedule, stages, stage, microbatches, chunks);
+  std::vector<PipelineStep> out;
+  for (const CombinedStep& step : combined_1f1b_steps(stages, stage, microbatches, chunks)) {
+    if (step.backward) out.push_back(*step.backward);
+    if (step.forward) out.push_back(*step.forward);
+  }
+  return out;
+}
+
 namespace {
 
 std::string text(long long v) { return std::to_string(v); }

@@ -3,6 +3,7 @@
 // (docs/model.md, "Pipeline schedules"): GPipe (Huang et al. 2019), 1F1B
 // (PipeDream-Flush; Narayanan et al. 2021) and interleaved 1F1B (Narayanan et
 // al., SC'21), following Megatron-LM's schedules.py.
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +23,28 @@ struct PipelineStep {
 // microbatches % stages == 0). Throws std::invalid_argument otherwise.
 std::vector<PipelineStep> pipeline_steps(PipelineSchedule schedule, int stages, int stage, int microbatches,
                                          int chunks);
+
+// One pass of Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm;
+// docs/model.md, "All-to-alls beside another micro-batch"): a forward, a backward,
+// or one micro-batch's forward run together with another's backward.
+struct CombinedStep {
+  std::optional<PipelineStep> forward;
+  std::optional<PipelineStep> backward;
+};
+
+// The combined 1F1B of stage `stage`: the interleaved order with one more warm-up
+// forward (get_pp_rank_microbatches), each steady-state forward and backward one
+// pass (forward_backward_helper_wrapper). Without pipelining (stages 1, chunks 1)
+// this is combined_1f1b_schedule_for_no_pipelining: the first forward alone, each
+// next forward with the backward before it, the last backward alone. More than one
+// stage needs more than one chunk (Megatron-Core asserts virtual stages) and
+// micro-batches a multiple of the stages; throws std::invalid_argument otherwise.
+std::vector<CombinedStep> combined_1f1b_steps(int stages, int stage, int microbatches, int chunks);
+
+// The passes of stage `stage` in the order they run, a combined pass as its
+// backward then its forward (what the memory estimate counts in flight).
+std::vector<PipelineStep> pass_order(const ParallelConfig& parallel, int stages, int stage, int microbatches,
+                                     int chunks);
 
 // An impossible pipeline split; `key` is the scenario key to name.
 struct PipelineSplitError : std::invalid_argument {
