@@ -212,7 +212,8 @@ if has pytorch; then
     read -r name layers hidden heads <<< "$spec"
     run "pytorch-gpt2-$name" 120 40 python3 scripts/pytorch-gpt-step.py --layers "$layers" --hidden "$hidden" \
       --heads "$heads" --vocab "$vocab" --batch 8 --seq 1024 --steps 30 --warmup 8 \
-      --top-kernels 25 --out "$res/pytorch-gpt2-$name.json" --run-out "$res/pytorch-gpt2-$name.run.json" &&
+      --top-kernels 25 --out "$res/pytorch-gpt2-$name.json" --run-out "$res/pytorch-gpt2-$name.run.json" \
+      --profile-trace "$res/pytorch-gpt2-$name.trace.json" &&
       tail -1 "$res/pytorch-gpt2-$name.log" | tee -a "$res/summary.txt"
     pack
   done

@@ -79,14 +79,17 @@ class GPT(nn.Module):
 
 
 def kernel_class(name):
+    # The same rules as trainsim's config::kernel_class_of_name (sim/config/kernel_class_names.h).
     n = name.lower()
+    if "nccl" in n:
+        return "all_reduce"
     if "flash" in n or "fmha" in n or "attention" in n or "sdpa" in n or "cudnn" in n and "mha" in n:
         return "attention"
     if "gemm" in n or "cutlass" in n or "sm90_xmma" in n or "nvjet" in n or "cublas" in n or "wgmma" in n:
         return "gemm"
     if "adam" in n or "multi_tensor" in n or "foreach" in n:
         return "optimizer"
-    if "layer_norm" in n or "layernorm" in n:
+    if "layer_norm" in n or "layernorm" in n or "rms_norm" in n or "rmsnorm" in n:
         return "layernorm"
     if "softmax" in n or "cross_entropy" in n or "nll" in n or "log_softmax" in n:
         return "softmax_cross_entropy"
@@ -110,6 +113,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--run-out", help="also write the run as a trainsim measured-run file")
     ap.add_argument("--top-kernels", type=int, default=0, help="print the N kernels with the most GPU time")
+    ap.add_argument("--profile-trace", help="also record 4 steps with torch.profiler (CPU and CUDA, prof.step() "
+                    "per step) and export the Chrome trace here: trainsim validate --measured's input "
+                    "(docs/pytorch-traces.md)")
     a = ap.parse_args()
 
     torch.manual_seed(int(time.time()))
@@ -164,6 +170,18 @@ def main():
             continue
         c = kernel_class(ev.key)
         classes[c] = classes.get(c, 0.0) + dt / 1e6 / 3.0
+
+    if a.profile_trace:
+        # One warm-up step, then 4 recorded steps: ProfilerStep#1..#4, three of them timed
+        # to the next step's first kernel.
+        from torch.profiler import schedule
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                     schedule=schedule(wait=0, warmup=1, active=4)) as traced:
+            for _ in range(5):
+                step(*batch())
+                traced.step()
+            torch.cuda.synchronize()
+        traced.export_chrome_trace(a.profile_trace)
 
     if a.top_kernels:
         evs = sorted((ev for ev in prof.key_averages() if not ev.key.startswith(("aten::", "ProfilerStep"))),

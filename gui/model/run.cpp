@@ -1,11 +1,17 @@
 #include "model/run.h"
 
+#include <sstream>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
+#include "config/kernel_class_names.h"
 #include "model/timeline_reader.h"
+#include "report/trace_timeline.h"
 #include "report/result_keys.h"
 #include "scenario/errors.h"
 #include "scenario/measured_run.h"
+#include "scenario/torch_trace.h"
 
 namespace trainsim::gui {
 
@@ -63,24 +69,15 @@ ResultSummary parse_result_text(std::string_view text, std::string_view source) 
   return r;
 }
 
-ResultSummary parse_measured_run_text(std::string_view text, const std::string& source) {
-  scenario::MeasuredRun m;
-  try {
-    m = scenario::parse_measured_run(text, source);
-  } catch (const scenario::ScenarioError& e) {
-    throw ReadError(e.what());
-  }
+namespace {
+
+// What every measured run shows: its step, its kernel classes and how it was measured.
+ResultSummary measured_summary(const scenario::MeasuredRun& m, std::string label) {
   ResultSummary r;
-  r.scenario = "measured: " + m.device_name;
-  r.num_gpus = m.data_parallel_size;
+  r.scenario = std::move(label);
   r.iteration_time_s = m.step_median_s;
-  const auto tokens = static_cast<double>(m.micro_batch_size * m.grad_accumulation_steps * m.seq_length) *
-                      m.data_parallel_size;
-  r.tokens_per_s = tokens / m.step_median_s;
   for (std::size_t i = 0; i < config::kKernelClasses.size(); ++i)
     r.breakdown_s.emplace_back(std::string(config::kKernelClasses[i]), m.kernel_class_s[i]);
-  r.peak_bytes_per_gpu = m.peak_memory_bytes.value_or(0.0);
-  r.timeline = m.timeline.string();  // resolved against the run file's folder
   MeasuredFigures f;
   f.device = m.device_name;
   f.tool = m.tool;
@@ -95,6 +92,52 @@ ResultSummary parse_measured_run_text(std::string_view text, const std::string& 
   return r;
 }
 
+}  // namespace
+
+ResultSummary parse_measured_run_text(std::string_view text, const std::string& source) {
+  scenario::MeasuredRun m;
+  try {
+    m = scenario::parse_measured_run(text, source);
+  } catch (const scenario::ScenarioError& e) {
+    throw ReadError(e.what());
+  }
+  ResultSummary r = measured_summary(m, "measured: " + m.device_name);
+  r.num_gpus = m.data_parallel_size;
+  const auto tokens = static_cast<double>(m.micro_batch_size * m.grad_accumulation_steps * m.seq_length) *
+                      m.data_parallel_size;
+  r.tokens_per_s = tokens / m.step_median_s;
+  r.peak_bytes_per_gpu = m.peak_memory_bytes.value_or(0.0);
+  r.timeline = m.timeline.string();  // resolved against the run file's folder
+  return r;
+}
+
+namespace {
+
+// A PyTorch profiler trace (docs/pytorch-traces.md): one rank's measured step, by
+// kernel class, and its last timed step's kernels as the timeline.
+Run load_torch_trace(const std::filesystem::path& path, std::string_view text) {
+  std::vector<scenario::TorchTrace> traces;
+  scenario::MeasuredRun m;
+  try {
+    traces.push_back(scenario::parse_torch_trace(text, path.string()));
+    m = scenario::measured_run_from_traces(traces, 1, "fused");
+  } catch (const scenario::ScenarioError& e) {
+    throw ReadError(e.what());
+  }
+  Run run;
+  run.path = path;
+  run.label = path.filename().string();
+  ResultSummary r = measured_summary(m, "measured (torch.profiler): " + m.device_name);
+  r.num_gpus = 1;
+  run.result = std::move(r);
+  std::ostringstream timeline;
+  report::write_trace_timeline(timeline, traces, report::last_common_timed_step(traces), run.label);
+  run.timeline = std::make_shared<const TimelineData>(parse_timeline_text(timeline.str(), path.string()));
+  return run;
+}
+
+}  // namespace
+
 Run load_run(const std::filesystem::path& path) {
   const std::string text = read_text_file(path);
   Run run;
@@ -107,6 +150,7 @@ Run load_run(const std::filesystem::path& path) {
     run.timeline = std::make_shared<const TimelineData>(parse_timeline_text(text, path.string()));
     return run;
   }
+  if (scenario::looks_like_torch_trace(text)) return load_torch_trace(path, text);
   if (text.find("\"trainsim-measured-run\"") != std::string::npos) {
     run.result = parse_measured_run_text(text, path.string());
     if (run.result->timeline.empty())

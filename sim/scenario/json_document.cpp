@@ -17,7 +17,6 @@ namespace trainsim::scenario {
 namespace {
 
 constexpr int kMaxDepth = 64;
-constexpr std::size_t kMaxFileBytes = 64u << 20;
 
 struct Position {
   std::size_t line = 1;
@@ -141,7 +140,7 @@ class DuplicateKeyCheck {
 
 }  // namespace
 
-std::string read_document_file(const std::filesystem::path& path, std::string_view what) {
+std::string read_document_file(const std::filesystem::path& path, std::string_view what, std::size_t max_bytes) {
   const std::string file = path.string();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec) && !ec)
@@ -152,8 +151,8 @@ std::string read_document_file(const std::filesystem::path& path, std::string_vi
   std::ostringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
-  if (text.size() > kMaxFileBytes)
-    throw ScenarioError(file, "", fmt::format("a {} file of at most {} MiB", what, kMaxFileBytes >> 20),
+  if (text.size() > max_bytes)
+    throw ScenarioError(file, "", fmt::format("a {} file of at most {} MiB", what, max_bytes >> 20),
                         fmt::format("{} bytes", text.size()));
   return text;
 }

@@ -138,6 +138,23 @@ TEST(LoadRun, ReadsAMeasuredRunAndItsTimeline) {
   EXPECT_EQ(run.timeline->scenario, "test fixture");
 }
 
+TEST(LoadRun, ReadsAPytorchProfilerTraceAsAMeasuredStep) {
+  // tests/data/torch_traces/rank0.json (tests/unit/torch_trace_test.cpp): steps of 1000
+  // and 1050 us, each with a 300 us GEMM and 150 us of NCCL no other kernel hides.
+  const gui::Run run = load_run(TRAINSIM_SOURCE_DIR "/tests/data/torch_traces/rank0.json");
+  ASSERT_TRUE(run.result.has_value());
+  ASSERT_TRUE(run.result->measured.has_value());
+  EXPECT_EQ(run.result->scenario, "measured (torch.profiler): NVIDIA H100 80GB HBM3");
+  EXPECT_NEAR(run.result->iteration_time_s, 1025e-6, 1e-12);  // the median of the two
+  EXPECT_EQ(run.result->breakdown_s[0].first, "gemm");
+  EXPECT_NEAR(run.result->breakdown_s[0].second, 300e-6, 1e-12);
+  EXPECT_NEAR(run.result->breakdown_s[8].second, 150e-6, 1e-12);  // all_reduce: exposed
+  EXPECT_EQ(run.result->measured->steps_timed, 2);
+  // ProfilerStep#3's kernels: streams 7 and 20.
+  EXPECT_EQ(run.timeline->lanes.size(), 2u);
+  EXPECT_EQ(run.timeline->span_count(), 4u);
+}
+
 TEST(LoadRun, AMeasuredRunsErrorNamesTheFileAndField) {
   const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_load_measured_test";
   std::filesystem::create_directories(dir);

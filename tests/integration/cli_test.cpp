@@ -498,6 +498,28 @@ TEST_F(Cli, ValidateTakesAPytorchEagerRun) {
   EXPECT_DOUBLE_EQ(j["step_time_s"]["predicted"].get<double>(), iteration_time(dir_ / "r.json"));
 }
 
+// PyTorch profiler traces, one per rank, against the job's scenario
+// (docs/pytorch-traces.md; tests/data/torch_traces, counted in tests/unit/torch_trace_test.cpp).
+TEST_F(Cli, ValidateComparesProfilerTracesWithTheirScenario) {
+  const std::string traces = std::string(TRAINSIM_SOURCE_DIR) + "/tests/data/torch_traces/";
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/gpt2-124m-8xh100.json";
+  const Result r = run("validate --measured " + traces + "rank0.json --measured " + traces + "rank1.json --scenario " +
+                       scenario + " --out " + (dir_ / "t").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("1.050"));  // the slowest rank's step, both steps
+  EXPECT_THAT(r.output, HasSubstr("rank 1"));
+  EXPECT_THAT(r.output, HasSubstr("1 kernels outside every ProfilerStep#N left out"));
+  const auto j = nlohmann::json::parse(slurp(dir_ / "t" / "validation.json"));
+  EXPECT_DOUBLE_EQ(j["step_time_s"]["measured"].get<double>(), 1050e-6);
+  const auto timeline = nlohmann::json::parse(slurp(dir_ / "t" / "measured.timeline.json"));
+  EXPECT_EQ(timeline["format"], "trainsim-timeline");
+  EXPECT_EQ(timeline["lanes"].size(), 4u);
+  // Traces carry no model: the scenario is needed.
+  const Result alone = run("validate --measured " + traces + "rank0.json");
+  EXPECT_EQ(alone.exit_code, 1) << alone.output;
+  EXPECT_THAT(alone.output, HasSubstr("--scenario"));
+}
+
 TEST_F(Cli, ValidateNamesTheFileAndFieldOfABadRun) {
   auto doc = nlohmann::json::parse(slurp(measured_fixture()));
   doc["training"]["micro_batch_size"] = -8;
