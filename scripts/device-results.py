@@ -219,6 +219,30 @@ def pytorch_validate(trainsim, profile_path):
         print("  " + p.stdout.replace("\n", "\n  ").rstrip())
 
 
+def pytorch_traces(trainsim, gpu, profile_path, install):
+    """The profiler traces of the PyTorch steps (pytorch-gpt-step.py --profile-trace) against
+    `trainsim validate --measured TRACE --scenario` (docs/pytorch-traces.md); the 124M one is
+    installed as tests/validation/<gpu>/pytorch-gpt2-124m.trace.json, the recorded trace the
+    tests hold the reader to."""
+    print("\nPyTorch profiler traces against `trainsim validate --scenario` (pytorch_eager scenarios)")
+    short = gpu.split("-")[0].lower()
+    for size in SIZES:
+        trace = RES / f"pytorch-gpt2-{size}.trace.json"
+        scenario = ROOT / "scenarios" / "validation" / f"gpt2-{size}-1x{short}.json"
+        if not trace.exists() or not scenario.exists():
+            problems.append(f"{trace.name} or {scenario.name} missing")
+            continue
+        p = run([trainsim, "validate", "--measured", str(trace), "--scenario", str(scenario), "--calibration",
+                 str(profile_path), "--out", str(RES / f"validate-trace-{size}")])
+        print("  " + p.stdout.replace("\n", "\n  ").rstrip())
+        if install and size == "124m":
+            target = ROOT / "tests" / "validation" / short / trace.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(trace, str(target) + ".tmp")
+            os.replace(str(target) + ".tmp", target)
+            print(f"  installed {target.relative_to(ROOT)}")
+
+
 def trainer(trainsim, profile_path, reference):
     torch_step = {r["model"]: r["step_time_s"] for r in reference["rows"]}
     print("\ntrainsim-train: measured, against PyTorch (issue 6: within 1.3x) and `trainsim validate`")
@@ -290,6 +314,7 @@ def main():
     copy_line(profile)
     predictions(trainsim, gpu, profile_path, reference)
     pytorch_validate(trainsim, profile_path)
+    pytorch_traces(trainsim, gpu, profile_path, not a.no_install)
     trainer(trainsim, profile_path, reference)
     if problems:
         print("\nproblems:\n  " + "\n  ".join(problems))
