@@ -214,7 +214,7 @@ class Run {
         p.seconds = host_work_seconds(*w.host, pools_[pool].host);
         return p;
       }
-      p.seconds = pools_[pool].compute->seconds(w.compute, precision_);
+      p.seconds = w.measured_seconds ? *w.measured_seconds : pools_[pool].compute->seconds(w.compute, precision_);
       p.host_s = pools_[pool].compute->host_seconds(w.compute);
     }
     return p;

@@ -234,11 +234,11 @@ std::unique_ptr<hw::ComputeModel> compute_model_for(const config::Scenario& s) {
   return std::make_unique<hw::RooflineComputeModel>(s.cluster.gpu);
 }
 
-SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& options) {
-  SimulationOutput out;
-  out.iteration = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, s.simulation.iterations);
-  out.memory = options.memory ? *options.memory : workload::estimate_memory(s.model, s.training, s.parallel);
+namespace {
 
+// `out.iteration` run on the scenario's cluster, network and cost models (with
+// local SGD's two extra runs), and what the run reports.
+void run_iteration(const config::Scenario& s, const SimulateOptions& options, SimulationOutput& out) {
   const std::unique_ptr<hw::ComputeModel> compute_model = compute_model_for(s);
   const auto* profiled = dynamic_cast<const hw::ProfiledComputeModel*>(compute_model.get());
   const hw::ComputeModel& compute = *compute_model;
@@ -293,6 +293,26 @@ SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& opti
     out.calibration = tally(out.iteration.graph, *profiled, s.training.precision, communication.measured());
 
   if (const net::FlowBackend* flow = communication.flow()) record_network(*flow, topology, out.network);
+}
+
+}  // namespace
+
+SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& options) {
+  SimulationOutput out;
+  out.iteration = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, s.simulation.iterations);
+  out.memory = options.memory ? *options.memory : workload::estimate_memory(s.model, s.training, s.parallel);
+  run_iteration(s, options, out);
+  return out;
+}
+
+SimulationOutput simulate_graph(const config::Scenario& s, workload::IterationGraph iteration,
+                                const SimulateOptions& options) {
+  if (s.parallel.mode != workload::TrainingMode::kSync)
+    throw std::invalid_argument("a task graph from a file simulates synchronous training only (parallelism.mode \"sync\")");
+  SimulationOutput out;
+  out.iteration = std::move(iteration);
+  out.memory = options.memory ? *options.memory : workload::estimate_memory(s.model, s.training, s.parallel);
+  run_iteration(s, options, out);
   return out;
 }
 

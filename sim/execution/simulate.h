@@ -137,6 +137,14 @@ std::unique_ptr<hw::ComputeModel> compute_model_for(const config::Scenario& s);
 
 SimulationOutput simulate(const config::Scenario& s, const SimulateOptions& options = {});
 
+// A task graph built elsewhere (a Chakra trace: scenario/chakra_reader.h) run as
+// simulate() runs the scenario's own: on its cluster, network, cost models and
+// precision; the memory figures are the scenario's estimate. Synchronous
+// training only (std::invalid_argument otherwise). simulate_graph(s,
+// build_iteration_graph(s...)) gives simulate(s).
+SimulationOutput simulate_graph(const config::Scenario& s, workload::IterationGraph iteration,
+                                const SimulateOptions& options = {});
+
 // The network simulate() builds for `s`: its topology (with dedicated parameter
 // servers as nodes of their own) and the collective planner over it.
 net::Topology network_topology(const config::Scenario& s);

@@ -68,6 +68,9 @@ struct Work {
   std::optional<net::Collective> collective;  // communication tasks
   double model_flops = 0.0;
   std::optional<HostWork> host;               // host copies and CPU updates
+  // A kernel whose time was measured, not derived from its work: a Chakra trace's
+  // compute node that gives only its duration (docs/chakra.md). Priced as given.
+  std::optional<double> measured_seconds;
 };
 using WorkId = std::uint32_t;
 
