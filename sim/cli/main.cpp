@@ -11,6 +11,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "cli/chakra_command.h"
 #include "cli/cluster_command.h"
 #include "cli/interrupt.h"
 #include "cli/progress_bar.h"
@@ -310,6 +311,7 @@ int main(int argc, char** argv) {
   cli::SweepCommands sweep_cmds(app);
   const cli::ValidateCommand validate_cmd(app);
   const cli::ClusterCommand cluster_cmd(app);
+  const cli::ChakraCommand chakra_cmd(app);
 
   try {
     app.parse(argc, argv);
@@ -326,6 +328,7 @@ int main(int argc, char** argv) {
     if (sweep_cmds.parsed()) return sweep_cmds.run(&argc, &argv);
     if (validate_cmd.parsed()) return validate_cmd.run();
     if (cluster_cmd.parsed()) return cluster_cmd.run();
+    if (chakra_cmd.parsed()) return chakra_cmd.run();
     return run(run_opts);
   } catch (const scenario::ScenarioError& e) {
     std::cerr << "error: " << e.what() << '\n';
