@@ -21,7 +21,7 @@ using testing::FlopsAreSeconds;
 Task compute(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskId> deps = {},
              hw::HostPass pass = hw::HostPass::kNone, hw::KernelClass kind = hw::KernelClass::kMatmul) {
   Task t;
-  workload::Work w{"k", {kind, seconds, 0.0, 1}, std::nullopt, 0.0, std::nullopt};
+  workload::Work w{"k", {kind, seconds, 0.0, 1}, std::nullopt, 0.0, std::nullopt, std::nullopt};
   w.compute.host_pass = pass;
   t.work = g.add_work(std::move(w));
   t.rank = rank;
@@ -31,7 +31,7 @@ Task compute(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskI
 
 Task collective(TaskGraph& g, int rank, double seconds, std::vector<workload::TaskId> deps) {
   Task t;
-  t.work = g.add_work({"ar", {}, net::Collective{net::CollectiveKind::kAllReduce, seconds, {2, 1, 2, nullptr}}, 0.0, std::nullopt});
+  t.work = g.add_work({"ar", {}, net::Collective{net::CollectiveKind::kAllReduce, seconds, {2, 1, 2, nullptr}}, 0.0, std::nullopt, std::nullopt});
   t.rank = rank;
   t.stream = Stream::kDpComm;
   t.category = Category::kAllReduce;
@@ -115,7 +115,7 @@ TEST(Executor, ACopyEngineTransferSlowsNoCompute) {
   Task copy = collective(g, 0, 2.0, {b1});
   net::Collective c = *g.works()[copy.work].collective;
   c.copy_engine = true;
-  copy.work = g.add_work({"ring", {}, c, 0.0, std::nullopt});
+  copy.work = g.add_work({"ring", {}, c, 0.0, std::nullopt, std::nullopt});
   g.add(std::move(copy));
   g.add(compute(g, 0, 4.0));
   Fixture f;

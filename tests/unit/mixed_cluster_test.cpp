@@ -184,9 +184,9 @@ TEST(MixedCluster, EachRankPricesTheSameWorkOnItsOwnPool) {
   // 2 FLOP/s), then an all-reduce of both (1 s): rank 1's kernel ends at 2 s, and
   // the all-reduce waits for rank 0's at 4 s: 5 s in all.
   workload::TaskGraph g;
-  const workload::WorkId k = g.add_work({"k", {hw::KernelClass::kMatmul, 4.0, 0.0, 1}, std::nullopt, 0.0, std::nullopt});
+  const workload::WorkId k = g.add_work({"k", {hw::KernelClass::kMatmul, 4.0, 0.0, 1}, std::nullopt, 0.0, std::nullopt, std::nullopt});
   const workload::WorkId ar = g.add_work(
-      {"ar", {}, net::Collective{net::CollectiveKind::kAllReduce, 1.0, {2, 1, 2, nullptr}}, 0.0, std::nullopt});
+      {"ar", {}, net::Collective{net::CollectiveKind::kAllReduce, 1.0, {2, 1, 2, nullptr}}, 0.0, std::nullopt, std::nullopt});
   std::vector<workload::TaskId> kernels;
   for (int rank = 0; rank < 2; ++rank) {
     workload::Task t;
