@@ -22,7 +22,10 @@ std::string_view trace_kernel_category(const scenario::TraceKernel& k) {
     if (n.find("Recv") != std::string::npos) return "recv";
     return "all_reduce";
   }
-  return config::kKernelClasses[k.kernel_class] == "optimizer" ? "optimizer" : "other";
+  if (config::kKernelClasses[k.kernel_class] == "optimizer") return "optimizer";
+  return k.pass == scenario::TracePass::kForward    ? "forward"
+         : k.pass == scenario::TracePass::kBackward ? "backward"
+                                                     : "other";
 }
 
 std::string trace_rank_line(const scenario::TorchTrace& t) {

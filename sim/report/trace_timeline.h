@@ -14,7 +14,7 @@ namespace trainsim::report {
 
 // The timeline category of a trace kernel: NCCL's by their collective (all_reduce,
 // all_gather, reduce_scatter, all_to_all, send), the optimizer's "optimizer", the rest
-// "other" (a kernel's name does not say forward or backward).
+// by the pass that launched them ("forward", "backward"), else "other".
 std::string_view trace_kernel_category(const scenario::TraceKernel& k);
 
 // Step `step` of every trace (each rank's own ProfilerStep#step).

@@ -27,7 +27,19 @@ struct HostRange {
   long long number = 0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  std::optional<std::int64_t> thread;  // the host thread that ran it (the training loop's)
 };
+
+struct Launch {
+  std::int64_t ns = 0;
+  std::optional<std::int64_t> thread;
+};
+
+std::optional<std::int64_t> thread_of(const nlohmann::json& ev) {
+  const auto tid = ev.find("tid");
+  if (tid == ev.end() || !tid->is_number_integer()) return std::nullopt;
+  return tid->get<std::int64_t>();
+}
 
 std::string pointer(std::size_t i, std::string_view key = "") {
   std::string p = fmt::format("/traceEvents/{}", i);
@@ -117,7 +129,7 @@ void measure_step(TraceStep& step) {
 struct Events {
   std::vector<HostRange> host_steps;  // ProfilerStep#N on the host, by start
   std::vector<HostRange> gpu_steps;   // their GPU-side ranges (gpu_user_annotation)
-  std::unordered_map<std::int64_t, std::int64_t> launch_ns;  // correlation -> host launch time
+  std::unordered_map<std::int64_t, Launch> launches;  // correlation -> the host launch
   std::vector<std::pair<TraceKernel, std::optional<std::int64_t>>> kernels;  // with their correlation
 };
 
@@ -139,13 +151,13 @@ Events read_events(const nlohmann::json& events, const std::string& file) {
     if (!kernel && !runtime && !host_step && !gpu_step) continue;
     const std::int64_t start = to_ns(ev.contains("ts") ? ev["ts"] : nlohmann::json(), file, pointer(i, "ts"), false);
     if (runtime) {
-      if (const auto c = integer_arg(ev, "correlation")) out.launch_ns[*c] = start;
+      if (const auto c = integer_arg(ev, "correlation")) out.launches[*c] = {start, thread_of(ev)};
       continue;
     }
     const std::int64_t end =
         start + to_ns(ev.contains("dur") ? ev["dur"] : nlohmann::json(), file, pointer(i, "dur"), true);
     if (host_step || gpu_step) {
-      (host_step ? out.host_steps : out.gpu_steps).push_back({*number, start, end});
+      (host_step ? out.host_steps : out.gpu_steps).push_back({*number, start, end, thread_of(ev)});
       continue;
     }
     TraceKernel k;
@@ -217,8 +229,13 @@ TorchTrace parse_torch_trace(std::string_view text, const std::string& file, int
   for (auto& [kernel, correlation] : events.kernels) {
     const HostRange* step = nullptr;
     if (correlation)
-      if (const auto launch = events.launch_ns.find(*correlation); launch != events.launch_ns.end())
-        step = range_holding(events.host_steps, launch->second);
+      if (const auto launch = events.launches.find(*correlation); launch != events.launches.end()) {
+        step = range_holding(events.host_steps, launch->second.ns);
+        // Autograd runs the backward on threads of its own: a launch from a thread other
+        // than the one that ran the step is the backward's.
+        if (step != nullptr && step->thread && launch->second.thread)
+          kernel.pass = *launch->second.thread == *step->thread ? TracePass::kForward : TracePass::kBackward;
+      }
     if (step == nullptr && !events.gpu_steps.empty()) step = range_holding(events.gpu_steps, kernel.start_ns);
     if (step == nullptr) {
       ++t.kernels_outside_steps;

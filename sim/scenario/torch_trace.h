@@ -15,6 +15,10 @@
 
 namespace trainsim::scenario {
 
+// Which pass launched a kernel: the training loop's thread (forward, optimizer), or
+// another (autograd's backward threads); unknown without the launch's thread.
+enum class TracePass { kUnknown, kForward, kBackward };
+
 // One GPU activity (kernel, memcpy, memset), in nanoseconds from the trace's clock.
 struct TraceKernel {
   std::string name;
@@ -22,6 +26,7 @@ struct TraceKernel {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   std::size_t kernel_class = 0;  // index into config::kKernelClasses
+  TracePass pass = TracePass::kUnknown;
   [[nodiscard]] bool communication() const;  // NCCL's
 };
 

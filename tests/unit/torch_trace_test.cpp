@@ -1,7 +1,8 @@
 // PyTorch profiler traces as measured runs (docs/pytorch-traces.md): two synthetic
-// ranks (tests/data/torch_traces), each step a GEMM (300 us), a flash-attention kernel
-// (100 us), an NCCL all-reduce on its own stream (200 us, 50 us of it beside the
-// attention) and the fused Adam (50 us), the figures counted by hand.
+// ranks (tests/data/torch_traces), each step a forward GEMM (300 us), a flash-attention
+// backward kernel (100 us, launched from autograd's thread), an NCCL all-reduce on its own
+// stream (200 us, 50 us of it beside the attention) and the fused Adam (50 us), the
+// figures counted by hand.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -93,6 +94,13 @@ TEST(TorchTrace, TheTimelineHoldsTheLastCommonStepPerRankAndStream) {
   EXPECT_EQ(nccl["category"], "all_reduce");
   EXPECT_NEAR(nccl["start"].get<double>(), 350e-6, 1e-12);  // from the step's first kernel
   EXPECT_NEAR(nccl["end"].get<double>(), 550e-6, 1e-12);
+  // The GEMM and Adam were launched from the loop's thread (the step's), the attention
+  // backward from autograd's.
+  const nlohmann::json& compute = j["lanes"][0]["spans"];
+  ASSERT_EQ(compute.size(), 3U);
+  EXPECT_EQ(compute[0]["category"], "forward");
+  EXPECT_EQ(compute[1]["category"], "backward");
+  EXPECT_EQ(compute[2]["category"], "optimizer");
 }
 
 void expect_error(const std::string& text, const std::string& pointer, const std::string& words) {
