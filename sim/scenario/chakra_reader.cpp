@@ -242,37 +242,70 @@ net::CommGroup group_of(const std::vector<long long>& ranks, const hw::ClusterSp
   return g;
 }
 
-workload::IterationGraph rebuild_foreign(const std::vector<DecodedFile>& files, const std::vector<int>& ranks,
-                                         const hw::ClusterSpec& cluster, ChakraTrace& stats) {
-  if (cluster.heterogeneous())
-    throw ScenarioError(files.front().file, "", "a foreign Chakra trace runs on a cluster of one GPU type; the scenario's "
-                                                "cluster is mixed");
-  const long long gpus = cluster.num_gpus();
-  if (ranks.back() >= gpus)
-    throw ScenarioError(files.back().file, "", fmt::format("rank {} is beyond the cluster's {} GPUs", ranks.back(), gpus));
-  workload::IterationGraph it;
-  it.iterations = 1;
-  it.num_microbatches = 1;
-  it.num_gpus = gpus;
-  it.simulated_ranks = ranks;
-  for (long long r = 0; r < gpus; ++r) it.representative.push_back(static_cast<int>(r));
+// Builds the graph of other tools' traces: each rank's nodes in lane order, mapped to
+// tasks, then their dependencies (a receive on its send), then the collectives that
+// are one call.
+class ForeignGraph {
+ public:
+  ForeignGraph(const std::vector<DecodedFile>& files, const std::vector<int>& ranks, const hw::ClusterSpec& cluster,
+               ChakraTrace& stats)
+      : files_(files), ranks_(ranks), cluster_(cluster), stats_(stats), gpus_(cluster.num_gpus()) {}
 
-  // Each file's nodes in a topological order of their dependencies, ties in file
-  // order: the order of the rank's lanes.
-  std::vector<std::vector<std::size_t>> order(files.size());
-  std::vector<std::unordered_map<std::uint64_t, std::size_t>> index(files.size());
-  for (std::size_t f = 0; f < files.size(); ++f) {
-    const std::vector<Node>& nodes = files[f].nodes;
+  workload::IterationGraph build() {
+    if (cluster_.heterogeneous())
+      throw ScenarioError(files_.front().file, "", "a foreign Chakra trace runs on a cluster of one GPU type; the "
+                                                   "scenario's cluster is mixed");
+    if (ranks_.back() >= gpus_)
+      throw ScenarioError(files_.back().file, "",
+                          fmt::format("rank {} is beyond the cluster's {} GPUs", ranks_.back(), gpus_));
+    it_.iterations = 1;
+    it_.num_microbatches = 1;
+    it_.num_gpus = gpus_;
+    it_.simulated_ranks = ranks_;
+    for (long long r = 0; r < gpus_; ++r) it_.representative.push_back(static_cast<int>(r));
+    order_.resize(files_.size());
+    index_.resize(files_.size());
+    mapped_.resize(files_.size());
+    for (std::size_t f = 0; f < files_.size(); ++f) order_lane(f);
+    find_group_ranks();
+    for (std::size_t f = 0; f < files_.size(); ++f) {
+      mapped_[f].resize(files_[f].nodes.size());
+      for (const std::size_t i : order_[f]) map_node(f, files_[f].nodes[i], mapped_[f][i]);
+    }
+    for (std::size_t f = 0; f < files_.size(); ++f) connect(f);
+    for (const auto& [key, q] : sends_)
+      if (!q.empty())
+        throw ScenarioError(files_.front().file, "",
+                            fmt::format("{} send(s) from rank {} to rank {} with comm_tag {} have no receive in rank "
+                                        "{}'s file",
+                                        q.size(), std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<1>(key)));
+    share_calls();
+    return std::move(it_);
+  }
+
+ private:
+  struct Call {
+    std::size_t file;
+    const Node* node;
+    TaskId task;
+    long long kind;
+  };
+
+  // File f's nodes in a topological order of their dependencies, ties in file order:
+  // the order of the rank's lanes.
+  void order_lane(std::size_t f) {
+    const std::vector<Node>& nodes = files_[f].nodes;
     for (std::size_t i = 0; i < nodes.size(); ++i)
-      if (!index[f].emplace(nodes[i].id(), i).second)
-        throw ScenarioError(files[f].file, node_at(nodes[i]), "the node id is used twice in the file");
+      if (!index_[f].emplace(nodes[i].id(), i).second)
+        throw ScenarioError(files_[f].file, node_at(nodes[i]), "the node id is used twice in the file");
     std::vector<std::size_t> waiting(nodes.size(), 0);
     std::vector<std::vector<std::size_t>> dependents(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const auto add = [&](std::uint64_t d) {
-        const auto at = index[f].find(d);
-        if (at == index[f].end())
-          throw ScenarioError(files[f].file, node_at(nodes[i]), fmt::format("depends on node {}, which is not in the file", d));
+        const auto at = index_[f].find(d);
+        if (at == index_[f].end())
+          throw ScenarioError(files_[f].file, node_at(nodes[i]),
+                              fmt::format("depends on node {}, which is not in the file", d));
         ++waiting[i];
         dependents[at->second].push_back(i);
       };
@@ -285,184 +318,198 @@ workload::IterationGraph rebuild_foreign(const std::vector<DecodedFile>& files, 
     while (!ready.empty()) {
       const std::size_t i = ready.top();
       ready.pop();
-      order[f].push_back(i);
+      order_[f].push_back(i);
       for (const std::size_t d : dependents[i])
         if (--waiting[d] == 0) ready.push(d);
     }
-    if (order[f].size() != nodes.size()) {
+    if (order_[f].size() != nodes.size()) {
       std::size_t stuck = 0;
       while (waiting[stuck] == 0) ++stuck;
-      throw ScenarioError(files[f].file, node_at(nodes[stuck]), "its dependencies form a cycle");
+      throw ScenarioError(files_[f].file, node_at(nodes[stuck]), "its dependencies form a cycle");
     }
   }
 
   // Process groups: the ranks that run collectives of each pg_name (none: every rank).
-  std::map<std::string, std::set<long long>> group_ranks;
-  for (std::size_t f = 0; f < files.size(); ++f)
-    for (const Node& n : files[f].nodes)
-      if (n.type() == ChakraProtoMsg::COMM_COLL_NODE)
-        group_ranks[AttributeReader(n.attr(), files[f].file, node_at(n)).text(chakra::kPgName).value_or("")].insert(ranks[f]);
-  if (group_ranks.contains("")) group_ranks[""] = std::set<long long>(ranks.begin(), ranks.end());
-
-  // Tasks, rank by rank in lane order; dependencies and instances once all exist.
-  std::vector<std::vector<Mapped>> mapped(files.size());
-  std::map<std::tuple<long long, long long, long long>, std::queue<TaskId>> sends;  // (src, dst, tag)
-  struct Call {
-    std::size_t file;
-    const Node* node;
-    TaskId task;
-    long long kind;
-  };
-  std::map<std::string, std::map<long long, std::vector<Call>>> calls;  // pg_name, rank: in order
-  for (std::size_t f = 0; f < files.size(); ++f) {
-    const std::string& file = files[f].file;
-    const int rank = ranks[f];
-    mapped[f].resize(files[f].nodes.size());
-    for (const std::size_t i : order[f]) {
-      const Node& n = files[f].nodes[i];
-      const AttributeReader a(n.attr(), file, node_at(n));
-      Mapped& m = mapped[f][i];
-      Work w;
-      w.name = n.name();
-      Task t;
-      t.rank = rank;
-      switch (n.type()) {
-        case ChakraProtoMsg::METADATA_NODE:
-          ++stats.metadata_skipped;
-          continue;
-        case ChakraProtoMsg::COMP_NODE: {
-          if (a.flag(chakra::kIsCpuOp).value_or(false)) {
-            ++stats.cpu_ops_skipped;
-            continue;
-          }
-          const auto ops = a.real(chakra::kNumOps);
-          const auto size = a.real(chakra::kTensorSize);
-          if (ops || size) {
-            w.compute.flops = ops.value_or(0.0);
-            w.compute.bytes = size.value_or(0.0);
-            w.compute.kind = w.compute.flops > 0.0 ? hw::KernelClass::kMatmul : hw::KernelClass::kMemoryBound;
-            w.model_flops = w.compute.flops;
-            it.model_flops_per_iteration += w.compute.flops;
-            ++stats.priced;
-          } else {
-            w.measured_seconds = static_cast<double>(n.duration_micros()) * 1e-6;
-            ++stats.measured;
-          }
-          t.stream = workload::Stream::kCompute;
-          t.category = workload::Category::kForward;
-          t.role = workload::Role::kLayer;
-          break;
-        }
-        case ChakraProtoMsg::COMM_COLL_NODE: {
-          const long long type = a.need_integer(chakra::kCommType, "a collective node needs its comm_type");
-          const auto kind = chakra::collective_of(type);
-          if (!kind)
-            throw ScenarioError(file, node_at(n),
-                                fmt::format("COMM_COLL_NODE with comm_type {} ({}) is not supported; {}", type,
-                                            ChakraProtoMsg::CollectiveCommType_IsValid(static_cast<int>(type))
-                                                ? ChakraProtoMsg::CollectiveCommType_Name(
-                                                      static_cast<ChakraProtoMsg::CollectiveCommType>(type))
-                                                : "not a Chakra collective",
-                                            kSupported));
-          const std::string pg = a.text(chakra::kPgName).value_or("");
-          const std::set<long long>& members = group_ranks.at(pg);
-          w.collective = net::Collective{*kind, a.need_real(chakra::kCommSize, "a collective node needs its comm_size (bytes)"),
-                                         group_of({members.begin(), members.end()}, cluster, file, node_at(n))};
-          t.stream = workload::Stream::kDpComm;
-          t.category = workload::category_of(*kind);
-          t.role = workload::Role::kLayerCollective;
-          calls[pg][rank].push_back({f, &n, static_cast<TaskId>(it.graph.size()), type});
-          break;
-        }
-        case ChakraProtoMsg::COMM_SEND_NODE: {
-          const long long dst = a.need_integer(chakra::kCommDst, "a send node needs its peer rank (comm_dst)");
-          if (dst < 0 || dst >= gpus || dst == rank)
-            throw ScenarioError(file, node_at(n), fmt::format("comm_dst {} is not another rank of the cluster's {} GPUs", dst, gpus));
-          const std::vector<long long> pair{rank, dst};
-          w.collective = net::Collective{net::CollectiveKind::kSendRecv,
-                                         a.need_real(chakra::kCommSize, "a send node needs its comm_size (bytes)"),
-                                         group_of(pair, cluster, file, node_at(n))};
-          w.collective->group.size = 2;
-          t.stream = workload::Stream::kPpComm;
-          t.category = workload::Category::kSend;
-          t.role = workload::Role::kActivationSend;
-          sends[{rank, dst, a.integer(chakra::kCommTag).value_or(0)}].push(static_cast<TaskId>(it.graph.size()));
-          break;
-        }
-        case ChakraProtoMsg::COMM_RECV_NODE:
-          m.kind = Mapped::Kind::kRecv;
-          m.src = a.need_integer(chakra::kCommSrc, "a receive node needs its peer rank (comm_src)");
-          m.tag = a.integer(chakra::kCommTag).value_or(0);
-          continue;
-        default:
-          throw ScenarioError(file, node_at(n), fmt::format("node type {} is not supported; {}", chakra::node_type_name(n.type()), kSupported));
-      }
-      t.work = it.graph.add_work(std::move(w));
-      m.kind = Mapped::Kind::kTask;
-      m.task = it.graph.add(std::move(t));
-    }
+  void find_group_ranks() {
+    for (std::size_t f = 0; f < files_.size(); ++f)
+      for (const Node& n : files_[f].nodes)
+        if (n.type() == ChakraProtoMsg::COMM_COLL_NODE)
+          group_ranks_[AttributeReader(n.attr(), files_[f].file, node_at(n)).text(chakra::kPgName).value_or("")]
+              .insert(ranks_[f]);
+    if (group_ranks_.contains("")) group_ranks_[""] = std::set<long long>(ranks_.begin(), ranks_.end());
   }
-  // A receive becomes a dependency on its send (the k-th receive from a peer with a
-  // tag on the k-th such send); a skipped node hands on its own dependencies.
-  for (std::size_t f = 0; f < files.size(); ++f) {
-    const std::vector<Node>& nodes = files[f].nodes;
+
+  // Node n of file f as a task (or a receive to match, or nothing), in lane order.
+  void map_node(std::size_t f, const Node& n, Mapped& m) {
+    const std::string& file = files_[f].file;
+    const int rank = ranks_[f];
+    const AttributeReader a(n.attr(), file, node_at(n));
+    Work w;
+    w.name = n.name();
+    Task t;
+    t.rank = rank;
+    switch (n.type()) {
+      case ChakraProtoMsg::METADATA_NODE:
+        ++stats_.metadata_skipped;
+        return;
+      case ChakraProtoMsg::COMP_NODE:
+        if (a.flag(chakra::kIsCpuOp).value_or(false)) {
+          ++stats_.cpu_ops_skipped;
+          return;
+        }
+        map_compute(a, n, w, t);
+        break;
+      case ChakraProtoMsg::COMM_COLL_NODE:
+        map_collective(f, a, n, w, t);
+        break;
+      case ChakraProtoMsg::COMM_SEND_NODE:
+        map_send(rank, a, n, w, t);
+        break;
+      case ChakraProtoMsg::COMM_RECV_NODE:
+        m.kind = Mapped::Kind::kRecv;
+        m.src = a.need_integer(chakra::kCommSrc, "a receive node needs its peer rank (comm_src)");
+        m.tag = a.integer(chakra::kCommTag).value_or(0);
+        return;
+      default:
+        throw ScenarioError(file, node_at(n), fmt::format("node type {} is not supported; {}",
+                                                          chakra::node_type_name(n.type()), kSupported));
+    }
+    t.work = it_.graph.add_work(std::move(w));
+    m.kind = Mapped::Kind::kTask;
+    m.task = it_.graph.add(std::move(t));
+  }
+
+  void map_compute(const AttributeReader& a, const Node& n, Work& w, Task& t) {
+    const auto ops = a.real(chakra::kNumOps);
+    const auto size = a.real(chakra::kTensorSize);
+    if (ops || size) {
+      w.compute.flops = ops.value_or(0.0);
+      w.compute.bytes = size.value_or(0.0);
+      w.compute.kind = w.compute.flops > 0.0 ? hw::KernelClass::kMatmul : hw::KernelClass::kMemoryBound;
+      w.model_flops = w.compute.flops;
+      it_.model_flops_per_iteration += w.compute.flops;
+      ++stats_.priced;
+    } else {
+      w.measured_seconds = static_cast<double>(n.duration_micros()) * 1e-6;
+      ++stats_.measured;
+    }
+    t.stream = workload::Stream::kCompute;
+    t.category = workload::Category::kForward;
+    t.role = workload::Role::kLayer;
+  }
+
+  void map_collective(std::size_t f, const AttributeReader& a, const Node& n, Work& w, Task& t) {
+    const std::string& file = files_[f].file;
+    const long long type = a.need_integer(chakra::kCommType, "a collective node needs its comm_type");
+    const auto kind = chakra::collective_of(type);
+    if (!kind)
+      throw ScenarioError(file, node_at(n),
+                          fmt::format("COMM_COLL_NODE with comm_type {} ({}) is not supported; {}", type,
+                                      ChakraProtoMsg::CollectiveCommType_IsValid(static_cast<int>(type))
+                                          ? ChakraProtoMsg::CollectiveCommType_Name(
+                                                static_cast<ChakraProtoMsg::CollectiveCommType>(type))
+                                          : "not a Chakra collective",
+                                      kSupported));
+    const std::string pg = a.text(chakra::kPgName).value_or("");
+    const std::set<long long>& members = group_ranks_.at(pg);
+    w.collective = net::Collective{*kind, a.need_real(chakra::kCommSize, "a collective node needs its comm_size (bytes)"),
+                                   group_of({members.begin(), members.end()}, cluster_, file, node_at(n))};
+    t.stream = workload::Stream::kDpComm;
+    t.category = workload::category_of(*kind);
+    t.role = workload::Role::kLayerCollective;
+    calls_[pg][ranks_[f]].push_back({f, &n, static_cast<TaskId>(it_.graph.size()), type});
+  }
+
+  void map_send(int rank, const AttributeReader& a, const Node& n, Work& w, Task& t) {
+    const long long dst = a.need_integer(chakra::kCommDst, "a send node needs its peer rank (comm_dst)");
+    if (dst < 0 || dst >= gpus_ || dst == rank)
+      throw ScenarioError(a.file(), node_at(n),
+                          fmt::format("comm_dst {} is not another rank of the cluster's {} GPUs", dst, gpus_));
+    const std::vector<long long> pair{rank, dst};
+    w.collective = net::Collective{net::CollectiveKind::kSendRecv,
+                                   a.need_real(chakra::kCommSize, "a send node needs its comm_size (bytes)"),
+                                   group_of(pair, cluster_, a.file(), node_at(n))};
+    w.collective->group.size = 2;
+    t.stream = workload::Stream::kPpComm;
+    t.category = workload::Category::kSend;
+    t.role = workload::Role::kActivationSend;
+    sends_[{rank, dst, a.integer(chakra::kCommTag).value_or(0)}].push(static_cast<TaskId>(it_.graph.size()));
+  }
+
+  // File f's dependencies: a receive becomes a dependency on its send (the k-th receive
+  // from a peer with a tag on the k-th such send); a skipped node hands on its own.
+  void connect(std::size_t f) {
+    const std::vector<Node>& nodes = files_[f].nodes;
     std::vector<std::vector<TaskId>> resolved(nodes.size());  // what depending on the node means
-    for (const std::size_t i : order[f]) {
+    for (const std::size_t i : order_[f]) {
       const Node& n = nodes[i];
       std::vector<TaskId> deps;
       for (const auto* list : {&n.data_deps(), &n.ctrl_deps()})
         for (const std::uint64_t d : *list) {
-          const std::vector<TaskId>& r = resolved[index[f].at(d)];
+          const std::vector<TaskId>& r = resolved[index_[f].at(d)];
           deps.insert(deps.end(), r.begin(), r.end());
         }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      const Mapped& m = mapped[f][i];
+      const Mapped& m = mapped_[f][i];
       if (m.kind == Mapped::Kind::kTask) {
-        for (const TaskId d : deps) it.graph.add_dep(m.task, d);
+        for (const TaskId d : deps) it_.graph.add_dep(m.task, d);
         resolved[i] = {m.task};
         continue;
       }
       if (m.kind == Mapped::Kind::kRecv) {
-        auto q = sends.find({m.src, ranks[f], m.tag});
-        if (q == sends.end() || q->second.empty())
-          throw ScenarioError(files[f].file, node_at(n), fmt::format("no send from rank {} to rank {} with comm_tag {} "
-                                                                     "is left to match this receive", m.src, ranks[f], m.tag));
+        auto q = sends_.find({m.src, ranks_[f], m.tag});
+        if (q == sends_.end() || q->second.empty())
+          throw ScenarioError(files_[f].file, node_at(n),
+                              fmt::format("no send from rank {} to rank {} with comm_tag {} is left to match this "
+                                          "receive",
+                                          m.src, ranks_[f], m.tag));
         deps.push_back(q->second.front());
         q->second.pop();
       }
       resolved[i] = std::move(deps);
     }
   }
-  for (const auto& [key, q] : sends)
-    if (!q.empty())
-      throw ScenarioError(files.front().file, "",
-                          fmt::format("{} send(s) from rank {} to rank {} with comm_tag {} have no receive in rank {}'s file",
-                                      q.size(), std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<1>(key)));
+
   // The k-th collective of a process group on each of its ranks is one call.
-  std::vector<std::pair<TaskId, std::int64_t>> shared;
-  std::int64_t instance = 0;
-  for (const auto& [pg, by_rank] : calls) {
-    const std::vector<Call>& first = by_rank.begin()->second;
-    for (const auto& [rank, list] : by_rank)
-      if (list.size() != first.size())
-        throw ScenarioError(files[list.front().file].file, "",
-                            fmt::format("rank {} runs {} collectives of process group \"{}\", rank {} runs {}; each "
-                                        "call needs a node on every rank of its group",
-                                        rank, list.size(), pg, by_rank.begin()->first, first.size()));
-    for (std::size_t k = 0; k < first.size(); ++k, ++instance)
-      for (const auto& [rank, list] : by_rank) {
-        if (list[k].kind != first[k].kind)
-          throw ScenarioError(files[list[k].file].file, node_at(*list[k].node),
-                              fmt::format("collective {} of process group \"{}\" has comm_type {} here and {} on rank {}",
-                                          k, pg, list[k].kind, first[k].kind, by_rank.begin()->first));
-        shared.emplace_back(list[k].task, instance);
-      }
+  void share_calls() {
+    std::vector<std::pair<TaskId, std::int64_t>> shared;
+    std::int64_t instance = 0;
+    for (const auto& [pg, by_rank] : calls_) {
+      const std::vector<Call>& first = by_rank.begin()->second;
+      for (const auto& [rank, list] : by_rank)
+        if (list.size() != first.size())
+          throw ScenarioError(files_[list.front().file].file, "",
+                              fmt::format("rank {} runs {} collectives of process group \"{}\", rank {} runs {}; each "
+                                          "call needs a node on every rank of its group",
+                                          rank, list.size(), pg, by_rank.begin()->first, first.size()));
+      for (std::size_t k = 0; k < first.size(); ++k, ++instance)
+        for (const auto& [rank, list] : by_rank) {
+          if (list[k].kind != first[k].kind)
+            throw ScenarioError(files_[list[k].file].file, node_at(*list[k].node),
+                                fmt::format("collective {} of process group \"{}\" has comm_type {} here and {} on "
+                                            "rank {}",
+                                            k, pg, list[k].kind, first[k].kind, by_rank.begin()->first));
+          shared.emplace_back(list[k].task, instance);
+        }
+    }
+    std::sort(shared.begin(), shared.end());
+    for (const auto& [task, inst] : shared) it_.graph.share_collective(task, inst);
   }
-  std::sort(shared.begin(), shared.end());
-  for (const auto& [task, inst] : shared) it.graph.share_collective(task, inst);
-  return it;
-}
+
+  const std::vector<DecodedFile>& files_;
+  const std::vector<int>& ranks_;
+  const hw::ClusterSpec& cluster_;
+  ChakraTrace& stats_;
+  const long long gpus_;
+  workload::IterationGraph it_;
+  std::vector<std::vector<std::size_t>> order_;
+  std::vector<std::unordered_map<std::uint64_t, std::size_t>> index_;
+  std::vector<std::vector<Mapped>> mapped_;
+  std::map<std::string, std::set<long long>> group_ranks_;
+  std::map<std::tuple<long long, long long, long long>, std::queue<TaskId>> sends_;  // (src, dst, tag)
+  std::map<std::string, std::map<long long, std::vector<Call>>> calls_;  // pg_name, rank: in order
+};
 
 }  // namespace
 
@@ -498,7 +545,7 @@ ChakraTrace read_chakra_trace(std::span<const ChakraInput> inputs, const hw::Clu
                           fmt::format("\"{}\": expected \"{}\", found \"{}\"", chakra::kFormat, chakra::kFormatVersion, *format));
     trace.iteration = rebuild_ours(files, ranks);
   } else {
-    trace.iteration = rebuild_foreign(files, ranks, cluster, trace);
+    trace.iteration = ForeignGraph(files, ranks, cluster, trace).build();
   }
   return trace;
 }
