@@ -33,8 +33,8 @@ int kernel_class_of(const workload::Op& op) {
   // reductions, and the ops no measured kernel does (the residual's backward,
   // SwiGLU, unfused attention's softmax, trainsim-train's layout copies).
   if (!op.kernel_class.empty()) {
-    for (std::size_t i = 0; i < config::kKernelClasses.size(); ++i)
-      if (config::kKernelClasses[i] == op.kernel_class) return static_cast<int>(i);
+    const std::size_t i = config::kernel_class_index(op.kernel_class);
+    if (i < config::kKernelClasses.size()) return static_cast<int>(i);
     throw std::logic_error("unknown kernel class " + std::string(op.kernel_class) + " of op " + op.name);
   }
   switch (op.work.kind) {
