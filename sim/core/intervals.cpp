@@ -1,14 +1,14 @@
-#include "execution/intervals.h"
+#include "core/intervals.h"
 
 #include <algorithm>
 
-namespace trainsim::exec {
+namespace trainsim::core {
 
-core::Time union_length(std::vector<Interval> v) {
+Time union_length(std::vector<Interval> v) {
   if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
-  core::Time total = 0;
-  core::Time start = 0;
-  core::Time end = -1;
+  Time total = 0;
+  Time start = 0;
+  Time end = -1;
   for (const auto& [a, b] : v) {
     if (a > end) {
       if (end > start) total += end - start;
@@ -22,4 +22,4 @@ core::Time union_length(std::vector<Interval> v) {
   return total;
 }
 
-}  // namespace trainsim::exec
+}  // namespace trainsim::core

@@ -4,11 +4,14 @@
 #include <utility>
 #include <vector>
 
-#include "execution/intervals.h"
+#include "core/intervals.h"
 
 namespace trainsim::exec {
 
 namespace {
+
+using core::Interval;
+using core::union_length;
 
 // |a U b|, both sorted here unless already in order (a lane's spans come in time
 // order: merging instead of sorting is most of a small run's metrics).

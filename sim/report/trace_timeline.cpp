@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/median.h"
 #include "io/timeline_format.h"
 
 namespace trainsim::report {
@@ -38,9 +39,8 @@ std::string trace_rank_line(const scenario::TorchTrace& t) {
       comm += s.communication_s;
       exposed += s.exposed_communication_s;
     }
-  std::sort(times.begin(), times.end());
   const std::size_t n = times.size();
-  const double median = n == 0 ? 0.0 : n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  const double median = core::median(times);
   const double per = n == 0 ? 0.0 : 1.0 / static_cast<double>(n);
   std::string line = fmt::format("rank {:<4} {} steps ({} timed), median {:.3f} ms; NCCL {:.3f} ms a step, {:.3f} ms "
                                  "exposed  ({})",

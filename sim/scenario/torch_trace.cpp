@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/intervals.h"
+#include "core/median.h"
 #include "scenario/errors.h"
 #include "scenario/json_document.h"
 
@@ -79,50 +81,24 @@ std::optional<std::int64_t> integer_arg(const nlohmann::json& ev, std::string_vi
   return v->get<std::int64_t>();
 }
 
-// Total length of the union of `intervals`, less what the union of `covered` holds.
-double uncovered_seconds(std::vector<std::pair<std::int64_t, std::int64_t>> intervals,
-                         std::vector<std::pair<std::int64_t, std::int64_t>> covered) {
-  const auto merge = [](std::vector<std::pair<std::int64_t, std::int64_t>>& v) {
-    std::sort(v.begin(), v.end());
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    for (const auto& iv : v) {
-      if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-      else out.push_back(iv);
-    }
-    v = std::move(out);
-  };
-  merge(intervals);
-  merge(covered);
-  std::int64_t total = 0;
-  std::size_t c = 0;
-  for (const auto& [start, end] : intervals) {
-    std::int64_t at = start;
-    while (c < covered.size() && covered[c].second <= at) ++c;
-    for (std::size_t k = c; k < covered.size() && covered[k].first < end; ++k) {
-      if (covered[k].first > at) total += covered[k].first - at;
-      at = std::max(at, covered[k].second);
-    }
-    if (end > at) total += end - at;
-  }
-  return static_cast<double>(total) * 1e-9;
-}
-
 // The figures of one step from its kernels.
 void measure_step(TraceStep& step) {
   std::sort(step.kernels.begin(), step.kernels.end(),
             [](const TraceKernel& a, const TraceKernel& b) { return a.start_ns < b.start_ns; });
-  std::vector<std::pair<std::int64_t, std::int64_t>> comm, compute;
+  // Exposed communication as the simulation counts it: |compute U comm| - |compute|.
+  std::vector<core::Interval> compute, both;
   for (const TraceKernel& k : step.kernels) {
     const double seconds = static_cast<double>(k.end_ns - k.start_ns) * 1e-9;
+    both.emplace_back(k.start_ns, k.end_ns);
     if (k.communication()) {
       step.communication_s += seconds;
-      comm.emplace_back(k.start_ns, k.end_ns);
     } else {
       step.class_s[k.kernel_class] += seconds;
       compute.emplace_back(k.start_ns, k.end_ns);
     }
   }
-  step.exposed_communication_s = uncovered_seconds(std::move(comm), std::move(compute));
+  step.exposed_communication_s =
+      static_cast<double>(core::union_length(std::move(both)) - core::union_length(std::move(compute))) * 1e-9;
 }
 
 // Steps by number, each with its kernels; the kernels found outside every step counted.
@@ -187,7 +163,7 @@ const HostRange* range_holding(const std::vector<HostRange>& ranges, std::int64_
 
 }  // namespace
 
-bool TraceKernel::communication() const { return config::kKernelClasses[kernel_class] == "all_reduce"; }
+bool TraceKernel::communication() const { return kernel_class == config::kernel_class_index("all_reduce"); }
 
 bool looks_like_torch_trace(std::string_view text) {
   const std::size_t head = std::min<std::size_t>(text.size(), 1u << 16);
@@ -294,9 +270,7 @@ MeasuredRun measured_run_from_traces(const std::vector<TorchTrace>& traces, long
   r.framework = std::move(framework);
   std::vector<double> slowest;
   const double samples = static_cast<double>(common.size() * traces.size());
-  const std::size_t comm = static_cast<std::size_t>(
-      std::find(config::kKernelClasses.begin(), config::kKernelClasses.end(), "all_reduce") -
-      config::kKernelClasses.begin());
+  constexpr std::size_t comm = config::kernel_class_index("all_reduce");
   for (const auto& [number, ranks] : common) {
     double worst = 0.0;
     for (const TraceStep* s : ranks) {
@@ -306,12 +280,10 @@ MeasuredRun measured_run_from_traces(const std::vector<TorchTrace>& traces, long
     }
     slowest.push_back(worst);
   }
-  std::sort(slowest.begin(), slowest.end());
-  const std::size_t n = slowest.size();
-  r.step_median_s = n % 2 == 1 ? slowest[n / 2] : 0.5 * (slowest[n / 2 - 1] + slowest[n / 2]);
-  r.step_min_s = slowest.front();
-  r.step_max_s = slowest.back();
-  r.steps_timed = static_cast<long long>(n);
+  r.step_median_s = core::median(slowest);
+  r.step_min_s = *std::min_element(slowest.begin(), slowest.end());
+  r.step_max_s = *std::max_element(slowest.begin(), slowest.end());
+  r.steps_timed = static_cast<long long>(slowest.size());
   return r;
 }
 
