@@ -1,4 +1,5 @@
 #include "cli/chakra_command.h"
+#include "cli/output_paths.h"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -16,13 +17,6 @@
 namespace trainsim::cli {
 
 namespace {
-
-// "result.json" -> "result.timeline.json", beside it (as `trainsim run` names it).
-std::filesystem::path timeline_beside(const std::filesystem::path& result) {
-  std::filesystem::path p = result;
-  p.replace_extension();
-  return p.string() + ".timeline.json";
-}
 
 config::Scenario read(const std::string& path, const std::string& calibration) {
   scenario::ReadOptions options;
@@ -90,7 +84,7 @@ int ChakraCommand::run_trace() const {
     std::cout << report::summary_text(s, m) << std::flush;
   }
   if (!o.out.empty()) {
-    const std::filesystem::path timeline = timeline_beside(o.out);
+    const std::filesystem::path timeline = timeline_path_for(o.out, "timeline", false);
     report::write_timeline(timeline, s, out);
     report::write_result(o.out, report::result_json(s, m, timeline.filename().string(), ""));
     if (!o.quiet) std::cout << fmt::format("\nwrote {} and {}\n", o.out, timeline.string());

@@ -14,6 +14,7 @@
 #include "cli/chakra_command.h"
 #include "cli/cluster_command.h"
 #include "cli/interrupt.h"
+#include "cli/output_paths.h"
 #include "cli/progress_bar.h"
 #include "cli/sweep_command.h"
 #include "cli/validate_command.h"
@@ -41,6 +42,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace trainsim;
+using cli::timeline_path_for;
 
 constexpr int kExitError = 1;  // a scenario, simulation or output error
 constexpr int kExitUsage = 2;  // bad command-line arguments
@@ -56,14 +58,6 @@ struct RunOptions {
   bool quiet = false;
   bool exact = false;
 };
-
-// "result.json" -> "result.timeline.json" (or "result.timeline.json.gz"), beside it;
-// `kind` "run_timeline" for the full-run timeline.
-fs::path timeline_path_for(const fs::path& result, const std::string& kind, bool gzip) {
-  fs::path p = result;
-  p.replace_extension();
-  return p.string() + "." + kind + ".json" + (gzip ? ".gz" : "");
-}
 
 // `work` given simulation options whose progress draws a bar labelled `label`
 // (once it has taken a second), and what it returns.

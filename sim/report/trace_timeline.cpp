@@ -19,7 +19,7 @@ std::string_view trace_kernel_category(const scenario::TraceKernel& k) {
     if (n.find("AllGather") != std::string::npos) return "all_gather";
     if (n.find("ReduceScatter") != std::string::npos) return "reduce_scatter";
     if (n.find("AllToAll") != std::string::npos) return "all_to_all";
-    if (n.find("SendRecv") != std::string::npos || n.find("Send") != std::string::npos) return "send";
+    if (n.find("Send") != std::string::npos) return "send";  // SendRecv too
     if (n.find("Recv") != std::string::npos) return "recv";
     return "all_reduce";
   }
