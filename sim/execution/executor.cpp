@@ -110,9 +110,9 @@ class Run {
         slot.copy_engine = graph.works()[t.work].collective->copy_engine;
         continue;
       }
-      slot.dma = graph.works()[t.work].host.has_value();
+      slot.unscaled = graph.works()[t.work].host.has_value() || graph.works()[t.work].measured_seconds.has_value();
       const auto slow = slowdown_.find(t.rank);
-      const double factor = slow == slowdown_.end() || slot.dma ? 1.0 : 1.0 + slow->second;
+      const double factor = slow == slowdown_.end() || slot.unscaled ? 1.0 : 1.0 + slow->second;
       slot.duration = core::from_seconds(p.seconds * factor);
       slot.memory_bound = graph.works()[t.work].compute.kind == hw::KernelClass::kMemoryBound;
       slot.host = p.host_s > 0.0;
@@ -196,7 +196,9 @@ class Run {
     bool finished : 1 = false;
     bool memory_bound : 1 = false;  // compute tasks: beside a collective at the memory-bound factor, else tensor_core
     bool copy_engine : 1 = false;   // collectives: on the copy engines, slowing no compute (net::Collective)
-    bool dma : 1 = false;           // host work (workload::HostWork): a copy engine's or the CPU's, at no overlap factor
+    // Host work (workload::HostWork: a copy engine's or the CPU's) and measured kernels
+    // (Work::measured_seconds, their time as measured): no overlap factor, no rank slowdown.
+    bool unscaled : 1 = false;
   };
   static_assert(sizeof(Slot) == 32);
   // A work's costs, a compute work's priced once for all the tasks that repeat
@@ -298,10 +300,10 @@ class Run {
   int rank_of(const Slot& s) const { return static_cast<int>(lanes_[s.lane].rank_index) + min_rank_; }
 
   // A compute task's factor beside a collective, by its kernel class (a host copy
-  // runs on a copy engine: 1).
+  // runs on a copy engine, a measured kernel took its measured time: 1).
   double beside_factor(const Slot& s) const {
     const Executor::OverlapFactors& o = pools_[lanes_[s.lane].pool].overlap;
-    return s.dma ? 1.0 : s.memory_bound ? o.memory_bound : o.tensor_core;
+    return s.unscaled ? 1.0 : s.memory_bound ? o.memory_bound : o.tensor_core;
   }
 
   // A copy: bytes / the link's rate per GPU in its direction; a CPU Adam update:

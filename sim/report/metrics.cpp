@@ -49,7 +49,8 @@ Metrics rates(const config::Scenario& s, double iteration_time_s, double tokens_
   m.mfu = m.model_flops_per_iteration / (m.iteration_time_s * n * m.peak_flops_per_gpu);
   m.gpu_utilization = gpu_utilization;
   m.train_tokens = s.training.train_tokens;
-  if (m.train_tokens) {
+  // A graph that does not say its tokens (a foreign Chakra trace) has no time to train.
+  if (m.train_tokens && m.tokens_per_iteration > 0.0) {
     // Whole iterations: the last one runs in full even if it overshoots.
     m.iterations_to_train = std::ceil(*m.train_tokens / m.tokens_per_iteration);
     m.time_to_train_s = *m.iterations_to_train * m.iteration_time_s;

@@ -96,9 +96,13 @@ DecodedFile decode_file(std::string_view bytes, const std::string& file) {
       throw ScenarioError(file, fmt::format("byte {}", at), fmt::format("{} is not a valid Chakra {} message", what, kind));
   }
   if (bytes.empty()) throw ScenarioError(file, "", "the file is empty; expected a Chakra ET file (GlobalMetadata, then Nodes)");
-  if (out.metadata.version().empty())
-    throw ScenarioError(file, "byte 0", "the GlobalMetadata has no version; expected a Chakra ET file, which starts with "
-                                        "its GlobalMetadata (Chakra's converter writes version \"0.0.4\")");
+  // Chakra's converter (src/converter/pytorch_converter.py) writes no version, only
+  // attributes (schema, pid, time, start_ts, finish_ts); its generators and trainsim
+  // write the version. A GlobalMetadata with neither is not one.
+  if (out.metadata.version().empty() && out.metadata.attr_size() == 0)
+    throw ScenarioError(file, "byte 0", "the GlobalMetadata is empty (no version, no attributes); expected a Chakra ET "
+                                        "file, which starts with its GlobalMetadata (the converter writes attributes "
+                                        "such as \"schema\", the generators version \"0.0.4\")");
   return out;
 }
 

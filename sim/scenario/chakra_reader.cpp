@@ -262,7 +262,8 @@ class ForeignGraph {
     it_.num_microbatches = 1;
     it_.num_gpus = gpus_;
     it_.simulated_ranks = ranks_;
-    for (long long r = 0; r < gpus_; ++r) it_.representative.push_back(static_cast<int>(r));
+    for (long long r = 0; r < gpus_; ++r)
+      it_.representative.push_back(files_.size() == 1 ? ranks_.front() : static_cast<int>(r));
     order_.resize(files_.size());
     index_.resize(files_.size());
     mapped_.resize(files_.size());
@@ -310,7 +311,6 @@ class ForeignGraph {
         dependents[at->second].push_back(i);
       };
       for (const std::uint64_t d : nodes[i].data_deps()) add(d);
-      for (const std::uint64_t d : nodes[i].ctrl_deps()) add(d);
     }
     std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
     for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -329,14 +329,20 @@ class ForeignGraph {
     }
   }
 
-  // Process groups: the ranks that run collectives of each pg_name (none: every rank).
+  // Process groups: the ranks that run collectives of each pg_name (none: every rank
+  // with a file). One file stands for every GPU of the cluster, and each of its
+  // collectives spans them all.
   void find_group_ranks() {
     for (std::size_t f = 0; f < files_.size(); ++f)
       for (const Node& n : files_[f].nodes)
         if (n.type() == ChakraProtoMsg::COMM_COLL_NODE)
           group_ranks_[AttributeReader(n.attr(), files_[f].file, node_at(n)).text(chakra::kPgName).value_or("")]
               .insert(ranks_[f]);
-    if (group_ranks_.contains("")) group_ranks_[""] = std::set<long long>(ranks_.begin(), ranks_.end());
+    std::set<long long> everyone(ranks_.begin(), ranks_.end());
+    if (files_.size() == 1)
+      for (long long r = 0; r < gpus_; ++r) everyone.insert(r);
+    for (auto& [pg, members] : group_ranks_)
+      if (pg.empty() || files_.size() == 1) members = everyone;
   }
 
   // Node n of file f as a task (or a receive to match, or nothing), in lane order.
@@ -360,6 +366,10 @@ class ForeignGraph {
         map_compute(a, n, w, t);
         break;
       case ChakraProtoMsg::COMM_COLL_NODE:
+        if (a.flag(chakra::kIsCpuOp).value_or(false)) {  // the host side of a c10d call
+          ++stats_.cpu_ops_skipped;
+          return;
+        }
         map_collective(f, a, n, w, t);
         break;
       case ChakraProtoMsg::COMM_SEND_NODE:
@@ -444,11 +454,10 @@ class ForeignGraph {
     for (const std::size_t i : order_[f]) {
       const Node& n = nodes[i];
       std::vector<TaskId> deps;
-      for (const auto* list : {&n.data_deps(), &n.ctrl_deps()})
-        for (const std::uint64_t d : *list) {
-          const std::vector<TaskId>& r = resolved[index_[f].at(d)];
-          deps.insert(deps.end(), r.begin(), r.end());
-        }
+      for (const std::uint64_t d : n.data_deps()) {
+        const std::vector<TaskId>& r = resolved[index_[f].at(d)];
+        deps.insert(deps.end(), r.begin(), r.end());
+      }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       const Mapped& m = mapped_[f][i];

@@ -182,6 +182,76 @@ TEST(Chakra, AComputeNodeWithOnlyItsDurationTakesItAndAReceiveWaitsForItsSend) {
   EXPECT_EQ(out.timeline.makespan, send_end + core::from_seconds(250e-6));
 }
 
+// A trace laid out as Chakra's converter writes one rank's (src/converter/
+// pytorch_converter.py at 21585d8, and its test trace tests/data/chakra.0.et): a
+// GlobalMetadata of attributes without a version; CPU operators (is_cpu_op true)
+// whose ctrl_deps name their callers, which the converter may have dropped; GPU
+// kernels that give only their duration and depend on the CPU operator that launched
+// them; the host side of a c10d call as a COMM_COLL_NODE with is_cpu_op true and no
+// comm_type; its NCCL kernel with comm_type and comm_size (int64), no pg_name.
+TEST(Chakra, AConverterTraceOfOneRankRunsOnEveryGpuOfTheCluster) {
+  const config::Scenario s = h100_node();
+  constexpr double kBytes = 176'446'464.0;
+  ChakraProtoMsg::GlobalMetadata meta;
+  auto* schema = meta.add_attr();
+  schema->set_name("schema");
+  schema->set_string_val("1.0.1");
+  auto* pid = meta.add_attr();
+  pid->set_name("pid");
+  pid->set_uint64_val(114598);
+  const auto cpu = [](Node& n, bool is_cpu) {
+    auto* a = n.add_attr();
+    a->set_name(std::string(ch::kIsCpuOp));
+    a->set_bool_val(is_cpu);
+  };
+  Node flatten = node(216, ChakraProtoMsg::COMP_NODE);
+  flatten.add_ctrl_deps(3);  // the caller, not in the file
+  flatten.set_duration_micros(318);
+  cpu(flatten, true);
+  Node cat = node(430, ChakraProtoMsg::COMP_NODE, {216});
+  cat.add_ctrl_deps(429);
+  cat.set_duration_micros(1500);
+  cpu(cat, false);
+  Node host_allreduce = node(432, ChakraProtoMsg::COMM_COLL_NODE, {216});
+  host_allreduce.set_duration_micros(85);
+  cpu(host_allreduce, true);
+  Node nccl = node(435, ChakraProtoMsg::COMM_COLL_NODE, {432, 430});
+  cpu(nccl, false);
+  attr_int(nccl, ch::kCommType, 0);  // ALL_REDUCE
+  attr_int(nccl, ch::kCommSize, static_cast<long long>(kBytes));
+  auto* dims = nccl.add_attr();
+  dims->set_name("involved_dim");
+  dims->mutable_bool_list();
+  Node next_op = node(436, ChakraProtoMsg::COMP_NODE, {432});
+  cpu(next_op, true);
+  Node next_kernel = node(440, ChakraProtoMsg::COMP_NODE, {436});
+  next_kernel.set_duration_micros(600);
+  cpu(next_kernel, false);
+  const std::vector<scenario::ChakraInput> files{
+      {"chakra.0.et", 0, encode(meta, {flatten, cat, host_allreduce, nccl, next_op, next_kernel})}};
+  const scenario::ChakraTrace trace = scenario::read_chakra_trace(files, s.cluster);
+  EXPECT_FALSE(trace.written_by_trainsim);
+  EXPECT_EQ(trace.measured, 2);
+  EXPECT_EQ(trace.cpu_ops_skipped, 3);
+  const exec::SimulationOutput out = exec::simulate_graph(s, trace.iteration);
+  // The kernels run in launch order on the compute stream, 1500 then 600 us, the
+  // second beside the all-reduce at its measured time; the all-reduce follows the
+  // first and spans the node's 8 GPUs: NVLS, 804.37 us (the test above).
+  core::Time kernel_end = 0;
+  core::Time reduce_start = -1;
+  for (const exec::Span& sp : out.timeline.spans) {
+    const workload::Work& w = out.iteration.graph.work(sp.task);
+    if (w.collective) {
+      EXPECT_EQ(w.collective->group.size, 8);
+      reduce_start = sp.start;
+    }
+    if (w.name == "n440") kernel_end = sp.end;
+  }
+  EXPECT_EQ(reduce_start, core::from_seconds(1500e-6));
+  EXPECT_EQ(kernel_end, core::from_seconds(2100e-6));
+  EXPECT_NEAR(core::to_seconds(out.timeline.makespan), 1500e-6 + 804.37e-6, 0.01e-6);
+}
+
 // The message of what `read` throws.
 template <class Read>
 std::string error_of(Read read) {
@@ -237,6 +307,9 @@ TEST(Chakra, MalformedFilesAreErrorsNamingTheFileAndByte) {
   EXPECT_NE(wrong.find("bad.0.et: byte 0"), std::string::npos) << wrong;
   EXPECT_NE(wrong.find("not a Chakra GlobalMetadata"), std::string::npos) << wrong;
   EXPECT_NE(read("").find("empty"), std::string::npos);
+  // A GlobalMetadata with neither a version nor attributes.
+  const std::string bare = read(encode(ChakraProtoMsg::GlobalMetadata{}, {node(1, ChakraProtoMsg::COMP_NODE)}));
+  EXPECT_NE(bare.find("bad.0.et: byte 0: the GlobalMetadata is empty"), std::string::npos) << bare;
 }
 
 }  // namespace
