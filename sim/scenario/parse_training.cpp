@@ -66,6 +66,29 @@ void parse_bf16_layers(const ObjectReader& t, const workload::ModelConfig& model
                                c.bf16_first_layers, c.bf16_last_layers, model.num_layers));
 }
 
+// torchtitan's training.compile: false runs its Llama model code eager, which only a
+// Llama-style decoder (RMSNorm, rotary positions, SwiGLU, no biases, dense, no QK norm
+// or latent attention) describes.
+void parse_compile(const ObjectReader& t, const workload::ModelConfig& model, workload::TrainingConfig& c) {
+  c.torch_compile = t.boolean("compile", true);
+  if (c.torch_compile) return;
+  if (c.framework != workload::Framework::kFused)
+    t.fail_message("compile", "compile false (torchtitan's Llama model code run eager) applies to framework \"fused\" "
+                              "(the default); \"pytorch_eager\" and \"trainsim_train\" are eager programs of their own");
+  const auto need = [&](bool ok, std::string_view what) {
+    if (!ok)
+      t.fail_message("compile", fmt::format("compile false prices torchtitan's Llama block op by op, which needs {}; use "
+                                            "compile true (the fused kernels torch.compile or Transformer Engine run)",
+                                            what));
+  };
+  need(model.normalization == workload::Normalization::kRmsNorm, "model.normalization \"RMSNorm\"");
+  need(model.position_embedding == workload::PositionEmbedding::kRope, "model.position_embedding_type \"rope\"");
+  need(model.swiglu, "model.swiglu true");
+  need(!model.add_bias_linear, "model.add_bias_linear false");
+  need(!model.multi_latent_attention && !model.qk_layernorm, "standard attention (no multi_latent_attention, no qk_layernorm)");
+  need(model.num_experts == 0, "a dense model (no experts)");
+}
+
 }  // namespace
 
 namespace {
@@ -157,7 +180,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                               "num_layers_at_end_in_bf16", "fp8_recipe", "fp8_param_gather", "fp4_recipe", "fp4_param_gather",
                                               "disable_parameter_transpose_cache", "tp_backward", "optimizer_cpu_offload",
                                               "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d",
-                                              "cpu_offloading", "cpu_offloading_num_layers"},
+                                              "cpu_offloading", "cpu_offloading_num_layers", "compile"},
                                              unmodeled_training_keys()));
   refuse_unmodeled(t, unmodeled_training_keys());
   // Activation offload is a layout switch, read with recompute_granularity.
@@ -211,6 +234,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                 : framework == "trainsim_train" ? workload::Framework::kTrainsimTrain
                                                 : workload::Framework::kFused;
   if (c.framework != workload::Framework::kFused) check_program_training(t, c, framework);
+  parse_compile(t, model, c);
   c.tp_backward = t.choice("tp_backward", {"async", "sync"}, "async") == "sync" ? workload::TpBackward::kSync
                                                                               : workload::TpBackward::kAsync;
   parse_bf16_layers(t, model, c);

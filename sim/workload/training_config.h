@@ -93,6 +93,11 @@ struct TrainingConfig {
   // each weight per use instead of caching its quantized copy and transpose across
   // the step's micro-batches (memory.cpp, quantized_weight_cache).
   bool disable_parameter_transpose_cache = false;
+  // torchtitan's training.compile (torch.compile of each transformer block). false:
+  // its Llama model code runs eager, each elementwise op (float RMSNorm, complex
+  // rotary embeddings, repeated key/value heads, SwiGLU) a kernel of its own
+  // (transformer_ops_eager_llama.cpp; docs/model.md, "torchtitan's Llama eager").
+  bool torch_compile = true;
 };
 
 // Bytes of one quantized (fp8 or fp4) GEMM weight element in the distributed

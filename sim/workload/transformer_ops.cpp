@@ -375,13 +375,17 @@ std::vector<Op> TransformerOps::layer_forward_ops(long long layer) const {
   constexpr hw::KernelId kResidual = hw::KernelId::kResidualForward;
   // SwiGLU's gate x up has no measured kernel of its own (roofline).
   const hw::KernelId activation = activation_kernel();
-  ops.push_back(elementwise("input_norm", norm_bytes, norm_params, layer, kNorm));
+  const bool eager = llama_eager();
+  ops.push_back(eager ? llama_eager_norm("input_norm", 3.0, norm_params, layer)  // read by wq, wk, wv
+                      : elementwise("input_norm", norm_bytes, norm_params, layer, kNorm));
   if (model_.multi_latent_attention) {
     for (Op& op : mla_projections(layer)) ops.push_back(std::move(op));
   } else {
     if (tp_ > 1.0) ops.push_back(tp_enter("attn_f", layer));
     push_gemm(ops, matmul("qkv_proj", tokens_, q + 2.0 * kv, h, h * (q + 2.0 * kv) + bias * (q + 2.0 * kv), layer),
               true);
+    if (eager)
+      for (Op& op : llama_eager_attention_inputs(layer)) ops.push_back(std::move(op));
   }
   if (model_.qk_layernorm && !model_.multi_latent_attention) {
     // One norm kernel over the rank's query and key heads: reads and writes their
@@ -394,24 +398,37 @@ std::vector<Op> TransformerOps::layer_forward_ops(long long layer) const {
   const double out = static_cast<double>(model_.attention_v_width()) / tp_;  // q without MLA
   push_gemm(ops, matmul("attn_out_proj", tokens_, h, out, out * h + bias * h, layer), false);
   if (tp_ > 1.0) ops.push_back(tp_exit("attn_g", layer));
-  ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer, kResidual));
-  ops.back().kernel_class = "residual";  // its backward too, which no kernel of ours runs
-  ops.push_back(elementwise("post_attn_norm", norm_bytes, norm_params, layer, kNorm));
+  if (eager) {
+    ops.push_back(llama_eager_residual("attn_residual", layer));
+    ops.push_back(llama_eager_norm("post_attn_norm", 2.0, norm_params, layer));  // read by w1, w3
+  } else {
+    ops.push_back(elementwise("attn_residual", residual_bytes, 0.0, layer, kResidual));
+    ops.back().kernel_class = "residual";  // its backward too, which no kernel of ours runs
+    ops.push_back(elementwise("post_attn_norm", norm_bytes, norm_params, layer, kNorm));
+  }
   if (!model_.is_moe_layer(layer)) {
     const double up = model_.swiglu ? 2.0 * f : f;
     // GELU reads f and writes f; SwiGLU reads gate and up (2f) and writes f.
     const double act_bytes = (up + f) * tokens_ * act_bytes_;
     if (tp_ > 1.0) ops.push_back(tp_enter("mlp_f", layer));
     push_gemm(ops, matmul("mlp_up", tokens_, up, h, h * up + bias * up, layer), true);
-    ops.push_back(elementwise("mlp_act", act_bytes, 0.0, layer, activation));
-    ops.back().kernel_class = "gelu";  // SwiGLU too, which no kernel of ours runs
+    if (eager) {
+      ops.push_back(llama_eager_swiglu(layer));
+    } else {
+      ops.push_back(elementwise("mlp_act", act_bytes, 0.0, layer, activation));
+      ops.back().kernel_class = "gelu";  // SwiGLU too, which no kernel of ours runs
+    }
     push_gemm(ops, matmul("mlp_down", tokens_, h, f, f * h + bias * h, layer), false);
     if (tp_ > 1.0) ops.push_back(tp_exit("mlp_g", layer));
   } else {
     for (Op& op : moe_forward(layer)) ops.push_back(std::move(op));
   }
-  ops.push_back(elementwise("mlp_residual", residual_bytes, 0.0, layer, kResidual));
-  ops.back().kernel_class = "residual";
+  if (eager) {
+    ops.push_back(llama_eager_residual("mlp_residual", layer));
+  } else {
+    ops.push_back(elementwise("mlp_residual", residual_bytes, 0.0, layer, kResidual));
+    ops.back().kernel_class = "residual";
+  }
   fp8_gathered_inputs(ops);
   for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
   return ops;
@@ -461,8 +478,9 @@ std::vector<Op> TransformerOps::head_forward() const {
   const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
   const double out_params = model_.untie_embeddings ? v * h : 0.0;
   std::vector<Op> ops;
-  ops.push_back(elementwise("final_norm", 2.0 * tokens_ * h * act_bytes_ / sp_, norm_params, -1,
-                            hw::KernelId::kLayernormForward));
+  ops.push_back(llama_eager() ? llama_eager_norm("final_norm", 1.0, norm_params, -1)
+                              : elementwise("final_norm", 2.0 * tokens_ * h * act_bytes_ / sp_, norm_params, -1,
+                                            hw::KernelId::kLayernormForward));
   if (tp_ > 1.0) ops.push_back(tp_enter("output_f", -1));
   ops.push_back(matmul("output_layer", tokens_, v, h, out_params, -1));
   // Megatron-Core's output layer is not a Transformer Engine layer: under an fp8

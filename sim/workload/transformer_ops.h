@@ -251,6 +251,14 @@ class TransformerOps {
   [[nodiscard]] Op eager_kernel(std::string name, double bytes, double params, long long layer, hw::KernelId kernel,
                                 std::string_view kernel_class) const;
 
+  // torchtitan's Llama block run eager (training.compile false;
+  // transformer_ops_eager_llama.cpp): its elementwise ops, one op per function.
+  [[nodiscard]] bool llama_eager() const { return !training_.torch_compile; }
+  [[nodiscard]] Op llama_eager_norm(std::string name, double users, double params, long long layer) const;
+  [[nodiscard]] std::vector<Op> llama_eager_attention_inputs(long long layer) const;
+  [[nodiscard]] Op llama_eager_swiglu(long long layer) const;
+  [[nodiscard]] Op llama_eager_residual(std::string name, long long layer) const;
+
   ModelConfig model_;
   TrainingConfig training_;
   double b_;          // sequences
