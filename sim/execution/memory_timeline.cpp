@@ -222,8 +222,9 @@ MemoryTimeline track_memory(const config::Scenario& s, const SimulationOutput& o
   std::vector<Change> changes;
   double states = est.weights + est.gradients + est.optimizer_states;
   if (s.training.framework == workload::Framework::kPytorchEager) {
-    // Parameters and AdamW's moments all along; casts and gradients come and go.
-    states = est.weights - est.weight_casts + est.optimizer_states + est.workspaces;
+    // Parameters, AdamW's moments and DDP's buckets all along; casts and gradients
+    // come and go.
+    states = est.weights - est.weight_casts + est.optimizer_states + est.workspaces + est.ddp_buckets;
     add_eager_changes(s, out, rank, changes);
   } else if (s.training.framework == workload::Framework::kTrainsimTrain) {
     // Every buffer allocated before the first step: flat (workload::memory_per_stage).

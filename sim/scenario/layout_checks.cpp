@@ -369,8 +369,10 @@ void LayoutChecks::program(const ParallelConfig& p) const {
   const workload::TrainingConfig& training = training_;
   const bool eager = training.framework == workload::Framework::kPytorchEager;
   const std::string_view name = eager ? "pytorch_eager" : "trainsim_train";
-  const std::string_view models = eager ? "one GPU without model parallelism, sharding or checkpointing"
-                                        : "data-parallel replicas without model parallelism, sharding or recomputation";
+  const std::string_view models =
+      eager ? "one GPU, or data-parallel replicas under PyTorch DDP, without model parallelism, sharding or "
+              "checkpointing"
+            : "data-parallel replicas without model parallelism, sharding or recomputation";
   const auto parallel = [&](std::string_view key, bool ok, std::string_view what) {
     if (!ok)
       fail(key, fmt::format("\"framework\": \"{}\" models {}; {} is not modeled with it", name, models, what));
@@ -379,16 +381,19 @@ void LayoutChecks::program(const ParallelConfig& p) const {
   parallel("pipeline_model_parallel_size", p.pipeline == 1, "pipeline parallelism");
   parallel("context_parallel_size", p.context == 1, "context parallelism");
   parallel("expert_model_parallel_size", p.expert == 1, "expert parallelism");
-  if (eager) parallel("data_parallel_size", p.data == 1, "data parallelism (DDP)");
   parallel("zero_stage", p.zero_stage == 0, "ZeRO");
+  if (eager && p.data > 1 && !p.overlap_grad_reduce)
+    fail("overlap_grad_reduce", "\"framework\": \"pytorch_eager\" with data parallelism runs PyTorch DDP, which "
+                                "all-reduces each gradient bucket as soon as its gradients are ready: set "
+                                "overlap_grad_reduce true");
   parallel("recompute_granularity", p.recompute == workload::Recompute::kNone, "activation recomputation");
   parallel("mode", p.mode == workload::TrainingMode::kSync, "an asynchronous mode");
-  if (eager && training.global_batch_size != training.micro_batch_size)
+  if (eager && training.global_batch_size != training.micro_batch_size * p.data)
     throw ScenarioError(file_, "/training/global_batch_size",
                         fmt::format("\"framework\": \"pytorch_eager\" models one optimizer step per micro-batch; "
-                                    "global_batch_size ({}) must equal micro_batch_size ({}) (gradient accumulation "
-                                    "is not modeled with it)",
-                                    training.global_batch_size, training.micro_batch_size));
+                                    "global_batch_size ({}) must equal micro_batch_size ({}) x data_parallel_size "
+                                    "({}) (gradient accumulation is not modeled with it)",
+                                    training.global_batch_size, training.micro_batch_size, p.data));
   check_gpt2_block(file_, model_, name);
 }
 

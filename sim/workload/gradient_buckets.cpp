@@ -5,7 +5,9 @@
 
 namespace trainsim::workload {
 
-BucketFiller::BucketFiller(double limit) : limit_(limit) { open_[1].expert = true; }
+BucketFiller::BucketFiller(double limit, double first_limit) : limit_(limit), first_limit_(first_limit) {
+  open_[1].expert = true;
+}
 
 void BucketFiller::add(const std::vector<Op>& ops, long long unit, const std::vector<TaskId>& done) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -18,7 +20,7 @@ void BucketFiller::add(const std::vector<Op>& ops, long long unit, const std::ve
     open.fp8_params += quantized_weight_params(op);
     if (open.units.empty() || open.units.back() != unit) open.units.push_back(unit);
     if (!done.empty()) open.ready_after = done[i];
-    if (open.params >= limit_) {
+    if (open.params >= (full_.empty() ? first_limit_ : limit_)) {
       full_.push_back(std::move(open));
       open = {};
       open.expert = op.expert_params;
@@ -36,7 +38,7 @@ std::vector<GradientBucket> BucketFiller::finish() {
 
 std::vector<GradientBucket> plan_buckets(const IterationLayout& layout, PipelineSchedule schedule, CachedOps& ops,
                                          int stage) {
-  BucketFiller filler(layout.bucket_limit);
+  BucketFiller filler(layout.bucket_limit, layout.first_bucket_limit);
   std::vector<int> left(static_cast<std::size_t>(layout.chunks), layout.microbatches);
   for (const PipelineStep& step : pipeline_steps(schedule, layout.pp, stage, layout.microbatches, layout.chunks)) {
     if (step.forward || --left[static_cast<std::size_t>(step.chunk)] != 0) continue;

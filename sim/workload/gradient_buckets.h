@@ -32,7 +32,8 @@ struct GradientBucket {
 // Fills buckets as the backward ops complete their gradients.
 class BucketFiller {
  public:
-  explicit BucketFiller(double limit);
+  // Buckets close at `limit` parameters, the first at `first_limit`.
+  BucketFiller(double limit, double first_limit);
   // The backward ops `ops` of `unit` ran as tasks `done` (StageEmitter::add's ids).
   void add(const std::vector<Op>& ops, long long unit, const std::vector<TaskId>& done);
   // The full buckets in the order they filled, then the open dense and expert ones.
@@ -42,6 +43,7 @@ class BucketFiller {
 
  private:
   double limit_;
+  double first_limit_;
   double params_ = 0.0;
   double expert_params_ = 0.0;
   std::vector<GradientBucket> full_;

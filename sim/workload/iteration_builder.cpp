@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "workload/async_traffic.h"
+#include "workload/ddp.h"
 #include "workload/gradient_buckets.h"
 #include "workload/host_optimizer.h"
 #include "workload/iteration_layout.h"
@@ -80,7 +81,9 @@ class StageEnd {
     TaskDeps copied;  // ZeRO-Offload: the gradient partitions copied to the host
     if (parallel.offload_optimizer)
       copied = add_partition_copies(stage, buckets, reduced, last_backward, shard_of(l, stage_params, expert_params));
-    const TaskId step = add_optimizer_step(stage, last_backward, stage_params, expert_params, copied);
+    // PyTorch DDP: every bucket copied back into .grad once all are reduced.
+    const TaskId before_step = l.ddp ? add_ddp_copy_back(stage, last_backward, stage_params) : last_backward;
+    const TaskId step = add_optimizer_step(stage, before_step, stage_params, expert_params, copied);
     stage.carry.previous_step = step;
     async_.add_average(stage, step, stage_params);
     if (l.gather_buckets && !parallel.overlap_param_gather) {
@@ -107,6 +110,25 @@ class StageEnd {
     return l.shard_optimizer ? (params - expert_params) / static_cast<double>(l.dense_dp) +
                                    expert_params / static_cast<double>(l.expert_dp)
                              : params;
+  }
+
+  // finalize_backward's copies (workload/ddp.h), on the compute stream after the
+  // last backward, once every bucket's all-reduce is done.
+  static TaskId add_ddp_copy_back(StageIteration& stage, TaskId last_backward, double params) {
+    const Op op = ddp_copy_buckets_to_grads(params);
+    Work w;
+    w.name = op.name;
+    w.compute = op.work;
+    Task t;
+    t.work = stage.in.graph.add_work(std::move(w));
+    t.rank = stage.rank;
+    t.stream = Stream::kCompute;
+    t.category = Category::kBackward;
+    t.role = Role::kLayer;
+    t.deps = stage.reductions;
+    t.deps.push_back(last_backward);
+    t.iteration = stage.iteration;
+    return stage.in.graph.add(std::move(t));
   }
 
   // With CPU optimizer offload the host updates the offloaded share first
@@ -167,7 +189,7 @@ IterationGraph build_iteration_graph(const ModelConfig& model, const TrainingCon
   const TransformerOps layer_ops(model, training, training.micro_batch_size, layout.tp, parallel.sequence_parallel,
                                  layout.cp, layout.ep, layout.folded_experts, parallel.context_comm,
                                  parallel.tp_overlap, layout.zero3, parallel.shared_expert_overlap);
-  CachedOps ops(layer_ops, model.num_layers);
+  CachedOps ops(layer_ops, model.num_layers, layout.ddp);
   const std::vector<StageGroups> groups = stage_groups(layout);
   std::vector<std::vector<GradientBucket>> plans(static_cast<std::size_t>(layout.pp));
   if (layout.gather_buckets && parallel.overlap_param_gather)

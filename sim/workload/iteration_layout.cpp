@@ -1,7 +1,9 @@
 #include "workload/iteration_layout.h"
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "workload/ddp.h"
 #include "workload/memory.h"
 #include "workload/pipeline_schedule.h"
 
@@ -56,6 +58,15 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
   l.fp8_gather_bytes = fp8_weight_gather_bytes(training, l.weight_bytes);
   l.grad_bytes = hw::bytes_per_element(training.grad_reduce_dtype);
   l.bucket_limit = parallel.overlap_grad_reduce ? static_cast<double>(parallel.bucket_size_params()) : 1e300;
+  l.first_bucket_limit = l.bucket_limit;
+  l.ddp = training.framework == Framework::kPytorchEager && l.dense_dp > 1;
+  if (l.ddp) {
+    // PyTorch DDP's caps in bytes of fp32 gradient (workload/ddp.h); ddp_bucket_size
+    // in parameters stands for bucket_cap_mb.
+    l.bucket_limit = parallel.ddp_bucket_size ? static_cast<double>(*parallel.ddp_bucket_size)
+                                              : kDdpBucketBytes / l.grad_bytes;
+    l.first_bucket_limit = std::min(l.bucket_limit, kDdpFirstBucketBytes / l.grad_bytes);
+  }
   // b s h / t per TP rank (Megatron-LM's scatter-gather; with SP they are split
   // already); under context parallelism the rank's s / c tokens.
   l.p2p_bytes = static_cast<double>(training.micro_batch_size) * static_cast<double>(model.seq_length) *

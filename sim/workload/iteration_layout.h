@@ -55,8 +55,12 @@ struct IterationLayout {
   // (fp8_weight_gather_bytes).
   double fp8_gather_bytes = 0.0;
   double grad_bytes = 0.0;    // bytes of one reduced gradient element
-  // Gradient bucket size in parameters (no limit: one bucket per stage).
+  // Gradient bucket size in parameters (no limit: one bucket per stage), and the
+  // first bucket's (PyTorch DDP's smaller first bucket; else the same).
   double bucket_limit = 0.0;
+  double first_bucket_limit = 0.0;
+  // The PyTorch eager program under DDP (workload/ddp.h).
+  bool ddp = false;
   // Activations and their gradients between stages, per transfer.
   double p2p_bytes = 0.0;
 

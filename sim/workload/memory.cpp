@@ -326,8 +326,9 @@ double stage_expert_parameters(const ModelConfig& m, const ParallelConfig& p, in
 
 namespace {
 
-// One GPU, one micro-batch, no recomputation (the scenario reader checks it).
-MemoryEstimate eager_estimate(const ModelConfig& m, const TrainingConfig& t) {
+// One micro-batch, no recomputation (the scenario reader checks it); `ddp`: under
+// PyTorch DDP, whose flat fp32 buckets hold a second copy of the gradients all along.
+MemoryEstimate eager_estimate(const ModelConfig& m, const TrainingConfig& t, bool ddp) {
   const EagerMemory e = eager_memory(m, t);
   MemoryEstimate est;
   est.parameters = e.parameters;
@@ -345,6 +346,8 @@ MemoryEstimate eager_estimate(const ModelConfig& m, const TrainingConfig& t) {
     est.activations = end - 16.0 * e.parameters;
     est.in_flight_microbatches = 0.0;
   }
+  est.ddp_buckets = ddp ? 4.0 * e.parameters : 0.0;
+  est.gradients += est.ddp_buckets;
   return est;
 }
 
@@ -509,7 +512,7 @@ std::vector<double> layers_activation_bytes(const ModelConfig& m, const Training
 }
 
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
-  if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t)};
+  if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t, p.data > 1)};
   if (t.framework == Framework::kTrainsimTrain) return {trainer_estimate(m, t, p)};
   const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
   const long long b = t.micro_batch_size;

@@ -29,6 +29,10 @@ struct MemoryEstimate {
   // transposes, cached across a step's micro-batches without fp8_param_gather;
   // included in weights (docs/model.md, "FP8 recipes").
   double quantized_weight_cache = 0;
+  // PyTorch DDP's flat fp32 gradient buckets, allocated when the model is wrapped and
+  // kept (gradient_as_bucket_view false: apart from .grad); included in gradients
+  // (workload/ddp.h).
+  double ddp_buckets = 0;
   // PyTorch eager: cuBLAS workspaces held by the caching allocator; included in
   // activations (which then read "everything besides the model states").
   double workspaces = 0;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "workload/ddp.h"
 #include "workload/expert_overlap.h"
 #include "workload/stage_groups.h"
 #include "workload/task_graph.h"
@@ -21,16 +22,21 @@ namespace trainsim::workload {
 class CachedOps {
  public:
   // A graph has one recompute granularity: the first layer_recompute() call's.
-  CachedOps(const TransformerOps& ops, long long layers)
-      : ops_(ops), layers_(3 * static_cast<std::size_t>(layers)), parts_(2 * static_cast<std::size_t>(layers)) {}
+  // `ddp`: the PyTorch eager program under DDP, whose backward copies each gradient
+  // into its bucket (workload/ddp.h).
+  CachedOps(const TransformerOps& ops, long long layers, bool ddp = false)
+      : ops_(ops), layers_(3 * static_cast<std::size_t>(layers)), parts_(2 * static_cast<std::size_t>(layers)),
+        ddp_(ddp) {}
 
   const std::vector<Op>& layer_forward(long long l) { return layer(0, l, Recompute::kNone); }
   const std::vector<Op>& layer_backward(long long l) { return layer(1, l, Recompute::kNone); }
   const std::vector<Op>& layer_recompute(long long l, Recompute granularity) { return layer(2, l, granularity); }
   const std::vector<Op>& embedding_forward() { return once(embedding_forward_, &TransformerOps::embedding_forward); }
-  const std::vector<Op>& embedding_backward() { return once(embedding_backward_, &TransformerOps::embedding_backward); }
+  const std::vector<Op>& embedding_backward() {
+    return once(embedding_backward_, &TransformerOps::embedding_backward, ddp_);
+  }
   const std::vector<Op>& head_forward() { return once(head_forward_, &TransformerOps::head_forward); }
-  const std::vector<Op>& head_backward() { return once(head_backward_, &TransformerOps::head_backward); }
+  const std::vector<Op>& head_backward() { return once(head_backward_, &TransformerOps::head_backward, ddp_); }
   [[nodiscard]] Op optimizer_step(const OptimizerScope& scope) const { return ops_.optimizer_step(scope); }
   // overlap_moe_expert_parallel_comm: part `part` of layer l's forward or backward
   // split at its expert all-to-alls (split_at_expert_all_to_alls).
@@ -44,18 +50,25 @@ class CachedOps {
   const std::vector<Op>& layer(std::size_t kind, long long l, Recompute granularity) {
     std::optional<std::vector<Op>>& slot = layers_[3 * static_cast<std::size_t>(l) + kind];
     if (!slot)
-      slot = kind == 0 ? ops_.layer_forward(l) : kind == 1 ? ops_.layer_backward(l) : ops_.layer_recompute(l, granularity);
+      slot = kind == 0   ? ops_.layer_forward(l)
+             : kind == 1 ? with_copies(ops_.layer_backward(l), ddp_)
+                         : ops_.layer_recompute(l, granularity);
     return *slot;
   }
-  const std::vector<Op>& once(std::optional<std::vector<Op>>& slot, std::vector<Op> (TransformerOps::*make)() const) {
-    if (!slot) slot = (ops_.*make)();
+  const std::vector<Op>& once(std::optional<std::vector<Op>>& slot, std::vector<Op> (TransformerOps::*make)() const,
+                              bool backward = false) {
+    if (!slot) slot = with_copies((ops_.*make)(), backward && ddp_);
     return *slot;
+  }
+  static std::vector<Op> with_copies(std::vector<Op> ops, bool ddp) {
+    return ddp ? with_ddp_bucket_copies(std::move(ops)) : ops;
   }
 
   const TransformerOps& ops_;
   std::vector<std::optional<std::vector<Op>>> layers_;  // (forward, backward, recompute) per layer
   std::vector<std::optional<ExpertOverlapParts>> parts_;  // (forward, backward) per layer
   std::optional<std::vector<Op>> embedding_forward_, embedding_backward_, head_forward_, head_backward_;
+  bool ddp_ = false;
 };
 
 // Emits the tasks of one stage rank: compute ops on the compute stream, the

@@ -40,7 +40,7 @@ StageIteration::StageIteration(const GraphInputs& inputs, int stage_index, int i
       carry(stage_carry),
       links(pass_links),
       emit(inputs.graph, rank, stage_groups.scope),
-      grads(inputs.layout.bucket_limit),
+      grads(inputs.layout.bucket_limit, inputs.layout.first_bucket_limit),
       backwards_left_(static_cast<std::size_t>(inputs.layout.chunks), inputs.layout.microbatches) {
   // ZeRO-1/2 without overlap, local SGD, async_ps without staleness: the
   // iteration starts once the previous update is in.
