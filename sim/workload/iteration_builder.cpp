@@ -112,10 +112,10 @@ class StageEnd {
                              : params;
   }
 
-  // finalize_backward's copies (workload/ddp.h), on the compute stream after the
-  // last backward, once every bucket's all-reduce is done.
-  static TaskId add_ddp_copy_back(StageIteration& stage, TaskId last_backward, double params) {
-    const Op op = ddp_copy_buckets_to_grads(params);
+  // A compute task of `op` on the stage rank's compute stream after its last backward
+  // and its gradient reductions.
+  static Task after_reductions(StageIteration& stage, const Op& op, TaskId last_backward, Category category,
+                               Role role) {
     Work w;
     w.name = op.name;
     w.compute = op.work;
@@ -123,12 +123,18 @@ class StageEnd {
     t.work = stage.in.graph.add_work(std::move(w));
     t.rank = stage.rank;
     t.stream = Stream::kCompute;
-    t.category = Category::kBackward;
-    t.role = Role::kLayer;
+    t.category = category;
+    t.role = role;
     t.deps = stage.reductions;
     t.deps.push_back(last_backward);
     t.iteration = stage.iteration;
-    return stage.in.graph.add(std::move(t));
+    return t;
+  }
+
+  // finalize_backward's copies (workload/ddp.h), once every bucket's all-reduce is done.
+  static TaskId add_ddp_copy_back(StageIteration& stage, TaskId last_backward, double params) {
+    return stage.in.graph.add(
+        after_reductions(stage, ddp_copy_buckets_to_grads(params), last_backward, Category::kBackward, Role::kLayer));
   }
 
   // With CPU optimizer offload the host updates the offloaded share first
@@ -143,20 +149,9 @@ class StageEnd {
     scope.local = l.zero3 ? 0.0 : params;
     scope.prescale = !l.zero3 && l.dense_dp > 1;
     scope.fsdp = l.zero3;
-    const Op op = stage.in.ops.optimizer_step(scope);
-    Task t;
-    Work w;
-    w.name = op.name;
-    w.compute = op.work;
-    t.work = stage.in.graph.add_work(std::move(w));
-    t.rank = stage.rank;
-    t.stream = Stream::kCompute;
-    t.category = Category::kOptimizer;
-    t.role = Role::kOptimizerStep;
-    t.deps = stage.reductions;
-    t.deps.push_back(last_backward);
+    Task t = after_reductions(stage, stage.in.ops.optimizer_step(scope), last_backward, Category::kOptimizer,
+                              Role::kOptimizerStep);
     if (offloaded > 0.0) add_host_update(stage, training_, offloaded * shard, copied, t.deps);
-    t.iteration = stage.iteration;
     return stage.in.graph.add(std::move(t));
   }
 
