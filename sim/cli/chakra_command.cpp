@@ -71,7 +71,10 @@ int ChakraCommand::run_trace() const {
   scenario::ChakraTrace trace = scenario::read_chakra_folder(o.folder, s.cluster);
   const std::size_t tasks = trace.iteration.graph.size();
   const exec::SimulationOutput out = exec::simulate_graph(s, std::move(trace.iteration));
-  const report::Metrics m = report::compute_metrics(s, out);
+  report::Metrics m = report::compute_metrics(s, out);
+  // The corpus's record of trainsim's error (docs/model.md, "Prediction interval") is
+  // of the jobs trainsim builds, not of another tool's graph.
+  if (!trace.written_by_trainsim) m.prediction_interval.reset();
   if (!o.quiet) {
     std::cout << fmt::format("{:<18}{} files, {} nodes, {} tasks ({})\n", "chakra trace", trace.files.size(),
                              trace.nodes, tasks,
