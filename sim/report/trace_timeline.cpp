@@ -33,18 +33,25 @@ std::string trace_rank_line(const scenario::TorchTrace& t) {
   std::vector<double> times;
   double comm = 0.0;
   double exposed = 0.0;
+  double idle = 0.0;
+  double host = 0.0;
+  double total = 0.0;
   for (const scenario::TraceStep& s : t.steps)
     if (s.timed) {
       times.push_back(s.time_s);
       comm += s.communication_s;
       exposed += s.exposed_communication_s;
+      idle += s.gpu_idle_s;
+      host += s.host_ops_s;
+      total += s.time_s;
     }
   const std::size_t n = times.size();
   const double median = core::median(times);
   const double per = n == 0 ? 0.0 : 1.0 / static_cast<double>(n);
   std::string line = fmt::format("rank {:<4} {} steps ({} timed), median {:.3f} ms; NCCL {:.3f} ms a step, {:.3f} ms "
-                                 "exposed  ({})",
-                                 t.rank, t.steps.size(), n, median * 1e3, comm * per * 1e3, exposed * per * 1e3, t.file);
+                                 "exposed; GPU idle {:.3f} ms a step ({:.1f}%); host operators {:.3f} ms a step  ({})",
+                                 t.rank, t.steps.size(), n, median * 1e3, comm * per * 1e3, exposed * per * 1e3,
+                                 idle * per * 1e3, total > 0.0 ? 100.0 * idle / total : 0.0, host * per * 1e3, t.file);
   if (t.kernels_outside_steps > 0)
     line += fmt::format("; {} kernels outside every ProfilerStep#N left out", t.kernels_outside_steps);
   return line + "\n";

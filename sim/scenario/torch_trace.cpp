@@ -107,6 +107,7 @@ struct Events {
   std::vector<HostRange> gpu_steps;   // their GPU-side ranges (gpu_user_annotation)
   std::unordered_map<std::int64_t, Launch> launches;  // correlation -> the host launch
   std::vector<std::pair<TraceKernel, std::optional<std::int64_t>>> kernels;  // with their correlation
+  std::vector<core::Interval> host_ops;  // CPU operators and CUDA runtime calls
 };
 
 Events read_events(const nlohmann::json& events, const std::string& file) {
@@ -124,14 +125,17 @@ Events read_events(const nlohmann::json& events, const std::string& file) {
     const std::optional<long long> number = step_number(name);
     const bool host_step = number && (cat == "user_annotation" || cat == "cpu_op");
     const bool gpu_step = number && cat == "gpu_user_annotation";
-    if (!kernel && !runtime && !host_step && !gpu_step) continue;
+    const bool host_op = !number && cat == "cpu_op";
+    if (!kernel && !runtime && !host_step && !gpu_step && !host_op) continue;
     const std::int64_t start = to_ns(ev.contains("ts") ? ev["ts"] : nlohmann::json(), file, pointer(i, "ts"), false);
+    const std::int64_t end =
+        start + to_ns(ev.contains("dur") ? ev["dur"] : nlohmann::json(), file, pointer(i, "dur"), true);
+    if (runtime || host_op) out.host_ops.emplace_back(start, end);
+    if (host_op) continue;
     if (runtime) {
       if (const auto c = integer_arg(ev, "correlation")) out.launches[*c] = {start, thread_of(ev)};
       continue;
     }
-    const std::int64_t end =
-        start + to_ns(ev.contains("dur") ? ev["dur"] : nlohmann::json(), file, pointer(i, "dur"), true);
     if (host_step || gpu_step) {
       (host_step ? out.host_steps : out.gpu_steps).push_back({*number, start, end, thread_of(ev)});
       continue;
@@ -159,6 +163,16 @@ const HostRange* range_holding(const std::vector<HostRange>& ranges, std::int64_
   if (it == ranges.begin()) return nullptr;
   --it;
   return t <= it->end_ns ? &*it : nullptr;
+}
+
+// Each step's host operators: those that began inside its ProfilerStep#N range.
+void add_host_ops(Events& events, std::vector<TraceStep>& steps) {
+  std::map<long long, std::vector<core::Interval>> by_step;
+  for (const core::Interval& op : events.host_ops)
+    if (const HostRange* step = range_holding(events.host_steps, op.first)) by_step[step->number].push_back(op);
+  for (TraceStep& s : steps)
+    if (auto it = by_step.find(s.number); it != by_step.end())
+      s.host_ops_s = static_cast<double>(core::union_length(std::move(it->second))) * 1e-9;
 }
 
 }  // namespace
@@ -231,9 +245,15 @@ TorchTrace parse_torch_trace(std::string_view text, const std::string& file, int
     const bool next = i + 1 < t.steps.size() && t.steps[i + 1].number == s.number + 1;
     std::int64_t last = 0;
     for (const TraceKernel& k : s.kernels) last = std::max(last, k.end_ns);
-    s.time_s = static_cast<double>((next ? t.steps[i + 1].kernels.front().start_ns : last) - first) * 1e-9;
+    const std::int64_t end = next ? t.steps[i + 1].kernels.front().start_ns : last;
+    s.time_s = static_cast<double>(end - first) * 1e-9;
     s.timed = next || t.steps.size() == 1;
+    std::vector<core::Interval> busy;
+    for (const TraceKernel& k : s.kernels)
+      if (k.start_ns < end) busy.emplace_back(k.start_ns, std::min(k.end_ns, end));
+    s.gpu_idle_s = s.time_s - static_cast<double>(core::union_length(std::move(busy))) * 1e-9;
   }
+  add_host_ops(events, t.steps);
   return t;
 }
 

@@ -42,6 +42,12 @@ struct TraceStep {
   std::array<double, config::kKernelClasses.size()> class_s{};  // kernel time by class; NCCL's apart
   double communication_s = 0.0;  // NCCL kernels' time
   double exposed_communication_s = 0.0;  // NCCL kernels running while no other kernel runs
+  // Of time_s, the time no kernel ran: the GPU waiting for the host, a data loader or
+  // another rank.
+  double gpu_idle_s = 0.0;
+  // The host's operators and CUDA runtime calls that began inside the step's
+  // ProfilerStep#N range, any thread, as the length of their union.
+  double host_ops_s = 0.0;
 };
 
 // One rank's trace.

@@ -63,6 +63,13 @@ TEST(TorchTrace, EachStepHasItsKernelsItsPeriodAndItsExposedCommunication) {
   EXPECT_NEAR(s.communication_s, 200e-6, 1e-12);
   // NCCL runs 450-650 us; compute covers 100-500 and 650-700: 150 us exposed.
   EXPECT_NEAR(s.exposed_communication_s, 150e-6, 1e-12);
+  // Kernels cover 100-700 us of the step's 100-1100: the GPU idles 400 us; step 3
+  // (1100-2150) 450 us.
+  EXPECT_NEAR(s.gpu_idle_s, 400e-6, 1e-12);
+  EXPECT_NEAR(t.steps[1].gpu_idle_s, 450e-6, 1e-12);
+  // Inside ProfilerStep#2 (0-1000 us) the host ran aten::mm (5-9 us) and four launches
+  // of 5 us: 24 us.
+  EXPECT_NEAR(s.host_ops_s, 24e-6, 1e-12);
 }
 
 TEST(TorchTrace, TheJobsStepIsTheSlowestRanksMedianAndClassesAreMeans) {
