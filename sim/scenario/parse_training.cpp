@@ -180,7 +180,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                               "num_layers_at_end_in_bf16", "fp8_recipe", "fp8_param_gather", "fp4_recipe", "fp4_param_gather",
                                               "disable_parameter_transpose_cache", "tp_backward", "optimizer_cpu_offload",
                                               "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d",
-                                              "cpu_offloading", "cpu_offloading_num_layers", "compile"},
+                                              "cpu_offloading", "cpu_offloading_num_layers", "compile", "use_train_metrics"},
                                              unmodeled_training_keys()));
   refuse_unmodeled(t, unmodeled_training_keys());
   // Activation offload is a layout switch, read with recompute_granularity.
@@ -235,6 +235,12 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                                 : workload::Framework::kFused;
   if (c.framework != workload::Framework::kFused) check_program_training(t, c, framework);
   parse_compile(t, model, c);
+  if (t.boolean("use_train_metrics", false)) {
+    if (c.framework != workload::Framework::kFused)
+      t.fail_message("use_train_metrics", "use_train_metrics (LLM Foundry's training metrics, Composer's) applies to "
+                                          "framework \"fused\"; the eager programs compute none");
+    c.train_metric_passes = 2;  // LanguageCrossEntropy, LanguagePerplexity
+  }
   c.tp_backward = t.choice("tp_backward", {"async", "sync"}, "async") == "sync" ? workload::TpBackward::kSync
                                                                               : workload::TpBackward::kAsync;
   parse_bf16_layers(t, model, c);

@@ -98,6 +98,10 @@ struct TrainingConfig {
   // rotary embeddings, repeated key/value heads, SwiGLU) a kernel of its own
   // (transformer_ops_eager_llama.cpp; docs/model.md, "torchtitan's Llama eager").
   bool torch_compile = true;
+  // LLM Foundry's use_train_metrics (its MPT model's default): Composer evaluates
+  // LanguageCrossEntropy and LanguagePerplexity on every training micro-batch, each a
+  // cross-entropy forward over the logits in fp32 (docs/model.md, "Outside the layers").
+  int train_metric_passes = 0;
 };
 
 // Bytes of one quantized (fp8 or fp4) GEMM weight element in the distributed

@@ -503,6 +503,17 @@ std::vector<Op> TransformerOps::head_forward() const {
     ops.push_back(elementwise("loss", tokens_ * v * loss_bytes_per_logit(false), 0.0, -1, loss));
     ops.back().backward_bytes = tokens_ * v * loss_bytes_per_logit(true);
   }
+  if (training_.train_metric_passes > 0) {
+    // Composer's training metrics (LLM Foundry's use_train_metrics): each is
+    // torch.nn.CrossEntropyLoss under autocast over the logits, forward only: the fp32
+    // cast (e + 4) and log_softmax (4 + 4) per logit, as "torch" (nll_loss reads one
+    // logit a row). Composer runs them after the micro-batch's backward; no gradient.
+    ops.push_back(elementwise("train_metrics",
+                              training_.train_metric_passes * tokens_ * v * (act_bytes_ + 3.0 * kFp32Bytes), 0.0, -1,
+                              hw::KernelId::kTorchLogSoftmaxForward));
+    ops.back().has_backward = false;
+    ops.back().kernel_class = "softmax_cross_entropy";
+  }
   if (tp_ > 1.0) {
     // Vocabulary-parallel cross-entropy: all-reduces of the row maximum, the sum
     // of exponentials and the target logit, b s fp32 each (Megatron-LM

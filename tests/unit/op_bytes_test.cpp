@@ -82,6 +82,18 @@ TEST(OpBytes, PyTorchsCrossEntropyIsACastLogSoftmaxAndNllLoss) {
   EXPECT_DOUBLE_EQ(bytes_of(ops.head_backward(), "loss.backward"), 22.0 * kLogits);
 }
 
+TEST(OpBytes, ComposersTrainingMetricsAreTwoCrossEntropyForwardsWithoutBackward) {
+  // LLM Foundry's use_train_metrics: LanguageCrossEntropy and LanguagePerplexity, each
+  // a cast (2 + 4) and log_softmax (4 + 4) over the logits: 2 x 14 bytes a logit.
+  const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2, "use_train_metrics": true)");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  EXPECT_DOUBLE_EQ(bytes_of(ops.head_forward(), "train_metrics"), 2.0 * 14.0 * kLogits);
+  for (const workload::Op& op : ops.head_backward()) EXPECT_EQ(op.name.find("train_metrics"), std::string::npos);
+  const auto plain = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2)");
+  for (const workload::Op& op : workload::TransformerOps(plain.model, plain.training, 2).head_forward())
+    EXPECT_NE(op.name, "train_metrics");
+}
+
 bool has_op(const std::vector<workload::Op>& ops, const std::string& name) {
   for (const workload::Op& op : ops)
     if (op.name == name) return true;
