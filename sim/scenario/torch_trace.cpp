@@ -166,7 +166,7 @@ const HostRange* range_holding(const std::vector<HostRange>& ranges, std::int64_
 }
 
 // Each step's host operators: those that began inside its ProfilerStep#N range.
-void add_host_ops(Events& events, std::vector<TraceStep>& steps) {
+void add_host_ops(const Events& events, std::vector<TraceStep>& steps) {
   std::map<long long, std::vector<core::Interval>> by_step;
   for (const core::Interval& op : events.host_ops)
     if (const HostRange* step = range_holding(events.host_steps, op.first)) by_step[step->number].push_back(op);

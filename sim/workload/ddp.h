@@ -11,6 +11,11 @@
 
 namespace trainsim::workload {
 
+// Whether the job is the PyTorch eager program on data-parallel replicas, which DDP wraps.
+[[nodiscard]] inline bool under_ddp(const TrainingConfig& t, const ParallelConfig& p) {
+  return t.framework == Framework::kPytorchEager && p.data > 1;
+}
+
 // DDP's bucket caps in bytes: bucket_cap_mb 25 (MiB) and the first bucket's
 // dist._DEFAULT_FIRST_BUCKET_BYTES, 1 MiB (the last layers' gradients, ready first,
 // start their all-reduce early). A bucket takes whole parameters and closes once it

@@ -59,7 +59,7 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
   l.grad_bytes = hw::bytes_per_element(training.grad_reduce_dtype);
   l.bucket_limit = parallel.overlap_grad_reduce ? static_cast<double>(parallel.bucket_size_params()) : 1e300;
   l.first_bucket_limit = l.bucket_limit;
-  l.ddp = training.framework == Framework::kPytorchEager && l.dense_dp > 1;
+  l.ddp = under_ddp(training, parallel);
   if (l.ddp) {
     // PyTorch DDP's caps in bytes of fp32 gradient (workload/ddp.h); ddp_bucket_size
     // in parameters stands for bucket_cap_mb.

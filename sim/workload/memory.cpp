@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "hardware/precision.h"
+#include "workload/ddp.h"
 #include "workload/op_sac.h"
 #include "workload/parameters.h"
 #include "workload/pipeline_schedule.h"
@@ -512,7 +513,7 @@ std::vector<double> layers_activation_bytes(const ModelConfig& m, const Training
 }
 
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
-  if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t, p.data > 1)};
+  if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t, under_ddp(t, p))};
   if (t.framework == Framework::kTrainsimTrain) return {trainer_estimate(m, t, p)};
   const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
   const long long b = t.micro_batch_size;

@@ -61,7 +61,8 @@ class CachedOps {
     return *slot;
   }
   static std::vector<Op> with_copies(std::vector<Op> ops, bool ddp) {
-    return ddp ? with_ddp_bucket_copies(std::move(ops)) : ops;
+    if (!ddp) return ops;  // moved, not copied
+    return with_ddp_bucket_copies(std::move(ops));
   }
 
   const TransformerOps& ops_;
