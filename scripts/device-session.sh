@@ -6,7 +6,10 @@
 #
 # Usage: scripts/device-session.sh OUT_DIR [budget seconds, default 480] [steps]
 #   steps: comma-separated, default all, run in this order:
-#     env,build,calibrate,calkill,torchref,gemm,pytorch,tests,check,sizes,loss
+#     env,build,calibrate,calkill,torchref,gemm,pytorch,graph,llama,tests,check,sizes,loss
+#   graph: the GPT-2 steps eager and captured as one CUDA graph (scripts/pytorch-graph-step.py);
+#   llama: torchtitan's Llama 3 8B step at 2 and 8 layers, eager and compiled, with the
+#          allocator's reserved memory beside the allocated (scripts/pytorch-llama-step.py)
 #
 # Why one script with a budget: a session is lent 15 minutes of device time in all,
 # the machine's start included (/work/.library/device/README.md), so the checks must
@@ -30,7 +33,7 @@
 set -uo pipefail
 out=${1:?output directory}
 budget=${2:-480}
-steps=${3:-env,build,calibrate,calkill,torchref,gemm,pytorch,tests,check,sizes,loss}
+steps=${3:-env,build,calibrate,calkill,torchref,gemm,pytorch,graph,llama,tests,check,sizes,loss}
 start=$(date +%s)
 deadline=$((start + budget))
 mkdir -p "$out" && out=$(cd "$out" && pwd)
@@ -217,6 +220,24 @@ if has pytorch; then
       tail -1 "$res/pytorch-gpt2-$name.log" | tee -a "$res/summary.txt"
     pack
   done
+fi
+
+if has graph; then
+  for spec in "${sizes[@]}"; do
+    read -r name layers hidden heads <<< "$spec"
+    run "graph-gpt2-$name" 90 30 python3 scripts/pytorch-graph-step.py --layers "$layers" --hidden "$hidden" \
+      --heads "$heads" --vocab "$vocab" --batch 8 --seq 1024 --steps 30 --warmup 8 \
+      --out "$res/graph-gpt2-$name.json" &&
+      tail -1 "$res/graph-gpt2-$name.log" | tee -a "$res/summary.txt"
+    pack
+  done
+fi
+
+if has llama; then
+  # Rows are saved one by one: a run cut at its limit keeps the eager rows.
+  run llama 200 60 python3 scripts/pytorch-llama-step.py --layers 2,8 --compile --out "$res/llama.json"
+  grep -E "^layers|^compile" "$res/llama.log" 2> /dev/null | tee -a "$res/summary.txt"
+  pack
 fi
 
 if has tests; then

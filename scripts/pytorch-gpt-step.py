@@ -154,6 +154,7 @@ def main():
         times.append(start.elapsed_time(end) / 1e3)
         losses.append(float(loss.item()))  # after the step's end event: outside the timing
     peak = torch.cuda.max_memory_allocated()
+    peak_reserved = torch.cuda.max_memory_reserved()  # the caching allocator's segments (issue 24)
 
     # Kernel classes over 3 profiled steps.
     classes = {}
@@ -204,6 +205,7 @@ def main():
         "tokens_per_s": b * s / med,
         "model_tflops": model_flops / med / 1e12,
         "peak_memory_bytes": peak,
+        "peak_reserved_bytes": peak_reserved,
         "final_loss": float(loss.item()),
         "ln_vocab": math.log(V),
         "kernel_class_s": classes,
@@ -213,7 +215,7 @@ def main():
     if a.run_out:
         write_run(a, res, times, losses)
     print(f"{a.layers}L h{h}: {params/1e6:.1f}M params, step {med*1e3:.2f} ms (min {min(times)*1e3:.2f}, "
-          f"max {max(times)*1e3:.2f}), {model_flops/med/1e12:.0f} TFLOP/s, peak {peak/2**30:.2f} GiB; "
+          f"max {max(times)*1e3:.2f}), {model_flops/med/1e12:.0f} TFLOP/s, peak {peak/2**30:.2f} GiB (reserved {peak_reserved/2**30:.2f}); "
           + ", ".join(f"{k} {v*1e3:.1f} ms" for k, v in sorted(classes.items())))
 
 

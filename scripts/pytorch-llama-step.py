@@ -229,6 +229,7 @@ def measure(model, c, layers, compile_blocks, steps, device, backend):
            "warmup_s": warm_s, "loss": loss.item()}
     if device.type == "cuda":
         row["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
+        row["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()  # the allocator's segments (issue 24)
     row.update(profile_step(step, device))
     return row
 
@@ -274,7 +275,8 @@ def main():
             result["rows"].append(row)
             ks = row.get("kernel_seconds", {})
             print(f"layers {layers:2d} compile {str(compile_blocks):5s}: {row['median_s'] * 1e3:8.1f} ms"
-                  f"  peak {row.get('peak_allocated_bytes', 0) / 2**30:5.1f} GiB  kernels {row.get('kernels', 0)}"
+                  f"  peak {row.get('peak_allocated_bytes', 0) / 2**30:5.1f} GiB"
+                  f" (reserved {row.get('peak_reserved_bytes', 0) / 2**30:5.1f})  kernels {row.get('kernels', 0)}"
                   + "".join(f"  {k} {v * 1e3:.1f} ms" for k, v in sorted(ks.items()))
                   + f"  (warm-up {row['warmup_s']:.0f} s, loss {row['loss']:.3f})", flush=True)
             save()
