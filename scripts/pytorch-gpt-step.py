@@ -176,13 +176,16 @@ def main():
         # One warm-up step, then 4 recorded steps: ProfilerStep#1..#4, three of them timed
         # to the next step's first kernel.
         from torch.profiler import schedule
+        # The cycle's trace is exported when it ends (on_trace_ready): after the cycle the
+        # profiler starts an empty one, which an export after the block would write.
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                     schedule=schedule(wait=0, warmup=1, active=4)) as traced:
-            for _ in range(5):
+                     schedule=schedule(wait=0, warmup=1, active=4, repeat=1),
+                     on_trace_ready=lambda p: p.export_chrome_trace(a.profile_trace)) as traced:
+            for i in range(5):
                 step(*batch())
+                if i == 4:
+                    torch.cuda.synchronize()  # the last step's kernels inside the cycle
                 traced.step()
-            torch.cuda.synchronize()
-        traced.export_chrome_trace(a.profile_trace)
 
     if a.top_kernels:
         evs = sorted((ev for ev in prof.key_averages() if not ev.key.startswith(("aten::", "ProfilerStep"))),
