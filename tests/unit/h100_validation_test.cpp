@@ -23,6 +23,7 @@
 #include "report/validation_report.h"
 #include "scenario/measured_run.h"
 #include "scenario/reader.h"
+#include "llama_step_check.h"
 
 namespace trainsim {
 namespace {
@@ -64,45 +65,15 @@ TEST(H100Validation, PytorchEagerStepsWithinFivePercentAndPeaksWithinOne) {
   }
 }
 
-// torchtitan's Llama 3 8B model code at 2 and 8 layers, 2 x 8192 tokens, op SAC,
-// FlashAttention-2 (scripts/pytorch-llama-step.py on a lent H100, 2026-11-28): the
-// simulated forward + backward (breakdown compute: no optimizer, as measured) against
-// the measured median step, as a line through the two layer counts: per layer and
-// outside the layers, each within 5%. `compiled`: each block compiled (trainsim's
-// fused kernels), else eager (training.compile false: each elementwise op a kernel,
-// 62.8 ms per layer against 53.2 compiled).
+// torchtitan's Llama 3 8B step on the lent H100 (2026-11-28): per layer and outside the
+// layers, each within 5%. `compiled`: each block compiled (trainsim's fused kernels),
+// else eager (training.compile false: each elementwise op a kernel, 62.8 ms per layer
+// against 53.2 compiled).
 void expect_llama_step_within_five_percent(bool compiled, const std::string& scenario_prefix) {
-  std::ifstream in(kRoot + "/tests/validation/h100/kernel-curves/llama.json");
-  ASSERT_TRUE(in) << "llama.json";
-  const nlohmann::json measured = nlohmann::json::parse(in);
-  // The scenarios describe this run: FlashAttention-2, 2 x 8192 tokens.
-  ASSERT_EQ(measured.at("attention").get<std::string>(), "flash");
-  ASSERT_EQ(measured.at("config").at("seq").get<int>(), 8192);
-  ASSERT_EQ(measured.at("config").at("batch").get<int>(), 2);
-  double measured_s[2] = {0, 0};
-  const int layers[2] = {2, 8};
-  for (const auto& row : measured.at("rows"))
-    for (int i = 0; i < 2; ++i)
-      if (row.at("compile").get<bool>() == compiled && row.at("layers").get<int>() == layers[i] &&
-          row.contains("median_s"))
-        measured_s[i] = row.at("median_s").get<double>();
-  ASSERT_GT(measured_s[0], 0.0);
-  ASSERT_GT(measured_s[1], 0.0);
-  double simulated_s[2];
-  for (int i = 0; i < 2; ++i) {
-    const config::Scenario s = scenario::read_scenario_file(kRoot + "/scenarios/validation/" + scenario_prefix +
-                                                            std::to_string(layers[i]) + ".json");
-    ASSERT_EQ(s.training.torch_compile, compiled);
-    simulated_s[i] = report::compute_metrics(s, exec::simulate(s)).breakdown_s.compute;
-  }
-  const auto per_layer = [&](const double* t) { return (t[1] - t[0]) / (layers[1] - layers[0]); };
-  const auto outside = [&](const double* t) { return t[0] - layers[0] * per_layer(t); };
-  const double layer_error = per_layer(simulated_s) / per_layer(measured_s) - 1.0;
-  const double outside_error = outside(simulated_s) / outside(measured_s) - 1.0;
-  EXPECT_LT(std::abs(layer_error), 0.05) << "per layer " << per_layer(simulated_s) << " s against "
-                                         << per_layer(measured_s);
-  EXPECT_LT(std::abs(outside_error), 0.05) << "outside the layers " << outside(simulated_s) << " s against "
-                                           << outside(measured_s);
+  const testing::LlamaLineErrors e = testing::llama_line_errors(
+      kRoot + "/tests/validation/h100/kernel-curves/llama.json", compiled, kRoot + "/scenarios/validation/" + scenario_prefix);
+  EXPECT_LT(std::abs(e.per_layer), 0.05) << "per layer " << e.per_layer;
+  EXPECT_LT(std::abs(e.outside), 0.05) << "outside the layers " << e.outside;
 }
 
 TEST(H100Validation, TorchtitanLlamaComputeWithinFivePercentOfTheCompiledStep) {
