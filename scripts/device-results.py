@@ -24,6 +24,7 @@ figures issues 5 and 6 are judged by (docs/calibration.md, docs/validation.md).
 - exits 1 when an expected file is missing or a command fails, after printing what it can.
 """
 import argparse
+import gzip
 import glob
 import json
 import os
@@ -222,13 +223,17 @@ def pytorch_validate(trainsim, profile_path):
 def pytorch_traces(trainsim, gpu, profile_path, install):
     """The profiler traces of the PyTorch steps (pytorch-gpt-step.py --profile-trace) against
     `trainsim validate --measured TRACE --scenario` (docs/pytorch-traces.md); the 124M one is
-    installed as tests/validation/<gpu>/pytorch-gpt2-124m.trace.json, the recorded trace the
+    installed gzip'd as tests/validation/<gpu>/pytorch-gpt2-124m.trace.json.gz, the recorded trace the
     tests hold the reader to."""
     print("\nPyTorch profiler traces against `trainsim validate --scenario` (pytorch_eager scenarios)")
     short = gpu.split("-")[0].lower()
     for size in SIZES:
         trace = RES / f"pytorch-gpt2-{size}.trace.json"
-        scenario = ROOT / "scenarios" / "validation" / f"gpt2-{size}-1x{short}.json"
+        # The session's steps pad the vocabulary to 50304: the H200's scenarios of that
+        # vocabulary are the -v50304 ones (gpt2-*-1xh200.json keep 50257).
+        scenario = ROOT / "scenarios" / "validation" / f"gpt2-{size}-1x{short}-v50304.json"
+        if not scenario.exists():
+            scenario = ROOT / "scenarios" / "validation" / f"gpt2-{size}-1x{short}.json"
         if not trace.exists() or not scenario.exists():
             problems.append(f"{trace.name} or {scenario.name} missing")
             continue
@@ -236,9 +241,10 @@ def pytorch_traces(trainsim, gpu, profile_path, install):
                  str(profile_path), "--out", str(RES / f"validate-trace-{size}")])
         print("  " + p.stdout.replace("\n", "\n  ").rstrip())
         if install and size == "124m":
-            target = ROOT / "tests" / "validation" / short / trace.name
+            target = ROOT / "tests" / "validation" / short / (trace.name + ".gz")
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(trace, str(target) + ".tmp")
+            with open(trace, "rb") as src, gzip.GzipFile(str(target) + ".tmp", "wb", mtime=0) as dst:
+                shutil.copyfileobj(src, dst)
             os.replace(str(target) + ".tmp", target)
             print(f"  installed {target.relative_to(ROOT)}")
 

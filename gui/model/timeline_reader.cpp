@@ -1,8 +1,9 @@
 #include "model/timeline_reader.h"
 
-#include "model/gzip_file.h"
 #include "model/json_sax_parser.h"
 #include "io/timeline_format.h"
+#include "scenario/errors.h"
+#include "scenario/gzip_file.h"
 
 #include <array>
 #include <fstream>
@@ -164,7 +165,13 @@ std::string read_text_file(const std::filesystem::path& path) {
     char head[2] = {};
     in.seekg(0);
     in.read(head, 2);
-    if (has_gzip_magic(std::string_view(head, 2))) return read_gzip_file(path);
+    if (scenario::has_gzip_magic(std::string_view(head, 2))) {
+      try {
+        return scenario::read_gzip_file(path);
+      } catch (const scenario::ScenarioError& e) {
+        throw ReadError(e.what());
+      }
+    }
   }
   std::string text(size, '\0');
   in.seekg(0);

@@ -23,7 +23,7 @@ TimelineData read_timeline_file(const std::filesystem::path& path);
 TimelineData parse_timeline_text(std::string_view text, std::string_view source);
 
 // Reads a whole file into memory, inflating it when it is gzip-compressed
-// (model/gzip_file.h); throws ReadError when it cannot.
+// (scenario/gzip_file.h); throws ReadError when it cannot.
 std::string read_text_file(const std::filesystem::path& path);
 
 }  // namespace trainsim::gui

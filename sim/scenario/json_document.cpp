@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "scenario/errors.h"
+#include "scenario/gzip_file.h"
 #include "scenario/json_fields.h"
 
 namespace trainsim::scenario {
@@ -148,6 +149,7 @@ std::string read_document_file(const std::filesystem::path& path, std::string_vi
   if (std::filesystem::is_directory(path, ec)) throw ScenarioError(file, "", fmt::format("a {} file", what), "a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(file, "", fmt::format("a readable {} file", what), std::strerror(errno));
+  if (is_gzip_file(path)) return read_gzip_file(path, max_bytes);  // NAME.json.gz, inflated
   std::ostringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();

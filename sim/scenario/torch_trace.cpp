@@ -15,6 +15,7 @@
 #include "core/intervals.h"
 #include "core/median.h"
 #include "scenario/errors.h"
+#include "scenario/gzip_file.h"
 #include "scenario/json_document.h"
 
 namespace trainsim::scenario {
@@ -186,8 +187,16 @@ bool looks_like_torch_trace(std::string_view text) {
 }
 
 bool is_torch_trace_file(const std::filesystem::path& path) {
+  constexpr std::size_t kHead = std::size_t{1} << 16;
+  if (is_gzip_file(path)) {  // NAME.pt.trace.json.gz (tensorboard_trace_handler(use_gzip=True))
+    try {
+      return looks_like_torch_trace(read_gzip_head(path, kHead));
+    } catch (const ScenarioError&) {
+      return false;  // not a trace this reader can open: the measured-run reader names the fault
+    }
+  }
   std::ifstream in(path, std::ios::binary);
-  std::string head(std::size_t{1} << 16, '\0');
+  std::string head(kHead, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
   return looks_like_torch_trace(head);

@@ -110,6 +110,35 @@ TEST(TorchTrace, TheTimelineHoldsTheLastCommonStepPerRankAndStream) {
   EXPECT_EQ(compute[2]["category"], "optimizer");
 }
 
+// A trace recorded on a lent H200 (2026-11-30): scripts/pytorch-gpt-step.py's GPT-2
+// 124M step, 8 x 1024 tokens, four steps under torch.profiler, as PyTorch exported it,
+// gzip'd (tests/validation/h200/pytorch-gpt2-124m.trace.json.gz, 10 MB inflated). The
+// figures were counted apart from this reader, by a few lines of Python over the same
+// events: a kernel (or memset) belongs to the ProfilerStep#N whose host range holds its
+// launch (the cuda_runtime or cuda_driver event of the same correlation id); 839 per
+// step (719 kernels, 120 memsets), 261 launched outside every step; the steps' first
+// kernels at 29.431057, 28.768685 and 26.641476 ms intervals; the GEMM kernels (nvjet)
+// 8.472332, 8.468520 and 8.457708 ms of the three timed steps.
+TEST(TorchTrace, ARecordedH200StepIsReadFromItsGzippedTrace) {
+  const std::string path = std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/h200/pytorch-gpt2-124m.trace.json.gz";
+  EXPECT_TRUE(scenario::is_torch_trace_file(path));
+  const scenario::TorchTrace t = scenario::read_torch_trace(path);
+  EXPECT_EQ(t.device_name, "NVIDIA H200");
+  EXPECT_EQ(t.kernels_outside_steps, 261U);
+  ASSERT_EQ(t.steps.size(), 4U);
+  const double period_ms[3] = {29.431056640625, 28.7686845703125, 26.6414755859375};
+  const double gemm_ms[3] = {8.472332, 8.468520, 8.457708};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(t.steps[i].number, static_cast<long long>(i) + 1);
+    EXPECT_EQ(t.steps[i].kernels.size(), 839U);
+    EXPECT_EQ(t.steps[i].timed, i < 3);
+    if (i == 3) continue;
+    EXPECT_NEAR(t.steps[i].time_s, period_ms[i] * 1e-3, 1e-9);
+    EXPECT_NEAR(t.steps[i].class_s[class_index("gemm")], gemm_ms[i] * 1e-3, 1e-9);
+    EXPECT_EQ(t.steps[i].communication_s, 0.0);
+  }
+}
+
 void expect_error(const std::string& text, const std::string& pointer, const std::string& words) {
   try {
     (void)scenario::parse_torch_trace(text, "t.json");
