@@ -32,6 +32,8 @@ import time
 
 import torch
 
+from cuda_event_timing import event_seconds
+
 
 def load_gpt_model():
     """The model of pytorch-gpt-step.py (its file name has dashes: loaded by path)."""
@@ -42,16 +44,18 @@ def load_gpt_model():
     return mod.GPT
 
 
-def event_times(run, steps):
-    times = []
-    for _ in range(steps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return times
+def measured(run, steps):
+    """The median step of `run` between CUDA events, its spread, the peak allocated and
+    reserved memory over those steps, and the kernels a step runs (kernels_of)."""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    t = event_seconds(run, 0, steps)
+    r = {"median_s": statistics.median(t), "min_s": min(t), "max_s": max(t), "times_s": t,
+         "peak_allocated_bytes": torch.cuda.max_memory_allocated(),
+         "peak_reserved_bytes": torch.cuda.max_memory_reserved()}
+    r["kernels"], r["kernel_s"] = kernels_of(run)
+    r["gap_per_kernel_s"] = (r["median_s"] - r["kernel_s"]) / r["kernels"] if r["kernels"] else None
+    return r
 
 
 def kernels_of(run, steps=3):
@@ -116,13 +120,7 @@ def main():
     # Eager first, on the default stream.
     for _ in range(a.warmup):
         eager()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    t = event_times(eager, a.steps)
-    res["eager"] = {"median_s": statistics.median(t), "min_s": min(t), "max_s": max(t), "times_s": t,
-                    "peak_allocated_bytes": torch.cuda.max_memory_allocated(),
-                    "peak_reserved_bytes": torch.cuda.max_memory_reserved()}
-    res["eager"]["kernels"], res["eager"]["kernel_s"] = kernels_of(eager)
+    res["eager"] = measured(eager, a.steps)
 
     # Whole-step capture (PyTorch "CUDA Graphs": warm up on a side stream, grads None).
     side = torch.cuda.Stream()
@@ -144,17 +142,8 @@ def main():
 
     for _ in range(a.warmup):
         graphed()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    t = event_times(graphed, a.steps)
-    res["graph"] = {"median_s": statistics.median(t), "min_s": min(t), "max_s": max(t), "times_s": t,
-                    "peak_allocated_bytes": torch.cuda.max_memory_allocated(),
-                    "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
-                    "loss": float(static_loss.item())}
-    res["graph"]["kernels"], res["graph"]["kernel_s"] = kernels_of(graphed)
-    for k in ("eager", "graph"):
-        r = res[k]
-        r["gap_per_kernel_s"] = (r["median_s"] - r["kernel_s"]) / r["kernels"] if r["kernels"] else None
+    res["graph"] = measured(graphed, a.steps)
+    res["graph"]["loss"] = float(static_loss.item())
 
     tmp = a.out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:

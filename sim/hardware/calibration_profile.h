@@ -94,6 +94,10 @@ struct HostDispatch {
   double forward_s = 0.0;    // host seconds per kernel of the forward pass (Python modules)
   double backward_s = 0.0;   // ... of the backward pass (the autograd engine's thread)
   double optimizer_s = 0.0;  // host seconds of one optimizer.step() (0: not measured)
+  // The same step captured whole as one CUDA graph and replayed: what a kernel adds to
+  // the kernels' time, (graph step - kernel time) / kernels (scripts/pytorch-graph-step.py;
+  // 0: not measured).
+  double graph_kernel_s = 0.0;
 };
 
 struct CalibrationProfile {

@@ -21,8 +21,9 @@ enum class KernelClass {
 // (grouped expert GEMMs): flops and bytes are the totals.
 // Which part of a framework's step issues a kernel from the host (docs/model.md,
 // "Host dispatch"): Python modules forward, the autograd engine backward, the
-// optimizer's step.
-enum class HostPass : std::uint8_t { kNone, kForward, kBackward, kOptimizer };
+// optimizer's step; or none of them, the step replayed from a CUDA graph (kGraph: no
+// host issue, each kernel a graph node's launch gap longer).
+enum class HostPass : std::uint8_t { kNone, kForward, kBackward, kOptimizer, kGraph };
 
 // Which GEMMs a backward matmul op runs: both gradients in one op, or one of them
 // (a framework that interleaves communication between them: docs/model.md,

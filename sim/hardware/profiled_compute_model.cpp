@@ -137,7 +137,8 @@ CostLookup ProfiledComputeModel::lookup(const KernelWork& work, Precision recipe
 double ProfiledComputeModel::host_seconds(const KernelWork& work) const {
   if (!host_dispatch_) return 0.0;
   switch (work.host_pass) {
-    case HostPass::kNone: return 0.0;
+    case HostPass::kNone:
+    case HostPass::kGraph: return 0.0;
     case HostPass::kForward: return host_dispatch_->forward_s;
     case HostPass::kBackward: return host_dispatch_->backward_s;
     case HostPass::kOptimizer:

@@ -66,8 +66,13 @@ class ProfiledComputeModel final : public ComputeModel {
   // profile's measurements replace its efficiencies where it has them.
   ProfiledComputeModel(const CalibrationProfile& profile, const GpuSpec& gpu);
 
+  // The kernel's time; replayed from a CUDA graph (HostPass::kGraph), plus the
+  // profile's graph_kernel_s per kernel (docs/model.md, "CUDA graphs").
   [[nodiscard]] double seconds(const KernelWork& work, Precision precision) const override {
-    return lookup(work, precision).seconds;
+    const double graph = work.host_pass == HostPass::kGraph && host_dispatch_
+                             ? host_dispatch_->graph_kernel_s * static_cast<double>(work.count)
+                             : 0.0;
+    return lookup(work, precision).seconds + graph;
   }
   [[nodiscard]] std::string_view name() const override { return "profile"; }
   // The profile's host_dispatch for a host-dispatched kernel: per kernel of its

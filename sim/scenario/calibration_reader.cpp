@@ -218,12 +218,14 @@ void read_kernel_measurements(const ObjectReader& root, const std::string& file,
   if (root.has_non_null("host_dispatch")) {
     // docs/calibration.md, "host_dispatch": per-kernel host times of a framework's step.
     const ObjectReader h = fields(root.raw("host_dispatch"), file, root.path_of("host_dispatch"),
-                                  {"framework", "forward_s", "backward_s", "optimizer_s", "kernels", "model"});
+                                  {"framework", "forward_s", "backward_s", "optimizer_s", "graph_kernel_s", "kernels", "model",
+                                   "graph_kernel_model"});
     hw::HostDispatch d;
     d.framework = h.text("framework", "");
     d.forward_s = measured(h, "forward_s", false);
     d.backward_s = measured(h, "backward_s", false);
     d.optimizer_s = measured(h, "optimizer_s", true, 0.0);
+    d.graph_kernel_s = measured(h, "graph_kernel_s", true, 0.0);
     p.host_dispatch = d;
   }
 }

@@ -95,7 +95,7 @@ Work work_of(const AttributeReader& a, const Node& n) {
   k.kernel = static_cast<hw::KernelId>(a.need_enum(chakra::kKernel, static_cast<long long>(hw::kNumKernelIds) - 1, kOurs));
   k.head_dim = static_cast<int>(heads[0]);
   k.value_head_dim = static_cast<int>(heads[1]);
-  k.host_pass = static_cast<hw::HostPass>(a.need_enum(chakra::kHostPass, 3, kOurs));
+  k.host_pass = static_cast<hw::HostPass>(a.need_enum(chakra::kHostPass, static_cast<long long>(hw::HostPass::kGraph), kOurs));
   k.attention_kernel = static_cast<hw::AttentionKernel>(a.need_enum(chakra::kAttentionKernel, 1, kOurs));
   if (n.duration_micros() > 0 && a.has(chakra::kNumOps) && k.flops == 0.0 && k.bytes == 0.0)
     w.measured_seconds = static_cast<double>(n.duration_micros()) * 1e-6;

@@ -89,6 +89,27 @@ void parse_compile(const ObjectReader& t, const workload::ModelConfig& model, wo
   need(model.num_experts == 0, "a dense model (no experts)");
 }
 
+// enable_cuda_graph: the pytorch_eager step captured whole as one CUDA graph on one GPU
+// (docs/model.md, "CUDA graphs"). Megatron-Core's per-layer graphs of the fused step
+// and a DDP step's capture are refused, with what to use instead.
+void parse_cuda_graph(const ObjectReader& t, const hw::ClusterSpec& cluster, workload::TrainingConfig& c) {
+  c.cuda_graph = t.boolean("enable_cuda_graph", false);
+  if (!c.cuda_graph) return;
+  if (c.framework != workload::Framework::kPytorchEager)
+    t.fail_message("enable_cuda_graph",
+                   "enable_cuda_graph is modeled for framework \"pytorch_eager\" (the step captured whole as one "
+                   "CUDA graph and replayed, as torch.cuda.graph does); Megatron-Core's --enable-cuda-graph replays "
+                   "each layer's kernels from graphs, removing the host's launch gaps, and is not modeled yet: remove "
+                   "it, a Megatron-style step (framework \"fused\") is simulated without host launch costs already "
+                   "(docs/model.md, \"Host dispatch\")");
+  if (cluster.num_gpus() > 1)
+    t.fail_message("enable_cuda_graph",
+                   fmt::format("enable_cuda_graph with \"pytorch_eager\" is modeled on one GPU; this cluster has {} "
+                               "(a DDP step's capture, NCCL inside the graph, is not modeled yet): use one GPU, or "
+                               "remove it for the eager step with its host dispatch",
+                               cluster.num_gpus()));
+}
+
 }  // namespace
 
 namespace {
@@ -180,7 +201,8 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                               "num_layers_at_end_in_bf16", "fp8_recipe", "fp8_param_gather", "fp4_recipe", "fp4_param_gather",
                                               "disable_parameter_transpose_cache", "tp_backward", "optimizer_cpu_offload",
                                               "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d",
-                                              "cpu_offloading", "cpu_offloading_num_layers", "compile", "use_train_metrics"},
+                                              "cpu_offloading", "cpu_offloading_num_layers", "compile", "use_train_metrics",
+                                              "enable_cuda_graph"},
                                              unmodeled_training_keys()));
   refuse_unmodeled(t, unmodeled_training_keys());
   // Activation offload is a layout switch, read with recompute_granularity.
@@ -235,6 +257,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                                 : workload::Framework::kFused;
   if (c.framework != workload::Framework::kFused) check_program_training(t, c, framework);
   parse_compile(t, model, c);
+  parse_cuda_graph(t, cluster, c);
   if (t.boolean("use_train_metrics", false)) {
     if (c.framework != workload::Framework::kFused)
       t.fail_message("use_train_metrics", "use_train_metrics (LLM Foundry's training metrics, Composer's) applies to "

@@ -17,14 +17,8 @@ constexpr std::array kParallelism{
                  "or remove it: the activations then stay on the GPU, an upper bound of the peak memory"},
 };
 
-constexpr std::array kTraining{
-    UnmodeledKey{"enable_cuda_graph",
-                 "Megatron-Core's --enable-cuda-graph (and torch.compile's CUDA graphs) replays the step's kernels "
-                 "from CUDA graphs, removing the host's launch gaps",
-                 "remove it: a Megatron-style step (framework \"fused\") is simulated without host launch costs "
-                 "already (docs/model.md, \"Host dispatch\"), i.e. as a graphed step; PyTorch eager's are in "
-                 "framework \"pytorch_eager\""},
-};
+// None at present (enable_cuda_graph is read by parse_training.cpp).
+constexpr std::array<UnmodeledKey, 0> kTraining{};
 
 }  // namespace
 

@@ -98,6 +98,10 @@ struct TrainingConfig {
   // rotary embeddings, repeated key/value heads, SwiGLU) a kernel of its own
   // (transformer_ops_eager_llama.cpp; docs/model.md, "torchtitan's Llama eager").
   bool torch_compile = true;
+  // enable_cuda_graph (Megatron-Core's and NeMo's name), for the pytorch_eager step
+  // only: the whole step captured as one CUDA graph and replayed, as PyTorch's
+  // whole-network capture does (torch.cuda.graph; docs/model.md, "CUDA graphs").
+  bool cuda_graph = false;
   // LLM Foundry's use_train_metrics (its MPT model's default): Composer evaluates
   // LanguageCrossEntropy and LanguagePerplexity on every training micro-batch, each a
   // cross-entropy forward over the logits in fp32 (docs/model.md, "Outside the layers").

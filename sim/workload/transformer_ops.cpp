@@ -38,9 +38,10 @@ hw::KernelId backward_kernel(hw::KernelId forward) {
   }
 }
 // PyTorch eager issues every kernel from its host thread (docs/model.md, "Host
-// dispatch"); the fused step's kernels are not marked (no host model).
-std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass) {
-  for (Op& op : ops) op.work.host_pass = pass;
+// dispatch"), or, captured as one CUDA graph, from none (kGraph); the fused step's
+// kernels are not marked (no host model).
+std::vector<Op> host_dispatched(std::vector<Op> ops, hw::HostPass pass, bool cuda_graph) {
+  for (Op& op : ops) op.work.host_pass = cuda_graph ? hw::HostPass::kGraph : pass;
   return ops;
 }
 }  // namespace
@@ -222,7 +223,7 @@ Op TransformerOps::backward_of(const Op& fwd, double flops_factor, double bytes_
 }
 
 std::vector<Op> TransformerOps::embedding_forward() const {
-  if (eager()) return host_dispatched(eager_embedding_forward(), hw::HostPass::kForward);
+  if (eager()) return host_dispatched(eager_embedding_forward(), hw::HostPass::kForward, training_.cuda_graph);
   const double h = static_cast<double>(model_.hidden_size);
   // Vocabulary-parallel under TP: each rank looks up the tokens of its shard and
   // writes the full b s h (zeros elsewhere); g then sums (or scatters) the shards.
@@ -346,7 +347,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
 }
 
 std::vector<Op> TransformerOps::layer_forward(long long layer) const {
-  if (eager()) return host_dispatched(eager_layer_forward(layer), hw::HostPass::kForward);
+  if (eager()) return host_dispatched(eager_layer_forward(layer), hw::HostPass::kForward, training_.cuda_graph);
   if (tp_overlap_ != TpOverlap::kNone) return overlapped_forward(layer_forward_ops(layer));
   return layer_forward_ops(layer);
 }
@@ -472,7 +473,7 @@ std::vector<Op> TransformerOps::trainer_attention_forward(long long layer) const
 }
 
 std::vector<Op> TransformerOps::head_forward() const {
-  if (eager()) return host_dispatched(eager_head_forward(), hw::HostPass::kForward);
+  if (eager()) return host_dispatched(eager_head_forward(), hw::HostPass::kForward, training_.cuda_graph);
   const double h = static_cast<double>(model_.hidden_size);
   const double v = static_cast<double>(model_.vocab_size) / tp_;  // vocabulary-parallel output layer
   const double norm_params = model_.normalization == Normalization::kLayerNorm ? 2.0 * h : h;
@@ -529,12 +530,12 @@ std::vector<Op> TransformerOps::head_forward() const {
 }
 
 std::vector<Op> TransformerOps::head_backward() const {
-  if (eager()) return host_dispatched(eager_head_backward(), hw::HostPass::kBackward);
+  if (eager()) return host_dispatched(eager_head_backward(), hw::HostPass::kBackward, training_.cuda_graph);
   return reverse_pass(head_forward());
 }
 
 std::vector<Op> TransformerOps::layer_backward(long long layer) const {
-  if (eager()) return host_dispatched(eager_layer_backward(layer), hw::HostPass::kBackward);
+  if (eager()) return host_dispatched(eager_layer_backward(layer), hw::HostPass::kBackward, training_.cuda_graph);
   const std::vector<Op> fwd = layer_forward_ops(layer);
   bool ring_done = false;
   // Context parallelism's ring, or its gathers, run again backward in their own
@@ -668,7 +669,7 @@ std::vector<Op> TransformerOps::layer_recompute(long long layer, Recompute granu
 }
 
 std::vector<Op> TransformerOps::embedding_backward() const {
-  if (eager()) return host_dispatched(eager_embedding_backward(), hw::HostPass::kBackward);
+  if (eager()) return host_dispatched(eager_embedding_backward(), hw::HostPass::kBackward, training_.cuda_graph);
   std::vector<Op> fwd = embedding_forward();
   Op op = backward_of(fwd.front(), 1.0, 1.0);
   // g's backward is the identity: no collective before the embedding's backward.
@@ -700,7 +701,7 @@ std::vector<Op> TransformerOps::embedding_backward() const {
 Op TransformerOps::optimizer_step(const OptimizerScope& scope) const {
   if (eager()) {
     Op op = eager_optimizer_step(scope.shard);
-    op.work.host_pass = hw::HostPass::kOptimizer;
+    op.work.host_pass = training_.cuda_graph ? hw::HostPass::kGraph : hw::HostPass::kOptimizer;
     return op;
   }
   const double states = training_.optimizer == Optimizer::kAdam ? 2.0 : 1.0;  // (m, v) or momentum

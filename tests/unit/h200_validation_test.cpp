@@ -6,12 +6,18 @@
 //   PyTorch eager GPT-2, vocabulary 50304   step +12.3% / +6.8% / +1.3%   peak -0.2% / -0.0% / -0.3%
 //   (124M / 350M / 774M: the GEMM class is 7-18% slow, docs/calibration.md; the 124M step is
 //   host-bound at 37 us a kernel, so its overpriced kernels are not hidden behind the host)
-// and torchtitan's Llama 3 8B step on one H200 (2026-11-30/first-call/llama.json) from the
+// The same steps captured whole as one CUDA graph (enable_cuda_graph; measured by
+// scripts/pytorch-graph-step.py, graph-gpt2-*.json): +8.6% / +8.0% / +5.2%, the eager
+// kernels' excess (the GEMMs) without the host's pacing.
+// And torchtitan's Llama 3 8B step on one H200 (2026-11-30/first-call/llama.json) from the
 // H200 preset alone, per layer and outside the layers, each within 5%: compiled -1.9% /
 // -4.4% (52.3 ms a layer measured), eager -3.2% / -0.7% (60.6 ms a layer).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "execution/kernel_classes.h"
@@ -19,6 +25,7 @@
 #include "report/metrics.h"
 #include "report/validation_report.h"
 #include "scenario/measured_run.h"
+#include "scenario/reader.h"
 #include "llama_step_check.h"
 
 namespace trainsim {
@@ -40,6 +47,33 @@ TEST(H200Validation, PytorchEagerStepsAndPeaks) {
     const report::ValidationReport v = report::validation_report(run, m, exec::kernel_class_seconds(s));
     EXPECT_LT(std::abs(*v.step.error()), step_bound[i]) << sizes[i] << ": step " << *v.step.error();
     EXPECT_LT(std::abs(*v.peak_memory->error()), 0.01) << sizes[i] << ": peak " << *v.peak_memory->error();
+  }
+}
+
+// enable_cuda_graph: no host issue, so the step is its kernels back to back, each a
+// graph node's launch gap longer (the profile's graph_kernel_s, 0.84 us on the H200).
+TEST(H200Validation, PytorchEagerStepCapturedAsOneCudaGraph) {
+  const double bound[3] = {0.10, 0.10, 0.07};
+  const char* sizes[3] = {"124m", "350m", "774m"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string path = kRoot + "/scenarios/validation/gpt2-" + sizes[i] + "-1xh200-v50304.json";
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    nlohmann::json doc = nlohmann::json::parse(text.str());
+    doc["training"]["enable_cuda_graph"] = true;
+    const config::Scenario s = scenario::parse_scenario_text(
+        doc.dump(), path, scenario::ReadOptions{.calibration = kRoot + "/scenarios/calibration/h200-sxm-141gb.json"});
+    ASSERT_TRUE(s.training.cuda_graph);
+    const report::Metrics m = report::compute_metrics(s, exec::simulate(s));
+    double kernels = 0.0;
+    for (double seconds : exec::kernel_class_seconds(s)) kernels += seconds;
+    // Within a nanosecond a kernel: the simulator's clock counts whole nanoseconds (at most 2,072 kernels here).
+    EXPECT_NEAR(m.iteration_time_s, kernels, 2.1e-6) << sizes[i];
+    std::ifstream measured_file(kRuns + "graph-gpt2-" + sizes[i] + ".json");
+    const double measured = nlohmann::json::parse(measured_file).at("graph").at("median_s").get<double>();
+    EXPECT_LT(std::abs(m.iteration_time_s / measured - 1.0), bound[i]) << sizes[i] << ": " << m.iteration_time_s
+                                                                       << " s against " << measured;
   }
 }
 
