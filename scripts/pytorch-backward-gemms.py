@@ -9,8 +9,11 @@ entries carry "layout"; kernels/include/trainsim/kernels/gemm_layout.h):
   forward         (m, n, k): Y[m x n] = X[m x k] @ W^T, W [n x k] contiguous (F.linear)
 bf16 operands on fresh random data; like the harness, the L2 cache is flushed before
 every repetition (a 256 MiB write outside the timed events); median of 30 after 5.
+--warm also times each product without the flush, behind a GPU sleep instead (so the
+events time the kernel, not Python's dispatch; its operands then sit in the L2): the two
+bracket what a training step's GEMM meets.
 
-  python3 scripts/pytorch-backward-gemms.py --shapes FILE --out pytorch-backward-gemms.json
+  python3 scripts/pytorch-backward-gemms.py --shapes FILE --out pytorch-backward-gemms.json [--warm]
 """
 import argparse
 import json
@@ -18,7 +21,7 @@ import os
 
 import torch
 
-from cuda_event_timing import median_seconds
+from cuda_event_timing import busy, median_seconds
 
 
 def product(m, n, k, layout):
@@ -39,6 +42,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--warm", action="store_true", help="also time without the L2 flush, back to back")
     a = ap.parse_args()
     with open(a.shapes) as f:
         shapes = json.load(f)
@@ -46,10 +50,15 @@ def main():
     rows = []
     for s in shapes:
         m, n, k, layout = s["m"], s["n"], s["k"], s.get("layout", "forward")
-        t = median_seconds(product(m, n, k, layout), 5, 30, before_each=flush.zero_)
+        run = product(m, n, k, layout)
+        t = median_seconds(run, 5, 30, before_each=flush.zero_)
         rows.append({"m": m, "n": n, "k": k, "layout": layout, "dtype": "bf16", "seconds": t,
                      "tflops": 2.0 * m * n * k / t / 1e12})
-        print(f"{m:6d} x {n:6d} x {k:6d} {layout:15s} {t * 1e6:9.2f} us {rows[-1]['tflops']:7.1f} TFLOP/s")
+        warm = ""
+        if a.warm:
+            rows[-1]["warm_seconds"] = median_seconds(run, 5, 30, before_each=busy())
+            warm = f"   warm {rows[-1]['warm_seconds'] * 1e6:9.2f} us"
+        print(f"{m:6d} x {n:6d} x {k:6d} {layout:15s} {t * 1e6:9.2f} us {rows[-1]['tflops']:7.1f} TFLOP/s{warm}")
     out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": rows}
     with open(a.out + ".tmp", "w") as f:
         json.dump(out, f, indent=1)

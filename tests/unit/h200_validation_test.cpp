@@ -3,12 +3,12 @@
 // with PyTorch's own kernels and host dispatch measured that day), as `trainsim validate`
 // predicts them. The bounds are what the measured errors allow, so a change that loses
 // accuracy on a real card fails here:
-//   PyTorch eager GPT-2, vocabulary 50304   step +12.3% / +6.8% / +1.3%   peak -0.2% / -0.0% / -0.3%
-//   (124M / 350M / 774M: the GEMM class is 7-18% slow, docs/calibration.md; the 124M step is
-//   host-bound at 37 us a kernel, so its overpriced kernels are not hidden behind the host)
+//   PyTorch eager GPT-2, vocabulary 50304   step +11.4% / +6.6% / -0.5%   peak -0.2% / -0.0% / -0.3%
+//   (124M / 350M / 774M: the GEMM class is 3-11% slow and attention 17-23%, docs/calibration.md;
+//   the 124M step is host-bound at 37 us a kernel, so its overpriced kernels are not hidden)
 // The same steps captured whole as one CUDA graph (enable_cuda_graph; measured by
-// scripts/pytorch-graph-step.py, graph-gpt2-*.json): +8.6% / +8.0% / +5.2%, the eager
-// kernels' excess (the GEMMs) without the host's pacing.
+// scripts/pytorch-graph-step.py, graph-gpt2-*.json): +6.1% / +6.8% / +3.4%, the eager
+// kernels' excess without the host's pacing.
 // And torchtitan's Llama 3 8B step on one H200 (2026-11-30/first-call/llama.json) from the
 // H200 preset alone, per layer and outside the layers, each within 5%: compiled -1.9% /
 // -4.4% (52.3 ms a layer measured), eager -3.2% / -0.7% (60.6 ms a layer).
@@ -35,7 +35,7 @@ const std::string kRoot = TRAINSIM_SOURCE_DIR;
 const std::string kRuns = kRoot + "/tests/validation/h200/2026-11-30/";
 
 TEST(H200Validation, PytorchEagerStepsAndPeaks) {
-  const double step_bound[3] = {0.14, 0.08, 0.03};
+  const double step_bound[3] = {0.13, 0.08, 0.02};
   const char* sizes[3] = {"124m", "350m", "774m"};
   for (int i = 0; i < 3; ++i) {
     const scenario::MeasuredRun run = scenario::read_measured_run(kRuns + "pytorch-gpt2-" + sizes[i] + ".run.json");
@@ -53,7 +53,7 @@ TEST(H200Validation, PytorchEagerStepsAndPeaks) {
 // enable_cuda_graph: no host issue, so the step is its kernels back to back, each a
 // graph node's launch gap longer (the profile's graph_kernel_s, 0.84 us on the H200).
 TEST(H200Validation, PytorchEagerStepCapturedAsOneCudaGraph) {
-  const double bound[3] = {0.10, 0.10, 0.07};
+  const double bound[3] = {0.08, 0.08, 0.05};
   const char* sizes[3] = {"124m", "350m", "774m"};
   for (int i = 0; i < 3; ++i) {
     const std::string path = kRoot + "/scenarios/validation/gpt2-" + sizes[i] + "-1xh200-v50304.json";
