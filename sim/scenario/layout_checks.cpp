@@ -381,6 +381,12 @@ void LayoutChecks::program(const ParallelConfig& p) const {
   parallel("pipeline_model_parallel_size", p.pipeline == 1, "pipeline parallelism");
   parallel("context_parallel_size", p.context == 1, "context parallelism");
   parallel("expert_model_parallel_size", p.expert == 1, "expert parallelism");
+  if (eager && p.zero_stage != 0)
+    fail("zero_stage", "\"framework\": \"pytorch_eager\" models one GPU, or data-parallel replicas under PyTorch "
+                       "DDP; sharding (ZeRO, PyTorch FSDP2 around the eager program: its per-module all-gathers and "
+                       "reduce-scatters, parameters gathered in bf16 instead of autocast's casts) is not modeled with "
+                       "it yet: use zero_stage 0 (DDP), or framework \"fused\" with zero_stage 3 (FSDP2 around "
+                       "torch.compile'd blocks, as torchtitan runs it)");
   parallel("zero_stage", p.zero_stage == 0, "ZeRO");
   if (eager && p.data > 1 && !p.overlap_grad_reduce)
     fail("overlap_grad_reduce", "\"framework\": \"pytorch_eager\" with data parallelism runs PyTorch DDP, which "
