@@ -179,7 +179,11 @@ void add_calibration(Lines& line, const config::Scenario& s, const CalibrationRe
                          "work: the profile has no rows of theirs that cover them (scripts/pytorch-kernel-reference.py "
                          "measures them)",
                          cal.stand_in));
-  if (cal.host_dispatch)
+  if (cal.host_dispatch && s.training.cuda_graph)
+    line("", fmt::format("the step replayed from one CUDA graph (enable_cuda_graph): no host dispatch, each kernel "
+                         "{:.2f} us longer (profile's graph_kernel_s)",
+                         cal.host_dispatch->graph_kernel_s * 1e6));
+  else if (cal.host_dispatch)
     line("", fmt::format("kernels issued by {}'s host thread {:.2f} us apart forward, {:.2f} us backward, the "
                          "optimizer step in {:.1f} us (profile): the GPU waits where they run shorter",
                          cal.host_dispatch->framework.empty() ? std::string("the framework")
