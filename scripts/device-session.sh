@@ -10,6 +10,9 @@
 #   graph: the GPT-2 steps eager and captured as one CUDA graph (scripts/pytorch-graph-step.py);
 #   llama: torchtitan's Llama 3 8B step at 2 and 8 layers, eager and compiled, with the
 #          allocator's reserved memory beside the allocated (scripts/pytorch-llama-step.py)
+#   gemmcheck: the GPT-2 GEMMs (scenarios/validation/gpt2-v50304.layer-gemms.json, three
+#          layouts) timed by the harness, PyTorch and the harness again, alternately, so a
+#          profile's rows can be held against PyTorch's on the same card (docs/calibration.md)
 #
 # Why one script with a budget: a session is lent 15 minutes of device time in all,
 # the machine's start included (/work/.library/device/README.md), so the checks must
@@ -33,7 +36,7 @@
 set -uo pipefail
 out=${1:?output directory}
 budget=${2:-480}
-steps=${3:-env,build,calibrate,calkill,torchref,gemm,pytorch,graph,llama,tests,check,sizes,loss}
+steps=${3:-env,build,calibrate,calkill,torchref,gemm,pytorch,graph,llama,gemmcheck,tests,check,sizes,loss}
 start=$(date +%s)
 deadline=$((start + budget))
 mkdir -p "$out" && out=$(cd "$out" && pwd)
@@ -237,6 +240,31 @@ if has llama; then
   # Rows are saved one by one: a run cut at its limit keeps the eager rows.
   run llama 200 60 python3 scripts/pytorch-llama-step.py --layers 2,8 --compile --out "$res/llama.json"
   grep -E "^layers|^compile" "$res/llama.log" 2> /dev/null | tee -a "$res/summary.txt"
+  pack
+fi
+
+if has gemmcheck; then
+  shapes=scenarios/validation/gpt2-v50304.layer-gemms.json
+  cal=("$bindir/trainsim-calibrate" --gemm --dtypes bf16 --no-grid --shapes "$shapes")
+  run gemmcheck-harness-1 90 20 "${cal[@]}" --out "$res/gemmcheck-harness-1.json" &&
+    run gemmcheck-torch 90 20 python3 scripts/pytorch-backward-gemms.py --shapes "$shapes" --warm \
+      --out "$res/gemmcheck-torch.json" &&
+    run gemmcheck-harness-2 90 20 "${cal[@]}" --out "$res/gemmcheck-harness-2.json" &&
+    python3 - "$res" <<'PY' | tee -a "$res/summary.txt"
+import json, statistics, sys
+res = sys.argv[1]
+def rows(name):
+    return {(r["m"], r["n"], r["k"], r.get("layout", "forward")): r["seconds"]
+            for r in json.load(open(f"{res}/{name}.json"))["gemm"]}
+h1, h2 = rows("gemmcheck-harness-1"), rows("gemmcheck-harness-2")
+torch = json.load(open(f"{res}/gemmcheck-torch.json"))["rows"]
+for layout in ("forward", "data_gradient", "weight_gradient"):
+    r = [(h1[k] + h2[k]) / 2 / t["seconds"] for t in torch
+         if (k := (t["m"], t["n"], t["k"], t["layout"])) in h1 and k in h2 and t["layout"] == layout]
+    if r:
+        print(f"gemmcheck {layout}: harness / PyTorch median {statistics.median(r):.3f} over {len(r)} shapes "
+              f"(min {min(r):.3f}, max {max(r):.3f})")
+PY
   pack
 fi
 
