@@ -149,7 +149,11 @@ std::string read_document_file(const std::filesystem::path& path, std::string_vi
   if (std::filesystem::is_directory(path, ec)) throw ScenarioError(file, "", fmt::format("a {} file", what), "a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(file, "", fmt::format("a readable {} file", what), std::strerror(errno));
-  if (is_gzip_file(path)) return read_gzip_file(path, max_bytes);  // NAME.json.gz, inflated
+  char head[2] = {};
+  const bool gzip = in.read(head, 2) && has_gzip_magic(std::string_view(head, 2));
+  if (gzip) return read_gzip_file(path, max_bytes);  // NAME.json.gz, inflated
+  in.clear();
+  in.seekg(0);
   std::ostringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();

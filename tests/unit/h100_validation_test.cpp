@@ -23,33 +23,22 @@
 #include "report/validation_report.h"
 #include "scenario/measured_run.h"
 #include "scenario/reader.h"
-#include "llama_step_check.h"
+#include "lent_gpu_checks.h"
 
 namespace trainsim {
 namespace {
 
 const std::string kRoot = TRAINSIM_SOURCE_DIR;
 
-struct Errors {
-  double step;
-  double peak;
-};
+const std::string kProfile = kRoot + "/scenarios/calibration/h100-sxm5-80gb.json";
 
-Errors predicted_over_measured(const std::string& run_file, workload::Framework expected) {
-  const scenario::MeasuredRun run = scenario::read_measured_run(kRoot + "/tests/validation/h100/" + run_file);
-  scenario::MeasuredScenarioOptions o;
-  o.calibration = kRoot + "/scenarios/calibration/h100-sxm5-80gb.json";
-  const config::Scenario s = scenario::scenario_for_measured_run(run, o);
-  EXPECT_EQ(s.training.framework, expected) << run_file;
-  EXPECT_TRUE(s.calibration.has_value());
-  const report::Metrics m = report::compute_metrics(s, exec::simulate(s));
-  const report::ValidationReport v = report::validation_report(run, m, exec::kernel_class_seconds(s));
-  return {*v.step.error(), *v.peak_memory->error()};
+testing::RunErrors predicted_over_measured(const std::string& run_file, workload::Framework expected) {
+  return testing::predicted_over_measured(kRoot + "/tests/validation/h100/" + run_file, kProfile, expected);
 }
 
 TEST(H100Validation, TrainerStepsWithinFivePercentAndPeaksWithinTwo) {
   for (const char* size : {"124m", "350m", "774m"}) {
-    const Errors e = predicted_over_measured(std::string("train-gpt2-") + size + ".json",
+    const testing::RunErrors e = predicted_over_measured(std::string("train-gpt2-") + size + ".json",
                                              workload::Framework::kTrainsimTrain);
     EXPECT_LT(std::abs(e.step), 0.05) << size << ": step " << e.step;
     EXPECT_LT(std::abs(e.peak), 0.02) << size << ": peak " << e.peak;
@@ -58,7 +47,7 @@ TEST(H100Validation, TrainerStepsWithinFivePercentAndPeaksWithinTwo) {
 
 TEST(H100Validation, PytorchEagerStepsWithinFivePercentAndPeaksWithinOne) {
   for (const char* size : {"124m", "350m", "774m"}) {
-    const Errors e = predicted_over_measured(std::string("pytorch-gpt2-") + size + ".run.json",
+    const testing::RunErrors e = predicted_over_measured(std::string("pytorch-gpt2-") + size + ".run.json",
                                              workload::Framework::kPytorchEager);
     EXPECT_LT(std::abs(e.step), 0.05) << size << ": step " << e.step;
     EXPECT_LT(std::abs(e.peak), 0.01) << size << ": peak " << e.peak;

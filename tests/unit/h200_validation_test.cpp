@@ -17,36 +17,28 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "execution/kernel_classes.h"
 #include "execution/simulate.h"
 #include "report/metrics.h"
-#include "report/validation_report.h"
-#include "scenario/measured_run.h"
-#include "scenario/reader.h"
-#include "llama_step_check.h"
+#include "lent_gpu_checks.h"
 
 namespace trainsim {
 namespace {
 
 const std::string kRoot = TRAINSIM_SOURCE_DIR;
 const std::string kRuns = kRoot + "/tests/validation/h200/2026-11-30/";
+const std::string kProfile = kRoot + "/scenarios/calibration/h200-sxm-141gb.json";
 
 TEST(H200Validation, PytorchEagerStepsAndPeaks) {
   const double step_bound[3] = {0.13, 0.08, 0.02};
   const char* sizes[3] = {"124m", "350m", "774m"};
   for (int i = 0; i < 3; ++i) {
-    const scenario::MeasuredRun run = scenario::read_measured_run(kRuns + "pytorch-gpt2-" + sizes[i] + ".run.json");
-    scenario::MeasuredScenarioOptions o;
-    o.calibration = kRoot + "/scenarios/calibration/h200-sxm-141gb.json";
-    const config::Scenario s = scenario::scenario_for_measured_run(run, o);
-    ASSERT_EQ(s.training.framework, workload::Framework::kPytorchEager);
-    const report::Metrics m = report::compute_metrics(s, exec::simulate(s));
-    const report::ValidationReport v = report::validation_report(run, m, exec::kernel_class_seconds(s));
-    EXPECT_LT(std::abs(*v.step.error()), step_bound[i]) << sizes[i] << ": step " << *v.step.error();
-    EXPECT_LT(std::abs(*v.peak_memory->error()), 0.01) << sizes[i] << ": peak " << *v.peak_memory->error();
+    const testing::RunErrors e = testing::predicted_over_measured(
+        kRuns + "pytorch-gpt2-" + sizes[i] + ".run.json", kProfile, workload::Framework::kPytorchEager);
+    EXPECT_LT(std::abs(e.step), step_bound[i]) << sizes[i] << ": step " << e.step;
+    EXPECT_LT(std::abs(e.peak), 0.01) << sizes[i] << ": peak " << e.peak;
   }
 }
 
@@ -57,13 +49,8 @@ TEST(H200Validation, PytorchEagerStepCapturedAsOneCudaGraph) {
   const char* sizes[3] = {"124m", "350m", "774m"};
   for (int i = 0; i < 3; ++i) {
     const std::string path = kRoot + "/scenarios/validation/gpt2-" + sizes[i] + "-1xh200-v50304.json";
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    nlohmann::json doc = nlohmann::json::parse(text.str());
-    doc["training"]["enable_cuda_graph"] = true;
-    const config::Scenario s = scenario::parse_scenario_text(
-        doc.dump(), path, scenario::ReadOptions{.calibration = kRoot + "/scenarios/calibration/h200-sxm-141gb.json"});
+    const config::Scenario s = testing::patched_scenario(path, {{"training", {{"enable_cuda_graph", true}}}},
+                                                         scenario::ReadOptions{.calibration = kProfile});
     ASSERT_TRUE(s.training.cuda_graph);
     const report::Metrics m = report::compute_metrics(s, exec::simulate(s));
     double kernels = 0.0;
