@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "workload/ddp.h"
 #include "workload/memory.h"
 #include "workload/parameters.h"
 
@@ -131,11 +132,56 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
   }
 }
 
+// FSDP2 around the eager program (docs/model.md, "PyTorch eager under FSDP2"): a
+// block's gathered fp32 parameters from its all-gather's start to the end of its
+// forward or backward (resharded), and each unit's gradients whole from its backward
+// to the end of its reduce-scatter, its shard after.
+struct Fsdp2Units {
+  double shards = 1.0;
+  double layer_params = 0.0;
+  double root_params = 0.0;
+  // (iteration, micro-batch, layer, forward): the gather's start.
+  std::map<std::tuple<int, int, long long, bool>, std::pair<core::Time, workload::TaskId>> gathers;
+  std::vector<std::pair<long long, const Span*>> reductions;  // (layer; -1 the root, its reduce-scatter)
+};
+
+// The FSDP2 collective `name` on `span`, if it is one: gathers of a block, or a
+// reduce-scatter of a block or of the root.
+void note_fsdp2_collective(const workload::Task& t, std::string_view name, const Span& span, Fsdp2Units& f) {
+  constexpr std::string_view gather = "param_all_gather.layer";
+  constexpr std::string_view reduce = "grad_reduce_scatter.";
+  if (name.starts_with(gather)) {
+    const bool forward = name.ends_with(".forward");
+    f.gathers[{t.iteration, t.microbatch, t.layer, forward}] = {span.start, span.task};
+  } else if (name.starts_with(reduce)) {
+    f.reductions.emplace_back(name == "grad_reduce_scatter.root" ? -1 : t.layer, &span);
+  }
+}
+
+// FSDP2's gathered blocks and reduce-scattered gradients (Fsdp2Units) against the
+// passes' windows.
+void add_fsdp2_changes(const Fsdp2Units& fsdp, const std::map<PassKey, Window>& forward,
+                       const std::map<PassKey, Window>& backward, std::vector<Change>& changes) {
+  for (const auto& [gather, start] : fsdp.gathers) {
+    const auto& [iteration, microbatch, layer, is_forward] = gather;
+    const std::map<PassKey, Window>& pass = is_forward ? forward : backward;
+    const auto end = pass.find({iteration, microbatch, layer});
+    if (end == pass.end()) continue;
+    changes.push_back({start.first, 4.0 * fsdp.layer_params, start.second});
+    changes.push_back({end->second.last_end, -4.0 * fsdp.layer_params, end->second.last});
+  }
+  for (const auto& [layer, span] : fsdp.reductions) {
+    const double whole = 4.0 * (layer < 0 ? fsdp.root_params : fsdp.layer_params);
+    changes.push_back({span->end, -whole * (1.0 - 1.0 / fsdp.shards), span->task});
+  }
+}
+
 // PyTorch eager (docs/model.md, "Memory of a PyTorch eager step", over time):
 // a block's saved tensors and its weights' bf16 casts from its forward to its
 // backward; gradients from the end of a pass's backward until the next step's
 // zero_grad(set_to_none=True); the head's T x V tensors between the ops that
-// allocate and free them; the cuBLAS workspaces all along.
+// allocate and free them; the cuBLAS workspaces all along; under FSDP2 its gathered
+// blocks and gradient shards too (add_fsdp2_changes).
 struct Transient {
   std::string_view allocated_at;  // allocated when this op starts
   std::string_view freed_after;   // freed when this op ends
@@ -147,6 +193,12 @@ void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, i
   const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
   const workload::ParameterCount c = workload::count_parameters(s.model);
   const double layer_params = c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer;
+  Fsdp2Units fsdp;
+  if (workload::under_fsdp2(s.training, s.parallel)) {
+    fsdp.shards = static_cast<double>(s.parallel.data);
+    fsdp.layer_params = layer_params;
+    fsdp.root_params = e.root_parameters;
+  }
   const std::vector<Transient> transients = {
       {"output_layer", "nll_loss", e.logits_bf16},                  // logits, alive until forward() returns
       {"logits_float", "nll_loss", e.logits_fp32},                  // the .float() argument of cross_entropy
@@ -165,7 +217,10 @@ void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, i
     if (span.rank != rank) continue;
     const workload::Task& t = out.iteration.graph[span.task];
     const workload::Work& w = out.iteration.graph.work(t);
-    if (w.collective) continue;
+    if (w.collective) {
+      if (fsdp.shards > 1.0) note_fsdp2_collective(t, w.name, span, fsdp);
+      continue;
+    }
     iterations[t.iteration].add(span);
     named[{t.iteration, t.microbatch, w.name}].add(span);
     // Outside the layers: the embedding's ops (wte, wpe, their sum and their
@@ -196,8 +251,12 @@ void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, i
     if (bwd == backward.end()) continue;
     changes.push_back({bwd->second.last_end, -held, bwd->second.last});
     changes.push_back({bwd->second.last_end, grads, bwd->second.last});
-    if (const auto next = next_step(std::get<0>(key))) changes.push_back({next->first_start, -grads, next->first});
+    // Under FSDP2 only the shard stays to the next step (the rest leaves with the
+    // unit's reduce-scatter, below).
+    if (const auto next = next_step(std::get<0>(key)))
+      changes.push_back({next->first_start, -grads / fsdp.shards, next->first});
   }
+  add_fsdp2_changes(fsdp, forward, backward, changes);
   for (const auto& [key, span] : named) {
     for (const Transient& tr : transients) {
       if (tr.bytes <= 0.0 || std::get<2>(key) != tr.allocated_at) continue;

@@ -362,16 +362,17 @@ void LayoutChecks::asynchronous(const ParallelConfig& p, std::string_view mode) 
 }
 
 // The layouts the two single-program op lists model (docs/model.md, "PyTorch eager",
-// "trainsim-train"): no model parallelism, sharding, recomputation or asynchronous mode;
+// "trainsim-train"): no model parallelism, recomputation or asynchronous mode;
 // trainsim-train runs synchronous data-parallel replicas with gradient accumulation,
-// the PyTorch eager program one GPU and one optimizer step per micro-batch.
+// the PyTorch eager program one GPU, DDP replicas or FSDP2 sharding, one optimizer
+// step per micro-batch.
 void LayoutChecks::program(const ParallelConfig& p) const {
   const workload::TrainingConfig& training = training_;
   const bool eager = training.framework == workload::Framework::kPytorchEager;
   const std::string_view name = eager ? "pytorch_eager" : "trainsim_train";
   const std::string_view models =
-      eager ? "one GPU, or data-parallel replicas under PyTorch DDP, without model parallelism, sharding or "
-              "checkpointing"
+      eager ? "one GPU, data-parallel replicas under PyTorch DDP, or FSDP2 sharding its blocks over them, without "
+              "model parallelism or checkpointing"
             : "data-parallel replicas without model parallelism, sharding or recomputation";
   const auto parallel = [&](std::string_view key, bool ok, std::string_view what) {
     if (!ok)
@@ -381,17 +382,27 @@ void LayoutChecks::program(const ParallelConfig& p) const {
   parallel("pipeline_model_parallel_size", p.pipeline == 1, "pipeline parallelism");
   parallel("context_parallel_size", p.context == 1, "context parallelism");
   parallel("expert_model_parallel_size", p.expert == 1, "expert parallelism");
-  if (eager && p.zero_stage != 0)
-    fail("zero_stage", "\"framework\": \"pytorch_eager\" models one GPU, or data-parallel replicas under PyTorch "
-                       "DDP; sharding (ZeRO, PyTorch FSDP2 around the eager program: its per-module all-gathers and "
-                       "reduce-scatters, parameters gathered in bf16 instead of autocast's casts) is not modeled with "
-                       "it yet: use zero_stage 0 (DDP), or framework \"fused\" with zero_stage 3 (FSDP2 around "
-                       "torch.compile'd blocks, as torchtitan runs it)");
-  parallel("zero_stage", p.zero_stage == 0, "ZeRO");
+  if (eager && p.zero_stage != 0 && p.zero_stage != 3)
+    fail("zero_stage",
+         fmt::format("\"framework\": \"pytorch_eager\" models one GPU, data-parallel replicas under PyTorch DDP "
+                     "(zero_stage 0) or FSDP2's fully_shard on each block and the model (zero_stage 3); ZeRO stage {} "
+                     "(DDP with ZeroRedundancyOptimizer, or FSDP2 with reshard_after_forward false) is not modeled "
+                     "with it: use zero_stage 0 or 3",
+                     p.zero_stage));
+  parallel("zero_stage", eager || p.zero_stage == 0, "ZeRO");
   if (eager && p.data > 1 && !p.overlap_grad_reduce)
-    fail("overlap_grad_reduce", "\"framework\": \"pytorch_eager\" with data parallelism runs PyTorch DDP, which "
-                                "all-reduces each gradient bucket as soon as its gradients are ready: set "
-                                "overlap_grad_reduce true");
+    fail("overlap_grad_reduce",
+         p.zero_stage == 3 ? "\"framework\": \"pytorch_eager\" with zero_stage 3 runs PyTorch FSDP2, which "
+                             "reduce-scatters each block's gradients as soon as its backward ends: set "
+                             "overlap_grad_reduce true"
+                           : "\"framework\": \"pytorch_eager\" with data parallelism runs PyTorch DDP, which "
+                             "all-reduces each gradient bucket as soon as its gradients are ready: set "
+                             "overlap_grad_reduce true");
+  if (eager && p.data > 1 && p.zero_stage == 3 && !p.overlap_param_gather)
+    fail("overlap_param_gather", "\"framework\": \"pytorch_eager\" with zero_stage 3 runs PyTorch FSDP2, whose "
+                                 "blocks' all-gathers run ahead of their compute (issued as the host reaches them in "
+                                 "the forward, prefetched one block ahead in the backward): set overlap_param_gather "
+                                 "true");
   parallel("recompute_granularity", p.recompute == workload::Recompute::kNone, "activation recomputation");
   parallel("mode", p.mode == workload::TrainingMode::kSync, "an asynchronous mode");
   if (eager && training.global_batch_size != training.micro_batch_size * p.data)

@@ -13,7 +13,13 @@ namespace trainsim::workload {
 
 // Whether the job is the PyTorch eager program on data-parallel replicas, which DDP wraps.
 [[nodiscard]] inline bool under_ddp(const TrainingConfig& t, const ParallelConfig& p) {
-  return t.framework == Framework::kPytorchEager && p.data > 1;
+  return t.framework == Framework::kPytorchEager && p.data > 1 && p.zero_stage == 0;
+}
+
+// Whether the job is the PyTorch eager program sharded by FSDP2 (zero_stage 3 over
+// data-parallel ranks; docs/model.md, "PyTorch eager under FSDP2").
+[[nodiscard]] inline bool under_fsdp2(const TrainingConfig& t, const ParallelConfig& p) {
+  return t.framework == Framework::kPytorchEager && p.data > 1 && p.zero_stage == 3;
 }
 
 // DDP's bucket caps in bytes: bucket_cap_mb 25 (MiB) and the first bucket's

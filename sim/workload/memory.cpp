@@ -36,7 +36,9 @@ EagerMemory eager_memory(const ModelConfig& m, const TrainingConfig& t) {
   const double V = static_cast<double>(m.vocab_size);
   const double L = static_cast<double>(m.num_layers);
   EagerMemory e;
-  e.parameters = count_parameters(m).total;
+  const ParameterCount count = count_parameters(m);
+  e.parameters = count.total;
+  e.root_parameters = count.word_embeddings + count.position_embeddings + count.final_norm + count.output_layer;
   // Autocast caches the bf16 cast of each weight; addmm / mm save it (mat2) for
   // the data gradient, so it lives until that GEMM's backward. lm_head's weight
   // (tied or not) is cast once more. Bias casts are not saved (addmm's bias
@@ -68,16 +70,25 @@ EagerMemory eager_memory(const ModelConfig& m, const TrainingConfig& t) {
   return e;
 }
 
-double EagerMemory::head_backward_peak(long long layers) const {
+double EagerMemory::states(double shards) const { return 12.0 * parameters / shards + unsharded_root(shards); }
+
+double EagerMemory::gradients_at_end(double shards) const {
+  if (shards <= 1.0) return 4.0 * parameters;
+  return 4.0 * (parameters - root_parameters) / shards + 4.0 * root_parameters;
+}
+
+double EagerMemory::head_backward_peak(long long layers, double shards) const {
   // Inside _log_softmax_backward_data: the saved log-probabilities, its incoming
   // gradient (nll_loss_backward's zero-filled T x V) and its output. set_to_none
-  // left no gradient, the autocast region's bf16 logits and fp32 copy are gone.
-  return 12.0 * parameters + weight_casts + static_cast<double>(layers) * layer_saved + head_saved + token_ids +
+  // left no gradient, the autocast region's bf16 logits and fp32 copy are gone;
+  // under FSDP2 every block is resharded (the root's pre-backward hook, which
+  // prefetches the last block, fires at lm_head's backward, after this).
+  return states(shards) + weight_casts + static_cast<double>(layers) * layer_saved + head_saved + token_ids +
          log_probs + 2.0 * logits_fp32 + workspaces;
 }
 
-double EagerMemory::embedding_backward_peak() const {
-  return 16.0 * parameters + embedding_grad + token_ids + workspaces;
+double EagerMemory::embedding_backward_peak(double shards) const {
+  return states(shards) + gradients_at_end(shards) + embedding_grad + token_ids + workspaces;
 }
 
 StateBytes state_bytes_per_parameter(const TrainingConfig& t) {
@@ -327,24 +338,26 @@ double stage_expert_parameters(const ModelConfig& m, const ParallelConfig& p, in
 
 namespace {
 
-// One micro-batch, no recomputation (the scenario reader checks it); `ddp`: under
-// PyTorch DDP, whose flat fp32 buckets hold a second copy of the gradients all along.
-MemoryEstimate eager_estimate(const ModelConfig& m, const TrainingConfig& t, bool ddp) {
+// One micro-batch, no recomputation (the scenario reader checks it); under PyTorch
+// DDP, whose flat fp32 buckets hold a second copy of the gradients all along, or FSDP2
+// over `shards` ranks (docs/model.md, "PyTorch eager under FSDP2").
+MemoryEstimate eager_estimate(const ModelConfig& m, const TrainingConfig& t, bool ddp, double shards) {
   const EagerMemory e = eager_memory(m, t);
   MemoryEstimate est;
   est.parameters = e.parameters;
-  est.weights = 4.0 * e.parameters;
-  est.optimizer_states = 8.0 * e.parameters;  // fused AdamW: exp_avg, exp_avg_sq
+  est.gathered_weights = e.unsharded_root(shards);
+  est.weights = 4.0 * e.parameters / shards + est.gathered_weights;
+  est.optimizer_states = 8.0 * e.parameters / shards;  // fused AdamW: exp_avg, exp_avg_sq
   est.workspaces = e.workspaces;
-  const double head = e.head_backward_peak(m.num_layers);
-  const double end = e.embedding_backward_peak();
+  const double head = e.head_backward_peak(m.num_layers, shards);
+  const double end = e.embedding_backward_peak(shards);
   if (head >= end) {
     est.weight_casts = e.weight_casts;
     est.weights += e.weight_casts;
-    est.activations = head - 12.0 * e.parameters - e.weight_casts;
+    est.activations = head - e.states(shards) - e.weight_casts;
   } else {
-    est.gradients = 4.0 * e.parameters;
-    est.activations = end - 16.0 * e.parameters;
+    est.gradients = e.gradients_at_end(shards);
+    est.activations = end - e.states(shards) - est.gradients;
     est.in_flight_microbatches = 0.0;
   }
   est.ddp_buckets = ddp ? 4.0 * e.parameters : 0.0;
@@ -513,7 +526,8 @@ std::vector<double> layers_activation_bytes(const ModelConfig& m, const Training
 }
 
 std::vector<MemoryEstimate> memory_per_stage(const ModelConfig& m, const TrainingConfig& t, const ParallelConfig& p) {
-  if (t.framework == Framework::kPytorchEager) return {eager_estimate(m, t, under_ddp(t, p))};
+  if (t.framework == Framework::kPytorchEager)
+    return {eager_estimate(m, t, under_ddp(t, p), under_fsdp2(t, p) ? static_cast<double>(p.data) : 1.0)};
   if (t.framework == Framework::kTrainsimTrain) return {trainer_estimate(m, t, p)};
   const ActivationSplit split{p.tensor, p.sequence_parallel, p.context};
   const long long b = t.micro_batch_size;

@@ -108,6 +108,7 @@ StateBytes sharded_state_bytes(const TrainingConfig& training, double params, in
 // by tensor, after autograd's saved tensors (tools/autograd/derivatives.yaml).
 struct EagerMemory {
   double parameters = 0;     // P: fp32 weights 4P, AdamW exp_avg + exp_avg_sq 8P, gradients 4P
+  double root_parameters = 0;  // wte, wpe, ln_f (and an untied lm_head): FSDP2's root group
   double weight_casts = 0;   // bf16 casts of every linear weight (lm_head's included), 2 B each
   double layer_casts = 0;    // of which one layer's
   double layer_saved = 0;    // tensors one block saves for its backward
@@ -118,10 +119,19 @@ struct EagerMemory {
   double token_ids = 0;      // int64 inputs and targets (16 T) and the saved positions (8 s)
   double workspaces = 0;     // cuBLAS workspaces of the forward's and the autograd thread's handles
   double embedding_grad = 0; // tied: the embedding's V x h fp32 gradient before the engine adds it
+  // Model states over `shards` ranks (FSDP2, docs/model.md "PyTorch eager under
+  // FSDP2"; 1: none): the fp32 weights and AdamW's moments, 12 P / shards, and under
+  // FSDP2 the root group's unsharded fp32 weights, 4 P_root, from the forward's start
+  // to the backward's end.
+  [[nodiscard]] double states(double shards) const;
+  [[nodiscard]] double unsharded_root(double shards) const { return shards > 1.0 ? 4.0 * root_parameters : 0.0; }
+  // The gradients in the embedding's backward: every one, the blocks' reduce-scattered
+  // to their shards under FSDP2 and the root's still whole.
+  [[nodiscard]] double gradients_at_end(double shards) const;
   // The two candidate peaks: the log_softmax backward (every activation alive, no
   // gradient yet) and the embedding backward (every gradient, no activation).
-  [[nodiscard]] double head_backward_peak(long long layers) const;
-  [[nodiscard]] double embedding_backward_peak() const;
+  [[nodiscard]] double head_backward_peak(long long layers, double shards = 1.0) const;
+  [[nodiscard]] double embedding_backward_peak(double shards = 1.0) const;
 };
 EagerMemory eager_memory(const ModelConfig& m, const TrainingConfig& t);
 

@@ -142,6 +142,10 @@ class TransformerOps {
   // The update of `params` parameters alone (no gradient buffer of the rank's own).
   [[nodiscard]] Op optimizer_step(double params) const { return optimizer_step(OptimizerScope{params, 0.0, false, false}); }
 
+  // PyTorch eager under FSDP2 (docs/model.md, "PyTorch eager under FSDP2"): one of
+  // FSDP2's copies around its collectives, over a unit of `params` parameters in fp32.
+  [[nodiscard]] Op eager_fsdp_copy(std::string name, double params, long long layer, hw::HostPass pass) const;
+
   // Model FLOPs of one micro-batch, forward + backward (= 3 x forward).
   [[nodiscard]] double model_flops_per_microbatch() const;
 

@@ -277,6 +277,16 @@ std::vector<Op> TransformerOps::eager_embedding_backward() const {
   return ops;
 }
 
+Op TransformerOps::eager_fsdp_copy(std::string name, double params, long long layer, hw::HostPass pass) const {
+  // foreach_all_gather_copy_out (torch.split_with_sizes_copy: the gathered flat
+  // buffer into the unit's unsharded parameters) and foreach_reduce_scatter_copy_in
+  // (torch._chunk_cat: the unit's gradients into the reduce-scatter input) each read
+  // and write every fp32 element of the unit once: batched copies, cat's kernel.
+  Op op = eager_kernel(std::move(name), 2.0 * kFp32 * params, 0.0, layer, hw::KernelId::kTorchCat, kOther);
+  op.work.host_pass = training_.cuda_graph ? hw::HostPass::kGraph : pass;
+  return op;
+}
+
 Op TransformerOps::eager_optimizer_step(double params) const {
   // torch.optim.AdamW(fused=True): one multi-tensor kernel reads the fp32
   // gradient, parameter, exp_avg and exp_avg_sq and writes the last three.

@@ -15,6 +15,8 @@ struct ZeroUnit {
   double expert_params = 0.0;  // of which expert weights
   std::vector<std::pair<const std::vector<Op>*, Category>> parts;
   Role role = Role::kLayer;
+  bool gathers = true;  // gathers its parameters before it computes in this pass
+  bool reduces = true;  // reduce-scatters its gradients after its backward
 };
 
 double unit_params(const std::vector<Op>& backward, bool experts_only) {
@@ -58,13 +60,48 @@ std::vector<ZeroUnit> pass_units(StageIteration& stage, const PipelineStep& step
   return units;
 }
 
+// PyTorch eager under FSDP2 (docs/model.md, "PyTorch eager under FSDP2"): fully_shard
+// on each block, then on the model. The root's group (wte, wpe, ln_f; the tied lm_head
+// is wte) is gathered by the root's pre-forward and stays unsharded to the end of the
+// backward (FSDP2 does not reshard the root after forward); its gradients are
+// reduce-scattered after the embedding's backward. The head's backward runs in two
+// parts: the loss's kernels, then, once the model output's gradient fires the root's
+// pre-backward hook (which prefetches the last block), lm_head's and ln_f's.
+std::vector<ZeroUnit> fsdp2_eager_units(StageIteration& stage, const PipelineStep& step) {
+  CachedOps& ops = stage.in.ops;
+  const IterationLayout::VirtualStage v = stage.in.layout.virtual_stage(stage.stage, step.chunk);
+  const double root = unit_params(ops.embedding_backward(), false) + unit_params(ops.head_backward(), false);
+  std::vector<ZeroUnit> units;
+  const auto unit = [&](std::string name, long long layer, double params, Role role, const std::vector<Op>& list,
+                        bool gathers, bool reduces) {
+    const Category category = step.forward ? Category::kForward : Category::kBackward;
+    units.push_back({std::move(name), layer, params, 0.0, {{&list, category}}, role, gathers, reduces});
+  };
+  if (step.forward) {
+    unit("root", -1, root, Role::kEmbedding, ops.embedding_forward(), true, false);
+    for (long long layer = v.first; layer < v.end; ++layer)
+      unit("layer" + std::to_string(layer), layer, unit_params(ops.layer_backward(layer), false), Role::kLayer,
+           ops.layer_forward(layer), true, true);
+    unit("head", -1, 0.0, Role::kHead, ops.head_forward(), false, false);
+    return units;
+  }
+  unit("head.loss", -1, 0.0, Role::kHead, ops.head_backward_part(0), false, false);
+  unit("head", -1, 0.0, Role::kHead, ops.head_backward_part(1), false, false);
+  for (long long layer = v.end - 1; layer >= v.first; --layer)
+    unit("layer" + std::to_string(layer), layer, unit_params(ops.layer_backward(layer), false), Role::kLayer,
+         ops.layer_backward(layer), true, true);
+  unit("root", -1, root, Role::kEmbedding, ops.embedding_backward(), false, true);
+  return units;
+}
+
 }  // namespace
 
 void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
   const IterationLayout& l = stage.in.layout;
   TaskGraph& graph = stage.in.graph;
   StageEmitter& emit = stage.emit;
-  const std::vector<ZeroUnit> units = pass_units(stage, step);
+  const bool fsdp2 = l.fsdp2_eager;
+  const std::vector<ZeroUnit> units = fsdp2 ? fsdp2_eager_units(stage, step) : pass_units(stage, step);
   const std::string pass = step.forward ? ".forward" : ".backward";
   const bool last_pass = !step.forward && stage.last_backward_of_chunk(step);
   // With expert parallelism a unit's expert weights are sharded over the ranks
@@ -85,7 +122,7 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
   std::vector<std::vector<TaskId>> gathers(units.size());
   std::vector<bool> gathered(units.size(), false);
   const auto gather = [&](std::size_t u) {
-    if (u >= units.size() || units[u].params <= 0.0 || gathered[u]) return;
+    if (u >= units.size() || units[u].params <= 0.0 || !units[u].gathers || gathered[u]) return;
     gathered[u] = true;
     for (const auto& [params, group] : shares(units[u])) {
       Task t = parameter_gather(graph, "param_all_gather." + share_name(units[u], group) + pass,
@@ -98,10 +135,16 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
       gathers[u].push_back(graph.add(std::move(t)));
     }
   };
+  // FSDP2's copies around the eager program's collectives (fsdp2_eager_units).
+  const Category pass_category = step.forward ? Category::kForward : Category::kBackward;
+  const hw::HostPass host = step.forward ? hw::HostPass::kForward : hw::HostPass::kBackward;
   for (std::size_t u = 0; u < units.size(); ++u) {
     gather(u);
     if (stage.in.parallel.overlap_param_gather) gather(u + 1);
     for (TaskId g : gathers[u]) emit.wait_for(g);
+    if (fsdp2 && !gathers[u].empty())
+      emit.add(stage.in.ops.fsdp_copy(units[u].name + ".fsdp_copy_out" + pass, units[u].params, units[u].layer, host),
+               pass_category, units[u].role);
     ActivationOffload* offload = units[u].role == Role::kLayer ? stage.in.offload : nullptr;
     if (offload != nullptr) {
       if (step.forward) offload->before_forward(emit, units[u].layer);
@@ -109,7 +152,10 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     }
     for (const auto& [list, category] : units[u].parts) emit.add(*list, category, units[u].role);
     if (offload != nullptr && step.forward) offload->after_forward(emit, units[u].layer);
-    if (step.forward || units[u].params <= 0.0) continue;
+    if (step.forward || units[u].params <= 0.0 || !units[u].reduces) continue;
+    if (fsdp2)
+      emit.add(stage.in.ops.fsdp_copy(units[u].name + ".fsdp_chunk_cat", units[u].params, units[u].layer, host),
+               pass_category, units[u].role);
     if (last_pass) {
       stage.zero3_params += units[u].params;
       if (split) stage.zero3_expert_params += units[u].expert_params;

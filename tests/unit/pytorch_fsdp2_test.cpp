@@ -1,0 +1,159 @@
+// The PyTorch eager program sharded by FSDP2 (framework "pytorch_eager" with
+// zero_stage 3; docs/model.md, "PyTorch eager under FSDP2"): its collectives, copies,
+// optimizer and memory against hand counts for GPT-2 124M, the timeline against the
+// closed form, and the reader's refusals.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "execution/simulate.h"
+#include "scenario/errors.h"
+#include "scenario/reader.h"
+#include "workload/memory.h"
+
+namespace trainsim {
+namespace {
+
+constexpr std::string_view kFsdp2 =
+    R"("dp": "auto", "zero_stage": 3, "overlap_grad_reduce": true, "overlap_param_gather": true)";
+
+// scenarios/validation/gpt2-124m-1xh100.json's model and program, `gpus` H100s.
+std::string gpt2_scenario(std::string_view parallelism, int gpus, const std::string& model = "") {
+  const std::string gpt2 = R"({"num_layers": 12, "hidden_size": 768, "ffn_hidden_size": 3072,
+              "num_attention_heads": 12, "seq_length": 1024, "max_position_embeddings": 1024,
+              "vocab_size": 50304, "hidden_dropout": 0.0, "attention_dropout": 0.0})";
+  return R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1, "gpus_per_node": )" + std::to_string(gpus) +
+         R"(}, "model": )" + (model.empty() ? gpt2 : model) + R"(,
+    "training": {"global_batch_size": )" +
+         std::to_string(8 * gpus) + R"(, "micro_batch_size": 8, "precision": "bf16", "optimizer": "adamw",
+                 "framework": "pytorch_eager"},
+    "parallelism": {)" + std::string(parallelism) + "}}";
+}
+
+constexpr double kLayerParams = 7'087'872.0;                         // 12 h^2 + 13 h at h = 768
+constexpr double kRootParams = 50304.0 * 768 + 1024.0 * 768 + 1536;  // wte, wpe, ln_f: 39,421,440
+constexpr double kParams = 12 * kLayerParams + kRootParams;          // 124,475,904
+
+TEST(PytorchFsdp2, EachBlockGathersTwiceTheRootOnceAndEveryUnitReduceScattersOnce) {
+  const config::Scenario s = scenario::parse_scenario_text(gpt2_scenario(kFsdp2, 8), "fsdp2.json");
+  ASSERT_EQ(s.parallel.data, 8);
+  const exec::SimulationOutput out = exec::simulate(s);
+  std::map<std::string, double> gathers;   // per name, bytes
+  std::map<std::string, double> reduces;   // per name, bytes
+  std::map<std::string, double> copies;    // FSDP2's copies, per name, bytes
+  double optimizer = 0.0;
+  for (workload::TaskId id = 0; id < out.iteration.graph.size(); ++id) {
+    const workload::Task& t = out.iteration.graph[id];
+    if (t.iteration != 0 || t.rank != 0) continue;
+    const workload::Work& w = out.iteration.graph.work(id);
+    if (w.collective && w.collective->kind == net::CollectiveKind::kAllGather) gathers[w.name] = w.collective->bytes;
+    if (w.collective && w.collective->kind == net::CollectiveKind::kReduceScatter) reduces[w.name] = w.collective->bytes;
+    if (w.name.find(".fsdp_") != std::string::npos) copies[w.name] = w.compute.bytes;
+    if (w.name == "optimizer_step") optimizer = w.compute.bytes;
+  }
+  // fp32 parameters (no MixedPrecisionPolicy): the root once before the embedding,
+  // each block before its forward and again before its backward.
+  ASSERT_EQ(gathers.size(), 25U);
+  EXPECT_DOUBLE_EQ(gathers.at("param_all_gather.root.forward"), 4.0 * kRootParams);
+  for (int l = 0; l < 12; ++l) {
+    EXPECT_DOUBLE_EQ(gathers.at("param_all_gather.layer" + std::to_string(l) + ".forward"), 4.0 * kLayerParams);
+    EXPECT_DOUBLE_EQ(gathers.at("param_all_gather.layer" + std::to_string(l) + ".backward"), 4.0 * kLayerParams);
+    EXPECT_DOUBLE_EQ(reduces.at("grad_reduce_scatter.layer" + std::to_string(l)), 4.0 * kLayerParams);
+  }
+  ASSERT_EQ(reduces.size(), 13U);
+  EXPECT_DOUBLE_EQ(reduces.at("grad_reduce_scatter.root"), 4.0 * kRootParams);
+  // A copy-out after each gather and a chunk_cat before each reduce-scatter: every
+  // fp32 element read and written once.
+  ASSERT_EQ(copies.size(), 25U + 13U);
+  EXPECT_DOUBLE_EQ(copies.at("root.fsdp_copy_out.forward"), 8.0 * kRootParams);
+  EXPECT_DOUBLE_EQ(copies.at("layer5.fsdp_copy_out.backward"), 8.0 * kLayerParams);
+  EXPECT_DOUBLE_EQ(copies.at("root.fsdp_chunk_cat"), 8.0 * kRootParams);
+  // Fused AdamW over the rank's shard: 7 fp32 accesses a parameter.
+  EXPECT_DOUBLE_EQ(optimizer, 28.0 * kParams / 8.0);
+
+  // The root's pre-backward hook fires at the model output's gradient: the last
+  // block's gather is prefetched as lm_head's backward starts, not before.
+  double lm_head_backward = -1.0;
+  double last_block_gather = -1.0;
+  for (const exec::Span& span : out.timeline.spans) {
+    const workload::Task& t = out.iteration.graph[span.task];
+    if (span.rank != 0 || t.iteration != 0) continue;
+    const std::string& name = out.iteration.graph.work(t).name;
+    if (name == "output_layer.backward") lm_head_backward = core::to_seconds(span.start);
+    if (name == "param_all_gather.layer11.backward") last_block_gather = core::to_seconds(span.start);
+  }
+  ASSERT_GT(lm_head_backward, 0.0);
+  EXPECT_DOUBLE_EQ(last_block_gather, lm_head_backward);
+}
+
+TEST(PytorchFsdp2, MemoryShardsTheStatesAndKeepsTheRootWhole) {
+  const config::Scenario s = scenario::parse_scenario_text(gpt2_scenario(kFsdp2, 8), "fsdp2.json");
+  const config::Scenario one = scenario::parse_scenario_text(gpt2_scenario(R"("dp": 1)", 1), "one.json");
+  const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
+  EXPECT_DOUBLE_EQ(e.parameters, kParams);
+  EXPECT_DOUBLE_EQ(e.root_parameters, kRootParams);
+  const auto fsdp = workload::memory_per_stage(s.model, s.training, s.parallel).front();
+  const auto single = workload::memory_per_stage(one.model, one.training, one.parallel).front();
+  // In log_softmax's backward, as on one GPU but for the model states: 12 P / 8 of
+  // sharded weights and moments and the root's 4 P_root unsharded instead of 12 P.
+  EXPECT_DOUBLE_EQ(fsdp.gathered_weights, 4.0 * kRootParams);
+  EXPECT_DOUBLE_EQ(fsdp.weights, 4.0 * kParams / 8.0 + 4.0 * kRootParams + single.weight_casts);
+  EXPECT_DOUBLE_EQ(fsdp.optimizer_states, 8.0 * kParams / 8.0);
+  EXPECT_DOUBLE_EQ(fsdp.gradients, 0.0);
+  EXPECT_DOUBLE_EQ(fsdp.activations, single.activations);
+  EXPECT_NEAR(fsdp.total(), single.total() - 10.5 * kParams + 4.0 * kRootParams, 1.0);
+  // In the embedding's backward: the blocks' gradients reduce-scattered, the root's
+  // whole (and its parameters).
+  EXPECT_DOUBLE_EQ(e.embedding_backward_peak(8.0), 12.0 * kParams / 8.0 + 4.0 * kRootParams +
+                                                      4.0 * (kParams - kRootParams) / 8.0 + 4.0 * kRootParams +
+                                                      e.embedding_grad + e.token_ids + e.workspaces);
+}
+
+TEST(PytorchFsdp2, TimelinePeaksInLogSoftmaxBackwardAtTheClosedForm) {
+  const std::string small = R"({"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024,
+    "num_attention_heads": 4, "seq_length": 256, "max_position_embeddings": 256, "vocab_size": 2048,
+    "hidden_dropout": 0.0, "attention_dropout": 0.0})";
+  const config::Scenario s = scenario::parse_scenario_text(gpt2_scenario(kFsdp2, 2, small), "fsdp2.json");
+  const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
+  const exec::SimulationOutput out = exec::simulate(s);
+  const exec::MemoryTimeline& m = out.memory_over_time;
+  EXPECT_DOUBLE_EQ(m.peak_bytes, out.memory.total());
+  EXPECT_DOUBLE_EQ(m.peak_bytes, e.head_backward_peak(2, 2.0));
+  EXPECT_EQ(m.peak_task, "log_softmax.backward");
+  // The sharded states, the root's unsharded weights and the workspaces before the
+  // first kernel (the root's gather runs first); after the step every gradient's
+  // shard, 4 P / 2.
+  const double states = 6.0 * e.parameters + 4.0 * e.root_parameters + e.workspaces;
+  EXPECT_EQ(m.series.points.front().first, 0);
+  EXPECT_DOUBLE_EQ(m.series.points.front().second, states);
+  EXPECT_DOUBLE_EQ(m.series.points.back().second, states + 2.0 * e.parameters);
+}
+
+TEST(PytorchFsdp2, TheReaderAsksForFsdp2sOverlapsAndRefusesOtherZeroStages) {
+  const auto error = [](const std::string& text) {
+    try {
+      (void)scenario::parse_scenario_text(text, "fsdp2.json");
+    } catch (const scenario::ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string gather =
+      error(gpt2_scenario(R"("dp": "auto", "zero_stage": 3, "overlap_grad_reduce": true)", 8));
+  EXPECT_NE(gather.find("/parallelism/overlap_param_gather"), std::string::npos) << gather;
+  EXPECT_NE(gather.find("FSDP2"), std::string::npos) << gather;
+  const std::string reduce =
+      error(gpt2_scenario(R"("dp": "auto", "zero_stage": 3, "overlap_param_gather": true)", 8));
+  EXPECT_NE(reduce.find("/parallelism/overlap_grad_reduce"), std::string::npos) << reduce;
+  EXPECT_NE(reduce.find("reduce-scatters each block's gradients"), std::string::npos) << reduce;
+  const std::string stage2 = error(gpt2_scenario(
+      R"("dp": "auto", "zero_stage": 2, "overlap_grad_reduce": true, "overlap_param_gather": true)", 8));
+  EXPECT_NE(stage2.find("/parallelism/zero_stage"), std::string::npos) << stage2;
+  EXPECT_NE(stage2.find("ZeRO stage 2"), std::string::npos) << stage2;
+  EXPECT_NE(stage2.find("use zero_stage 0 or 3"), std::string::npos) << stage2;
+}
+
+}  // namespace
+}  // namespace trainsim
