@@ -150,15 +150,27 @@ Op TransformerOps::elementwise(std::string name, double bytes, double params, lo
 // output gradient is cast-transposed the same way. An fp4 recipe the same with
 // NVFP4's g = 0.5625 bytes per element ("FP4 recipes"). Nothing outside a quantized
 // recipe or for a GEMM that stays in 16 bits.
+//
+// Per-tensor current scaling (fp8_recipe "tensorwise") must know a tensor's amax
+// before it casts it (Float8CurrentScalingQuantizer::quantize_impl: compute_amax,
+// then the scale, then the cast): a Linear's input and every output gradient are
+// read once more (e bytes an element); a LayerNormLinear's norm computes the amax
+// as it writes its 16-bit output, which the cast then reads and writes as fp8 and
+// its transpose (e + 2 bytes, the norm cannot write fp8 with a scale it does not
+// know yet).
 std::optional<Op> TransformerOps::fp8_cast(const Op& gemm, bool input_from_norm) const {
   if (!hw::quantized_gemms(training_.precision) || !gemm.work.fp8 || gemm.work.kind != hw::KernelClass::kMatmul)
     return std::nullopt;
   const double rows = gemm.work.m * gemm.work.count;
   const double cast_transpose = act_bytes_ + 2.0 * gemm_bytes_;
+  const bool current_scaling =
+      training_.precision == hw::Precision::kFp8 && training_.fp8_recipe == Fp8Recipe::kTensorwise;
+  const double amax = current_scaling ? act_bytes_ : 0.0;
+  const double forward = input_from_norm ? (current_scaling ? cast_transpose : gemm_bytes_) : cast_transpose + amax;
   const std::string suffix = training_.precision == hw::Precision::kFp4 ? ".fp4_cast" : ".fp8_cast";
-  Op op = elementwise(gemm.name + suffix, rows * gemm.work.k * (input_from_norm ? gemm_bytes_ : cast_transpose), 0.0,
-                      gemm.layer, hw::KernelId::kFp8CastTranspose);
-  op.backward_bytes = rows * gemm.work.n * cast_transpose;
+  Op op = elementwise(gemm.name + suffix, rows * gemm.work.k * forward, 0.0, gemm.layer,
+                      hw::KernelId::kFp8CastTranspose);
+  op.backward_bytes = rows * gemm.work.n * (cast_transpose + amax);
   return op;
 }
 

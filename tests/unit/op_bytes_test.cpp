@@ -126,6 +126,31 @@ TEST(OpBytes, Fp8RecipesCastTransposeEachFp8GemmsInputAndOutputGradient) {
   EXPECT_FALSE(has_op(bf16.layer_forward(0), "layer0.qkv_proj.fp8_cast"));
 }
 
+TEST(OpBytes, CurrentScalingReadsEachTensorOnceMoreForItsAmax) {
+  // fp8_recipe "tensorwise" (per-tensor current scaling): the amax is computed before
+  // the cast. Linear inputs and output gradients: one more read of e = 2 bytes (2e + 2
+  // = 6 an element); LayerNormLinear inputs: the norm writes 16 bits (with the amax),
+  // the cast reads them and writes fp8 and its transpose (e + 2 = 4) instead of the
+  // transpose's byte alone. Same gpt2-124m shapes as above.
+  const auto s = testing::make_scenario("\"gpt2-124m\"",
+                                        R"("micro_batch_size": 2, "precision": "fp8", "fp8_recipe": "tensorwise")");
+  const workload::TransformerOps ops(s.model, s.training, 2);
+  const std::vector<workload::Op> fwd = ops.layer_forward(0);
+  const std::vector<workload::Op> bwd = ops.layer_backward(0);
+  constexpr double t = 2048.0;
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.qkv_proj.fp8_cast"), t * 768.0 * 4.0);
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.mlp_up.fp8_cast"), t * 768.0 * 4.0);
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.attn_out_proj.fp8_cast"), t * 768.0 * 6.0);
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer0.mlp_down.fp8_cast"), t * 3072.0 * 6.0);
+  EXPECT_DOUBLE_EQ(bytes_of(bwd, "layer0.qkv_proj.fp8_cast.backward"), t * 2304.0 * 6.0);
+  EXPECT_DOUBLE_EQ(bytes_of(bwd, "layer0.mlp_down.fp8_cast.backward"), t * 768.0 * 6.0);
+  // MXFP8's block scales come out of the cast kernel itself: the delayed recipe's bytes.
+  const auto mx = testing::make_scenario("\"gpt2-124m\"",
+                                         R"("micro_batch_size": 2, "precision": "fp8", "fp8_recipe": "mxfp8")");
+  const workload::TransformerOps mxfp8(mx.model, mx.training, 2);
+  EXPECT_DOUBLE_EQ(bytes_of(mxfp8.layer_forward(0), "layer0.attn_out_proj.fp8_cast"), t * 768.0 * 4.0);
+}
+
 TEST(OpBytes, Fp4RecipesCastToNvfp4WithItsBlockScales) {
   // docs/model.md, "FP4 recipes": the fp8 recipe's casts with g = 0.5 + 1/16 bytes per
   // NVFP4 element (an E4M3 scale per 16); gpt2-124m on B200, t = 2048, e = 2.
