@@ -12,6 +12,7 @@
 #include "workload/ddp.h"
 #include "workload/memory.h"
 #include "workload/parameters.h"
+#include "workload/zero3_passes.h"
 
 namespace trainsim::exec {
 
@@ -133,46 +134,58 @@ void add_pass_changes(const config::Scenario& s, const SimulationOutput& out, in
 }
 
 // FSDP2 around the eager program (docs/model.md, "PyTorch eager under FSDP2"): a
-// block's gathered fp32 parameters from its all-gather's start to the end of its
-// forward or backward (resharded), and each unit's gradients whole from its backward
-// to the end of its reduce-scatter, its shard after.
+// block's gathered fp32 weights from its all-gather's start to the end of its forward
+// or backward (resharded); a unit's whole gradients until its chunk_cat ends, the
+// reduce-scatter's input from the chunk_cat's start to the next unit's chunk_cat's end
+// (the root's: to its reduce-scatter's end), the shard from the reduce-scatter's start.
 struct Fsdp2Units {
   double shards = 1.0;
-  double layer_params = 0.0;
-  double root_params = 0.0;
-  // (iteration, micro-batch, layer, forward): the gather's start.
-  std::map<std::tuple<int, int, long long, bool>, std::pair<core::Time, workload::TaskId>> gathers;
-  std::vector<std::pair<long long, const Span*>> reductions;  // (layer; -1 the root, its reduce-scatter)
+  double block_bytes = 0.0;  // a block's parameters (or gradients) in fp32
+  double root_bytes = 0.0;
+  std::vector<const Span*> gathers;  // the blocks' (layer >= 0)
+  // Per iteration: the chunk_cats (sorted by start: backward order, the root's last),
+  // and the reduce-scatters by (iteration, layer), -1 the root's.
+  std::map<int, std::vector<const Span*>> chunk_cats;
+  std::map<std::pair<int, long long>, const Span*> reductions;
 };
 
-// The FSDP2 collective `name` on `span`, if it is one: gathers of a block, or a
-// reduce-scatter of a block or of the root.
-void note_fsdp2_collective(const workload::Task& t, std::string_view name, const Span& span, Fsdp2Units& f) {
-  constexpr std::string_view gather = "param_all_gather.layer";
-  constexpr std::string_view reduce = "grad_reduce_scatter.";
-  if (name.starts_with(gather)) {
-    const bool forward = name.ends_with(".forward");
-    f.gathers[{t.iteration, t.microbatch, t.layer, forward}] = {span.start, span.task};
-  } else if (name.starts_with(reduce)) {
-    f.reductions.emplace_back(name == "grad_reduce_scatter.root" ? -1 : t.layer, &span);
+void note_fsdp2_span(const workload::Task& t, const workload::Work& w, const Span& span, Fsdp2Units& f) {
+  if (w.collective && t.stream == workload::Stream::kDpComm) {
+    if (w.collective->kind == net::CollectiveKind::kAllGather && t.layer >= 0) f.gathers.push_back(&span);
+    if (w.collective->kind == net::CollectiveKind::kReduceScatter) f.reductions[{t.iteration, t.layer}] = &span;
+  } else if (w.name.ends_with(workload::kFsdpChunkCat)) {
+    f.chunk_cats[t.iteration].push_back(&span);
   }
 }
 
-// FSDP2's gathered blocks and reduce-scattered gradients (Fsdp2Units) against the
-// passes' windows.
-void add_fsdp2_changes(const Fsdp2Units& fsdp, const std::map<PassKey, Window>& forward,
+// Fsdp2Units' lifetimes against the passes' windows (`forward`, `backward`).
+void add_fsdp2_changes(const SimulationOutput& out, const Fsdp2Units& f, const std::map<PassKey, Window>& forward,
                        const std::map<PassKey, Window>& backward, std::vector<Change>& changes) {
-  for (const auto& [gather, start] : fsdp.gathers) {
-    const auto& [iteration, microbatch, layer, is_forward] = gather;
-    const std::map<PassKey, Window>& pass = is_forward ? forward : backward;
-    const auto end = pass.find({iteration, microbatch, layer});
+  for (const Span* g : f.gathers) {
+    const workload::Task& t = out.iteration.graph[g->task];
+    const PassKey key{t.iteration, t.microbatch, t.layer};
+    const auto fwd = forward.find(key);
+    // The forward's gather starts before its forward ends; the backward's after.
+    const bool in_forward = fwd != forward.end() && g->start < fwd->second.last_end;
+    const std::map<PassKey, Window>& pass = in_forward ? forward : backward;
+    const auto end = pass.find(key);
     if (end == pass.end()) continue;
-    changes.push_back({start.first, 4.0 * fsdp.layer_params, start.second});
-    changes.push_back({end->second.last_end, -4.0 * fsdp.layer_params, end->second.last});
+    changes.push_back({g->start, f.block_bytes, g->task});
+    changes.push_back({end->second.last_end, -f.block_bytes, end->second.last});
   }
-  for (const auto& [layer, span] : fsdp.reductions) {
-    const double whole = 4.0 * (layer < 0 ? fsdp.root_params : fsdp.layer_params);
-    changes.push_back({span->end, -whole * (1.0 - 1.0 / fsdp.shards), span->task});
+  for (auto [iteration, cats] : f.chunk_cats) {
+    std::sort(cats.begin(), cats.end(), [](const Span* x, const Span* y) { return x->start < y->start; });
+    for (std::size_t i = 0; i < cats.size(); ++i) {
+      const Span& cat = *cats[i];
+      const long long layer = out.iteration.graph[cat.task].layer;
+      const double whole = layer < 0 ? f.root_bytes : f.block_bytes;
+      changes.push_back({cat.end, -whole, cat.task});   // the gradients, copied in
+      changes.push_back({cat.start, whole, cat.task});  // the reduce-scatter's input
+      const auto reduction = f.reductions.find({iteration, layer});
+      if (reduction != f.reductions.end()) changes.push_back({reduction->second->start, whole / f.shards, cat.task});
+      if (i + 1 < cats.size()) changes.push_back({cats[i + 1]->end, -whole, cats[i + 1]->task});
+      else if (reduction != f.reductions.end()) changes.push_back({reduction->second->end, -whole, cat.task});
+    }
   }
 }
 
@@ -191,13 +204,11 @@ struct Transient {
 void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, int rank,
                        std::vector<Change>& changes) {
   const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
-  const workload::ParameterCount c = workload::count_parameters(s.model);
-  const double layer_params = c.attention_per_layer + c.mlp_per_layer + c.norms_per_layer;
   Fsdp2Units fsdp;
   if (workload::under_fsdp2(s.training, s.parallel)) {
     fsdp.shards = static_cast<double>(s.parallel.data);
-    fsdp.layer_params = layer_params;
-    fsdp.root_params = e.root_parameters;
+    fsdp.block_bytes = 4.0 * e.block_parameters;
+    fsdp.root_bytes = 4.0 * e.root_parameters;
   }
   const std::vector<Transient> transients = {
       {"output_layer", "nll_loss", e.logits_bf16},                  // logits, alive until forward() returns
@@ -217,12 +228,13 @@ void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, i
     if (span.rank != rank) continue;
     const workload::Task& t = out.iteration.graph[span.task];
     const workload::Work& w = out.iteration.graph.work(t);
-    if (w.collective) {
-      if (fsdp.shards > 1.0) note_fsdp2_collective(t, w.name, span, fsdp);
-      continue;
-    }
+    if (fsdp.shards > 1.0) note_fsdp2_span(t, w, span, fsdp);
+    if (w.collective) continue;
     iterations[t.iteration].add(span);
     named[{t.iteration, t.microbatch, w.name}].add(span);
+    // FSDP2's copies are not the unit's compute: the block is resharded and its
+    // gradients are made before the chunk_cat (FSDPParamGroup.post_backward).
+    if (w.name.ends_with(workload::kFsdpChunkCat) || w.name.find(workload::kFsdpCopyOut) != std::string::npos) continue;
     // Outside the layers: the embedding's ops (wte, wpe, their sum and their
     // backward) are one pass, the head's (final norm to loss) another.
     const long long key = pass_key(t);
@@ -240,12 +252,8 @@ void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, i
     const double held = l == -1   ? e.token_ids
                         : l == -2 ? e.head_saved + head_cast
                                   : e.layer_saved + e.layer_casts;
-    // The fp32 gradients a pass's backward leaves (AccumulateGrad steals each
-    // first one): lm_head's weight gradient is the head's (the tied wte's first),
-    // an untied embedding's is the embedding's.
-    const double grads = 4.0 * (l == -1   ? c.position_embeddings + c.output_layer
-                                : l == -2 ? c.final_norm + c.word_embeddings
-                                          : layer_params);
+    // The fp32 gradients a pass's backward leaves (EagerMemory).
+    const double grads = l == -1 ? e.embedding_gradients : l == -2 ? e.head_gradients : 4.0 * e.block_parameters;
     changes.push_back({fwd.first_start, held, fwd.first});
     const auto bwd = backward.find(key);
     if (bwd == backward.end()) continue;
@@ -256,7 +264,7 @@ void add_eager_changes(const config::Scenario& s, const SimulationOutput& out, i
     if (const auto next = next_step(std::get<0>(key)))
       changes.push_back({next->first_start, -grads / fsdp.shards, next->first});
   }
-  add_fsdp2_changes(fsdp, forward, backward, changes);
+  add_fsdp2_changes(out, fsdp, forward, backward, changes);
   for (const auto& [key, span] : named) {
     for (const Transient& tr : transients) {
       if (tr.bytes <= 0.0 || std::get<2>(key) != tr.allocated_at) continue;

@@ -60,7 +60,7 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
   l.bucket_limit = parallel.overlap_grad_reduce ? static_cast<double>(parallel.bucket_size_params()) : 1e300;
   l.first_bucket_limit = l.bucket_limit;
   l.ddp = under_ddp(training, parallel);
-  l.fsdp2_eager = l.zero3 && under_fsdp2(training, parallel);
+  l.fsdp2_eager = under_fsdp2(training, parallel);
   // FSDP2 without a MixedPrecisionPolicy gathers the eager program's fp32 parameters
   // as they are (autocast casts them after; docs/model.md, "PyTorch eager under FSDP2").
   if (l.fsdp2_eager) l.weight_bytes = 4.0;

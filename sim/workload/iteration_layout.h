@@ -59,8 +59,9 @@ struct IterationLayout {
   // first bucket's (PyTorch DDP's smaller first bucket; else the same).
   double bucket_limit = 0.0;
   double first_bucket_limit = 0.0;
-  // The PyTorch eager program under DDP, or sharded by FSDP2 (workload/ddp.h).
+  // The PyTorch eager program under DDP (workload/ddp.h).
   bool ddp = false;
+  // The PyTorch eager program sharded by FSDP2 (zero3_passes' fsdp2_eager_units).
   bool fsdp2_eager = false;
   // Activations and their gradients between stages, per transfer.
   double p2p_bytes = 0.0;

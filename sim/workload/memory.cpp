@@ -38,7 +38,12 @@ EagerMemory eager_memory(const ModelConfig& m, const TrainingConfig& t) {
   EagerMemory e;
   const ParameterCount count = count_parameters(m);
   e.parameters = count.total;
+  e.block_parameters = count.attention_per_layer + count.mlp_per_layer + count.norms_per_layer;
   e.root_parameters = count.word_embeddings + count.position_embeddings + count.final_norm + count.output_layer;
+  // AccumulateGrad steals each first gradient: lm_head's weight gradient is the
+  // head's (the tied wte's first), an untied embedding's is the embedding's.
+  e.head_gradients = 4.0 * (count.final_norm + count.word_embeddings);
+  e.embedding_gradients = 4.0 * (count.position_embeddings + count.output_layer);
   // Autocast caches the bf16 cast of each weight; addmm / mm save it (mat2) for
   // the data gradient, so it lives until that GEMM's backward. lm_head's weight
   // (tied or not) is cast once more. Bias casts are not saved (addmm's bias
@@ -70,25 +75,64 @@ EagerMemory eager_memory(const ModelConfig& m, const TrainingConfig& t) {
   return e;
 }
 
-double EagerMemory::states(double shards) const { return 12.0 * parameters / shards + unsharded_root(shards); }
-
-double EagerMemory::gradients_at_end(double shards) const {
-  if (shards <= 1.0) return 4.0 * parameters;
-  return 4.0 * (parameters - root_parameters) / shards + 4.0 * root_parameters;
-}
-
-double EagerMemory::head_backward_peak(long long layers, double shards) const {
+double EagerMemory::head_backward_peak(long long layers) const {
   // Inside _log_softmax_backward_data: the saved log-probabilities, its incoming
   // gradient (nll_loss_backward's zero-filled T x V) and its output. set_to_none
-  // left no gradient, the autocast region's bf16 logits and fp32 copy are gone;
-  // under FSDP2 every block is resharded (the root's pre-backward hook, which
-  // prefetches the last block, fires at lm_head's backward, after this).
-  return states(shards) + weight_casts + static_cast<double>(layers) * layer_saved + head_saved + token_ids +
+  // left no gradient, the autocast region's bf16 logits and fp32 copy are gone.
+  return 12.0 * parameters + weight_casts + static_cast<double>(layers) * layer_saved + head_saved + token_ids +
          log_probs + 2.0 * logits_fp32 + workspaces;
 }
 
-double EagerMemory::embedding_backward_peak(double shards) const {
-  return states(shards) + gradients_at_end(shards) + embedding_grad + token_ids + workspaces;
+double EagerMemory::embedding_backward_peak() const {
+  return 16.0 * parameters + embedding_grad + token_ids + workspaces;
+}
+
+double EagerMemory::fsdp2_states(double shards) const { return 12.0 * parameters / shards + 4.0 * root_parameters; }
+
+// FSDP2 (docs/model.md, "PyTorch eager under FSDP2"), in program order: a block's
+// gathered weights (b = 4 P_b) from its gather to the end of its pass, the next block
+// gathered one ahead (the root's pre-backward hook prefetches the last block at the
+// backward's start); a block's gradients (b) from its backward to its chunk_cat, the
+// reduce-scatter input (b) from its chunk_cat to the next unit's, the shard (b / d) from
+// the reduce-scatter on. The root's gradients reduce-scatter last.
+EagerMemory::Moment EagerMemory::fsdp2_peak(long long layers, double shards) const {
+  const double L = static_cast<double>(layers);
+  const double b = 4.0 * block_parameters;
+  const double base = fsdp2_states(shards) + workspaces + token_ids;
+  const double block = layer_saved + layer_casts;  // one block's saved tensors and weight casts
+  const double head_cast = weight_casts - L * layer_casts;
+  Moment peak;
+  const auto consider = [&](double total, double casts, double grads, std::string_view at) {
+    if (total > peak.total) peak = {total, casts, grads, at};
+  };
+  // Forward: blocks 0..i alive, i and i + 1 gathered.
+  for (long long i = 0; i < layers; ++i)
+    consider(base + static_cast<double>(i + 1) * block + (i + 1 < layers ? 2.0 : 1.0) * b,
+             static_cast<double>(i + 1) * layer_casts, 0.0, "forward");
+  // log_softmax's backward, the last block gathered.
+  consider(base + L * block + head_saved + head_cast + log_probs + 2.0 * logits_fp32 + b, weight_casts, 0.0,
+           "log_softmax.backward");
+  // Block i's backward: its start (it and i - 1 gathered) and its chunk_cat (it
+  // resharded and its saved tensors gone; its gradients and reduce-scatter input, i +
+  // 1's input still held).
+  for (long long i = layers - 1; i >= 0; --i) {
+    const double alive = static_cast<double>(i) * block;
+    const double shards_done = static_cast<double>(layers - 1 - i) * b / shards + head_gradients;
+    const double held_input = i + 1 < layers ? b : 0.0;
+    const double prefetched = i > 0 ? b : 0.0;
+    consider(base + alive + block + shards_done + held_input + b + prefetched,
+             static_cast<double>(i + 1) * layer_casts, shards_done, "block backward");
+    consider(base + alive + shards_done + 2.0 * b + held_input + prefetched, static_cast<double>(i) * layer_casts,
+             shards_done + b, "fsdp_chunk_cat");
+  }
+  // The embedding's backward, then the root's chunk_cat (the token ids gone, the
+  // embedding's gradients made): every block sharded, block 0's reduce-scatter input
+  // held, the root's gradients and its input.
+  const double sharded = L * b / shards + head_gradients;
+  consider(base + sharded + b + embedding_grad, 0.0, sharded, "embedding backward");
+  consider(base - token_ids + sharded + embedding_gradients + b + 4.0 * root_parameters, 0.0,
+           sharded + embedding_gradients, "root.fsdp_chunk_cat");
+  return peak;
 }
 
 StateBytes state_bytes_per_parameter(const TrainingConfig& t) {
@@ -345,19 +389,28 @@ MemoryEstimate eager_estimate(const ModelConfig& m, const TrainingConfig& t, boo
   const EagerMemory e = eager_memory(m, t);
   MemoryEstimate est;
   est.parameters = e.parameters;
-  est.gathered_weights = e.unsharded_root(shards);
-  est.weights = 4.0 * e.parameters / shards + est.gathered_weights;
-  est.optimizer_states = 8.0 * e.parameters / shards;  // fused AdamW: exp_avg, exp_avg_sq
   est.workspaces = e.workspaces;
-  const double head = e.head_backward_peak(m.num_layers, shards);
-  const double end = e.embedding_backward_peak(shards);
+  if (shards > 1.0) {
+    const EagerMemory::Moment peak = e.fsdp2_peak(m.num_layers, shards);
+    est.gathered_weights = 4.0 * e.root_parameters;
+    est.weight_casts = peak.weight_casts;
+    est.weights = 4.0 * e.parameters / shards + est.gathered_weights + peak.weight_casts;
+    est.optimizer_states = 8.0 * e.parameters / shards;  // fused AdamW's moments of the shard
+    est.gradients = peak.gradients;
+    est.activations = peak.total - est.weights - est.optimizer_states - est.gradients;
+    return est;
+  }
+  est.weights = 4.0 * e.parameters;
+  est.optimizer_states = 8.0 * e.parameters;  // fused AdamW: exp_avg, exp_avg_sq
+  const double head = e.head_backward_peak(m.num_layers);
+  const double end = e.embedding_backward_peak();
   if (head >= end) {
     est.weight_casts = e.weight_casts;
     est.weights += e.weight_casts;
-    est.activations = head - e.states(shards) - e.weight_casts;
+    est.activations = head - 12.0 * e.parameters - e.weight_casts;
   } else {
-    est.gradients = e.gradients_at_end(shards);
-    est.activations = end - e.states(shards) - est.gradients;
+    est.gradients = 4.0 * e.parameters;
+    est.activations = end - 16.0 * e.parameters;
     est.in_flight_microbatches = 0.0;
   }
   est.ddp_buckets = ddp ? 4.0 * e.parameters : 0.0;

@@ -4,6 +4,7 @@
 // et al. (2022, sections 4-5), generalized to GQA, SwiGLU, MoE and flash
 // attention, per pipeline stage with the micro-batches its schedule keeps in flight.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workload/model_config.h"
@@ -108,7 +109,10 @@ StateBytes sharded_state_bytes(const TrainingConfig& training, double params, in
 // by tensor, after autograd's saved tensors (tools/autograd/derivatives.yaml).
 struct EagerMemory {
   double parameters = 0;     // P: fp32 weights 4P, AdamW exp_avg + exp_avg_sq 8P, gradients 4P
-  double root_parameters = 0;  // wte, wpe, ln_f (and an untied lm_head): FSDP2's root group
+  double block_parameters = 0;  // one block's (its attention, MLP and norms)
+  double root_parameters = 0;   // wte, wpe, ln_f (and an untied lm_head): FSDP2's root group
+  double head_gradients = 0;    // fp32 gradients the head's backward leaves (ln_f, lm_head / the tied wte)
+  double embedding_gradients = 0;  // ... and the embedding's (wpe, an untied wte)
   double weight_casts = 0;   // bf16 casts of every linear weight (lm_head's included), 2 B each
   double layer_casts = 0;    // of which one layer's
   double layer_saved = 0;    // tensors one block saves for its backward
@@ -119,19 +123,22 @@ struct EagerMemory {
   double token_ids = 0;      // int64 inputs and targets (16 T) and the saved positions (8 s)
   double workspaces = 0;     // cuBLAS workspaces of the forward's and the autograd thread's handles
   double embedding_grad = 0; // tied: the embedding's V x h fp32 gradient before the engine adds it
-  // Model states over `shards` ranks (FSDP2, docs/model.md "PyTorch eager under
-  // FSDP2"; 1: none): the fp32 weights and AdamW's moments, 12 P / shards, and under
-  // FSDP2 the root group's unsharded fp32 weights, 4 P_root, from the forward's start
-  // to the backward's end.
-  [[nodiscard]] double states(double shards) const;
-  [[nodiscard]] double unsharded_root(double shards) const { return shards > 1.0 ? 4.0 * root_parameters : 0.0; }
-  // The gradients in the embedding's backward: every one, the blocks' reduce-scattered
-  // to their shards under FSDP2 and the root's still whole.
-  [[nodiscard]] double gradients_at_end(double shards) const;
-  // The two candidate peaks: the log_softmax backward (every activation alive, no
-  // gradient yet) and the embedding backward (every gradient, no activation).
-  [[nodiscard]] double head_backward_peak(long long layers, double shards = 1.0) const;
-  [[nodiscard]] double embedding_backward_peak(double shards = 1.0) const;
+  // The two candidate peaks of one GPU (and DDP): the log_softmax backward (every
+  // activation alive, no gradient yet) and the embedding backward (every gradient, no
+  // activation).
+  [[nodiscard]] double head_backward_peak(long long layers) const;
+  [[nodiscard]] double embedding_backward_peak() const;
+  // Under FSDP2 over `shards` ranks (docs/model.md, "PyTorch eager under FSDP2"): the
+  // states every moment holds (sharded weights and moments, the root's unsharded
+  // weights), and the largest moment of the step walked in program order.
+  [[nodiscard]] double fsdp2_states(double shards) const;
+  struct Moment {
+    double total = 0;
+    double weight_casts = 0;
+    double gradients = 0;
+    std::string_view at;  // the op it is in
+  };
+  [[nodiscard]] Moment fsdp2_peak(long long layers, double shards) const;
 };
 EagerMemory eager_memory(const ModelConfig& m, const TrainingConfig& t);
 

@@ -17,19 +17,6 @@ Stream stream_of(CommScope scope) {
 
 }  // namespace
 
-const std::vector<Op>& CachedOps::head_backward_part(std::size_t part) {
-  if (!head_backward_parts_) {
-    const std::vector<Op>& all = head_backward();
-    auto at = all.begin();
-    while (at != all.end() && at->name != "output_layer.backward") ++at;
-    if (at == all.end()) at = all.begin();  // no lm_head of its own: nothing before the hook
-    head_backward_parts_.emplace();
-    (*head_backward_parts_)[0].assign(all.begin(), at);
-    (*head_backward_parts_)[1].assign(at, all.end());
-  }
-  return (*head_backward_parts_).at(part);
-}
-
 const std::vector<Op>& CachedOps::fsdp_copy(const std::string& name, double params, long long layer,
                                             hw::HostPass pass) {
   const auto [it, added] = fsdp_copies_.try_emplace(name);

@@ -2,7 +2,6 @@
 // Turns op lists into tasks on one stage rank (docs/model.md, "Iteration"):
 // compute ops on the compute stream, communication markers as collectives on
 // their group's stream between them. CachedOps builds each op list once.
-#include <array>
 #include <deque>
 #include <map>
 #include <optional>
@@ -40,10 +39,6 @@ class CachedOps {
   }
   const std::vector<Op>& head_forward() { return once(head_forward_, &TransformerOps::head_forward); }
   const std::vector<Op>& head_backward() { return once(head_backward_, &TransformerOps::head_backward, ddp_); }
-  // PyTorch eager under FSDP2: the head's backward split where FSDP2's root
-  // pre-backward hook runs, at the model output's gradient (lm_head's backward):
-  // part 0 the loss's kernels before it, part 1 the rest.
-  const std::vector<Op>& head_backward_part(std::size_t part);
   // FSDP2's copy `name` over `params` parameters (TransformerOps::eager_fsdp_copy),
   // built once per name.
   const std::vector<Op>& fsdp_copy(const std::string& name, double params, long long layer, hw::HostPass pass);
@@ -79,7 +74,6 @@ class CachedOps {
   std::vector<std::optional<std::vector<Op>>> layers_;  // (forward, backward, recompute) per layer
   std::vector<std::optional<ExpertOverlapParts>> parts_;  // (forward, backward) per layer
   std::optional<std::vector<Op>> embedding_forward_, embedding_backward_, head_forward_, head_backward_;
-  std::optional<std::array<std::vector<Op>, 2>> head_backward_parts_;
   std::map<std::string, std::vector<Op>> fsdp_copies_;  // by name; map nodes stay put
   bool ddp_ = false;
 };

@@ -283,7 +283,7 @@ Op TransformerOps::eager_fsdp_copy(std::string name, double params, long long la
   // (torch._chunk_cat: the unit's gradients into the reduce-scatter input) each read
   // and write every fp32 element of the unit once: batched copies, cat's kernel.
   Op op = eager_kernel(std::move(name), 2.0 * kFp32 * params, 0.0, layer, hw::KernelId::kTorchCat, kOther);
-  op.work.host_pass = training_.cuda_graph ? hw::HostPass::kGraph : pass;
+  op.work.host_pass = pass;  // issued by the host (CUDA graphs are one GPU's only)
   return op;
 }
 

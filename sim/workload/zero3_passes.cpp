@@ -64,9 +64,9 @@ std::vector<ZeroUnit> pass_units(StageIteration& stage, const PipelineStep& step
 // on each block, then on the model. The root's group (wte, wpe, ln_f; the tied lm_head
 // is wte) is gathered by the root's pre-forward and stays unsharded to the end of the
 // backward (FSDP2 does not reshard the root after forward); its gradients are
-// reduce-scattered after the embedding's backward. The head's backward runs in two
-// parts: the loss's kernels, then, once the model output's gradient fires the root's
-// pre-backward hook (which prefetches the last block), lm_head's and ln_f's.
+// reduce-scattered after the embedding's backward. The program's forward returns the
+// loss, so the root's pre-backward hook fires as the backward starts and prefetches
+// the last block then.
 std::vector<ZeroUnit> fsdp2_eager_units(StageIteration& stage, const PipelineStep& step) {
   CachedOps& ops = stage.in.ops;
   const IterationLayout::VirtualStage v = stage.in.layout.virtual_stage(stage.stage, step.chunk);
@@ -85,8 +85,7 @@ std::vector<ZeroUnit> fsdp2_eager_units(StageIteration& stage, const PipelineSte
     unit("head", -1, 0.0, Role::kHead, ops.head_forward(), false, false);
     return units;
   }
-  unit("head.loss", -1, 0.0, Role::kHead, ops.head_backward_part(0), false, false);
-  unit("head", -1, 0.0, Role::kHead, ops.head_backward_part(1), false, false);
+  unit("head", -1, 0.0, Role::kHead, ops.head_backward(), false, false);
   for (long long layer = v.end - 1; layer >= v.first; --layer)
     unit("layer" + std::to_string(layer), layer, unit_params(ops.layer_backward(layer), false), Role::kLayer,
          ops.layer_backward(layer), true, true);
@@ -143,7 +142,8 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     if (stage.in.parallel.overlap_param_gather) gather(u + 1);
     for (TaskId g : gathers[u]) emit.wait_for(g);
     if (fsdp2 && !gathers[u].empty())
-      emit.add(stage.in.ops.fsdp_copy(units[u].name + ".fsdp_copy_out" + pass, units[u].params, units[u].layer, host),
+      emit.add(stage.in.ops.fsdp_copy(units[u].name + std::string(kFsdpCopyOut) + pass, units[u].params,
+                                      units[u].layer, host),
                pass_category, units[u].role);
     ActivationOffload* offload = units[u].role == Role::kLayer ? stage.in.offload : nullptr;
     if (offload != nullptr) {
@@ -153,9 +153,14 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     for (const auto& [list, category] : units[u].parts) emit.add(*list, category, units[u].role);
     if (offload != nullptr && step.forward) offload->after_forward(emit, units[u].layer);
     if (step.forward || units[u].params <= 0.0 || !units[u].reduces) continue;
-    if (fsdp2)
-      emit.add(stage.in.ops.fsdp_copy(units[u].name + ".fsdp_chunk_cat", units[u].params, units[u].layer, host),
+    if (fsdp2) {
+      // FSDP2's post-backward makes the compute stream wait for the previous unit's
+      // reduce-scatter before this unit's copy-in (FSDPParamGroup.post_backward).
+      if (!stage.reductions.empty()) emit.wait_for(stage.reductions.back());
+      emit.add(stage.in.ops.fsdp_copy(units[u].name + std::string(kFsdpChunkCat), units[u].params, units[u].layer,
+                                      host),
                pass_category, units[u].role);
+    }
     if (last_pass) {
       stage.zero3_params += units[u].params;
       if (split) stage.zero3_expert_params += units[u].expert_params;

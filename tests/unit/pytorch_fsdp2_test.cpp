@@ -20,7 +20,7 @@ constexpr std::string_view kFsdp2 =
     R"("dp": "auto", "zero_stage": 3, "overlap_grad_reduce": true, "overlap_param_gather": true)";
 
 // scenarios/validation/gpt2-124m-1xh100.json's model and program, `gpus` H100s.
-std::string gpt2_scenario(std::string_view parallelism, int gpus, const std::string& model = "") {
+std::string gpt2_scenario(std::string_view parallelism, int gpus, const std::string& model = "", int iterations = 1) {
   const std::string gpt2 = R"({"num_layers": 12, "hidden_size": 768, "ffn_hidden_size": 3072,
               "num_attention_heads": 12, "seq_length": 1024, "max_position_embeddings": 1024,
               "vocab_size": 50304, "hidden_dropout": 0.0, "attention_dropout": 0.0})";
@@ -29,7 +29,8 @@ std::string gpt2_scenario(std::string_view parallelism, int gpus, const std::str
     "training": {"global_batch_size": )" +
          std::to_string(8 * gpus) + R"(, "micro_batch_size": 8, "precision": "bf16", "optimizer": "adamw",
                  "framework": "pytorch_eager"},
-    "parallelism": {)" + std::string(parallelism) + "}}";
+    "parallelism": {)" + std::string(parallelism) + R"(}, "simulation": {"iterations": )" +
+         std::to_string(iterations) + "}}";
 }
 
 constexpr double kLayerParams = 7'087'872.0;                         // 12 h^2 + 13 h at h = 768
@@ -73,19 +74,19 @@ TEST(PytorchFsdp2, EachBlockGathersTwiceTheRootOnceAndEveryUnitReduceScattersOnc
   // Fused AdamW over the rank's shard: 7 fp32 accesses a parameter.
   EXPECT_DOUBLE_EQ(optimizer, 28.0 * kParams / 8.0);
 
-  // The root's pre-backward hook fires at the model output's gradient: the last
-  // block's gather is prefetched as lm_head's backward starts, not before.
-  double lm_head_backward = -1.0;
+  // The program's forward returns the loss, so the root's pre-backward hook fires as
+  // the backward starts: the last block's gather is prefetched with its first kernel.
+  double backward_start = -1.0;
   double last_block_gather = -1.0;
   for (const exec::Span& span : out.timeline.spans) {
     const workload::Task& t = out.iteration.graph[span.task];
     if (span.rank != 0 || t.iteration != 0) continue;
     const std::string& name = out.iteration.graph.work(t).name;
-    if (name == "output_layer.backward") lm_head_backward = core::to_seconds(span.start);
+    if (name == "loss_seed") backward_start = core::to_seconds(span.start);
     if (name == "param_all_gather.layer11.backward") last_block_gather = core::to_seconds(span.start);
   }
-  ASSERT_GT(lm_head_backward, 0.0);
-  EXPECT_DOUBLE_EQ(last_block_gather, lm_head_backward);
+  ASSERT_GT(backward_start, 0.0);
+  EXPECT_DOUBLE_EQ(last_block_gather, backward_start);
 }
 
 TEST(PytorchFsdp2, MemoryShardsTheStatesAndKeepsTheRootWhole) {
@@ -93,42 +94,61 @@ TEST(PytorchFsdp2, MemoryShardsTheStatesAndKeepsTheRootWhole) {
   const config::Scenario one = scenario::parse_scenario_text(gpt2_scenario(R"("dp": 1)", 1), "one.json");
   const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
   EXPECT_DOUBLE_EQ(e.parameters, kParams);
+  EXPECT_DOUBLE_EQ(e.block_parameters, kLayerParams);
   EXPECT_DOUBLE_EQ(e.root_parameters, kRootParams);
   const auto fsdp = workload::memory_per_stage(s.model, s.training, s.parallel).front();
   const auto single = workload::memory_per_stage(one.model, one.training, one.parallel).front();
-  // In log_softmax's backward, as on one GPU but for the model states: 12 P / 8 of
-  // sharded weights and moments and the root's 4 P_root unsharded instead of 12 P.
+  // In log_softmax's backward, as on one GPU but for the model states (12 P / 8 of
+  // sharded weights and moments and the root's 4 P_root unsharded instead of 12 P)
+  // and the last block, prefetched as the backward started (4 P_b).
+  EXPECT_EQ(e.fsdp2_peak(12, 8.0).at, "log_softmax.backward");
   EXPECT_DOUBLE_EQ(fsdp.gathered_weights, 4.0 * kRootParams);
   EXPECT_DOUBLE_EQ(fsdp.weights, 4.0 * kParams / 8.0 + 4.0 * kRootParams + single.weight_casts);
   EXPECT_DOUBLE_EQ(fsdp.optimizer_states, 8.0 * kParams / 8.0);
   EXPECT_DOUBLE_EQ(fsdp.gradients, 0.0);
-  EXPECT_DOUBLE_EQ(fsdp.activations, single.activations);
-  EXPECT_NEAR(fsdp.total(), single.total() - 10.5 * kParams + 4.0 * kRootParams, 1.0);
-  // In the embedding's backward: the blocks' gradients reduce-scattered, the root's
-  // whole (and its parameters).
-  EXPECT_DOUBLE_EQ(e.embedding_backward_peak(8.0), 12.0 * kParams / 8.0 + 4.0 * kRootParams +
-                                                      4.0 * (kParams - kRootParams) / 8.0 + 4.0 * kRootParams +
-                                                      e.embedding_grad + e.token_ids + e.workspaces);
+  EXPECT_NEAR(fsdp.activations, single.activations + 4.0 * kLayerParams, 1.0);
+  EXPECT_NEAR(fsdp.total(), single.total() - 10.5 * kParams + 4.0 * kRootParams + 4.0 * kLayerParams, 1.0);
+}
+
+// Large enough for every kernel to take time (the tiny model's kernels tie at the
+// same nanosecond); `tokens` per GPU decides which moment peaks.
+config::Scenario small_fsdp2(int seq, int iterations = 1) {
+  const std::string small = R"({"num_layers": 3, "hidden_size": 256, "ffn_hidden_size": 1024,
+    "num_attention_heads": 4, "seq_length": )" + std::to_string(seq) +
+                            R"(, "max_position_embeddings": 256, "vocab_size": 2048,
+    "hidden_dropout": 0.0, "attention_dropout": 0.0})";
+  return scenario::parse_scenario_text(gpt2_scenario(kFsdp2, 2, small, iterations), "fsdp2.json");
 }
 
 TEST(PytorchFsdp2, TimelinePeaksInLogSoftmaxBackwardAtTheClosedForm) {
-  const std::string small = R"({"num_layers": 2, "hidden_size": 256, "ffn_hidden_size": 1024,
-    "num_attention_heads": 4, "seq_length": 256, "max_position_embeddings": 256, "vocab_size": 2048,
-    "hidden_dropout": 0.0, "attention_dropout": 0.0})";
-  const config::Scenario s = scenario::parse_scenario_text(gpt2_scenario(kFsdp2, 2, small), "fsdp2.json");
+  // Three steps: each ends where the first began, plus the gradients' shards.
+  const config::Scenario s = small_fsdp2(256, 3);
   const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
   const exec::SimulationOutput out = exec::simulate(s);
   const exec::MemoryTimeline& m = out.memory_over_time;
+  EXPECT_EQ(e.fsdp2_peak(3, 2.0).at, "log_softmax.backward");
   EXPECT_DOUBLE_EQ(m.peak_bytes, out.memory.total());
-  EXPECT_DOUBLE_EQ(m.peak_bytes, e.head_backward_peak(2, 2.0));
   EXPECT_EQ(m.peak_task, "log_softmax.backward");
   // The sharded states, the root's unsharded weights and the workspaces before the
   // first kernel (the root's gather runs first); after the step every gradient's
-  // shard, 4 P / 2.
-  const double states = 6.0 * e.parameters + 4.0 * e.root_parameters + e.workspaces;
+  // shard, 4 P / 2, and nothing else.
+  const double states = e.fsdp2_states(2.0) + e.workspaces;
   EXPECT_EQ(m.series.points.front().first, 0);
   EXPECT_DOUBLE_EQ(m.series.points.front().second, states);
   EXPECT_DOUBLE_EQ(m.series.points.back().second, states + 2.0 * e.parameters);
+}
+
+TEST(PytorchFsdp2, WithFewTokensTheBlocksBackwardPeaksAtTheClosedForm) {
+  // At 16 tokens a GPU the T x V tensors are small beside the gathered blocks and the
+  // gradients being reduce-scattered: the peak moves into the blocks' backward, where
+  // the timeline reaches the walk's figure.
+  const config::Scenario s = small_fsdp2(2);
+  const workload::EagerMemory e = workload::eager_memory(s.model, s.training);
+  const workload::EagerMemory::Moment walk = e.fsdp2_peak(3, 2.0);
+  EXPECT_NE(walk.at, "log_softmax.backward");
+  const exec::SimulationOutput out = exec::simulate(s);
+  EXPECT_DOUBLE_EQ(out.memory.total(), walk.total);
+  EXPECT_DOUBLE_EQ(out.memory_over_time.peak_bytes, walk.total) << out.memory_over_time.peak_task;
 }
 
 TEST(PytorchFsdp2, TheReaderAsksForFsdp2sOverlapsAndRefusesOtherZeroStages) {
