@@ -60,6 +60,7 @@ void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpu
     check.data_fills_cluster(p);
   }
   p.sequence_parallel = o.boolean("sequence_parallel", false);
+  p.scatter_gather_p2p = o.boolean("scatter_gather_tensors_in_pipeline", false);
   const bool userbuffers = o.boolean("tp_comm_overlap", false);
   const bool symmetric_memory = o.boolean("enable_async_tensor_parallel", false);
   if (userbuffers && symmetric_memory)
@@ -330,7 +331,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "virtual_pipeline_model_parallel_size", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
        "pipeline_model_parallel_layout", "partition_method", "pipeline_balance", "batch_split", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
-       "sequence_parallel", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
+       "sequence_parallel", "scatter_gather_tensors_in_pipeline", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
        "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering", "offload_optimizer",
        "overlap_grad_reduce", "overlap_param_gather", "moe_shared_expert_overlap",
        "overlap_moe_expert_parallel_comm", "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},

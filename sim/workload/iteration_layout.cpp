@@ -71,10 +71,12 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
                                               : kDdpBucketBytes / l.grad_bytes;
     l.first_bucket_limit = std::min(l.bucket_limit, kDdpFirstBucketBytes / l.grad_bytes);
   }
-  // b s h / t per TP rank (Megatron-LM's scatter-gather; with SP they are split
-  // already); under context parallelism the rank's s / c tokens.
+  // b s h per TP rank, b s h / t with sequence parallelism (Megatron-Core's
+  // get_tensor_shapes) or Megatron-LM's legacy scatter-gather; under context
+  // parallelism the rank's s / c tokens.
+  const double split = parallel.sequence_parallel || parallel.scatter_gather_p2p ? l.tp : 1.0;
   l.p2p_bytes = static_cast<double>(training.micro_batch_size) * static_cast<double>(model.seq_length) *
-                static_cast<double>(model.hidden_size) * activation_element_bytes(training) / l.tp / l.cp;
+                static_cast<double>(model.hidden_size) * activation_element_bytes(training) / split / l.cp;
   return l;
 }
 

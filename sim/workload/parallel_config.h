@@ -72,6 +72,10 @@ struct ParallelConfig {
   // and the loss on the last; empty: none given.
   std::vector<long long> layout_stage_layers;
   bool sequence_parallel = false;
+  // Megatron-LM's legacy scatter_gather_tensors_in_pipeline: without sequence
+  // parallelism each TP rank sends its 1/t slice of a stage's output (Megatron-Core
+  // sends it whole; docs/model.md, "Pipeline parallelism").
+  bool scatter_gather_p2p = false;
   // The sequence-parallel collectives beside the GEMMs (TpOverlap); needs tensor > 1
   // and sequence_parallel.
   TpOverlap tp_overlap = TpOverlap::kNone;

@@ -8,6 +8,7 @@
 #include "execution/simulate.h"
 #include "test_scenarios.h"
 #include "workload/iteration_builder.h"
+#include "workload/iteration_layout.h"
 #include "report/metrics.h"
 #include "scenario/errors.h"
 #include "scenario/reader.h"
@@ -242,6 +243,29 @@ TEST(PipelineLayout, MegatronCoreLayoutStringPlacesEveryLayer) {
   refused(R"("pp": 2, "pipeline_model_parallel_layout": "Ett|ttt|m|L")", "multi-token prediction");
   refused(R"("pp": 2, "pipeline_model_parallel_layout": "Ett|tttL", "account_for_embedding_in_pipeline_split": true)",
           "places every layer itself");
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(PipelineSends, EachTpRankSendsItsWholeCopyUnlessSequenceParallelOrScatterGather) {
+  // kDense (h 1024, s 512), micro-batch 2, bf16 (2 bytes): b s h e = 2 x 512 x 1024 x 2
+  // = 2,097,152 bytes a stage's output per TP rank. TP 4 x PP 2 on 8 GPUs.
+  const auto layout = [](const std::string& extra) {
+    const config::Scenario s = testing::make_scenario(
+        testing::kDense, R"("micro_batch_size": 2)",
+        R"("tensor_model_parallel_size": 4, "pipeline_model_parallel_size": 2, "data_parallel_size": 1)" + extra);
+    return workload::iteration_layout(s.model, s.training, s.parallel, s.cluster);
+  };
+  // Megatron-Core's get_tensor_shapes: the whole tensor without sequence parallelism,
+  EXPECT_DOUBLE_EQ(layout("").p2p_bytes, 2097152.0);
+  // its sequence shard with it,
+  EXPECT_DOUBLE_EQ(layout(R"(, "sequence_parallel": true)").p2p_bytes, 2097152.0 / 4);
+  // and Megatron-LM's legacy scatter-gather a 1/t slice without it.
+  EXPECT_DOUBLE_EQ(layout(R"(, "scatter_gather_tensors_in_pipeline": true)").p2p_bytes, 2097152.0 / 4);
 }
 
 }  // namespace
