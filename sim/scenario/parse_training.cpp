@@ -89,6 +89,24 @@ void parse_compile(const ObjectReader& t, const workload::ModelConfig& model, wo
   need(model.num_experts == 0, "a dense model (no experts)");
 }
 
+// apply_rope_fusion (Megatron-LM's name; --no-rope-fusion): the rotary embeddings as one
+// fused kernel or as the rotate-half PyTorch ops. Only the fused program's own rotary
+// op reads it: latent attention prices its rotary part as one pass (mla_rope), and the
+// eager programs list their rotary kernels themselves.
+void parse_rope_fusion(const ObjectReader& t, const workload::ModelConfig& model, workload::TrainingConfig& c) {
+  c.rope_fusion = t.boolean("apply_rope_fusion", true);
+  if (!t.has("apply_rope_fusion")) return;
+  if (model.position_embedding != workload::PositionEmbedding::kRope)
+    t.fail_message("apply_rope_fusion", "apply_rope_fusion applies to rotary position embeddings; "
+                                        "model.position_embedding_type is not \"rope\": remove it");
+  if (model.multi_latent_attention && !c.rope_fusion)
+    t.fail_message("apply_rope_fusion", "apply_rope_fusion false is not modeled with multi_latent_attention: its "
+                                        "rotary part is priced as one pass (mla_rope, docs/model.md); remove it");
+  if (c.framework != workload::Framework::kFused || !c.torch_compile)
+    t.fail_message("apply_rope_fusion", "apply_rope_fusion applies to framework \"fused\" with compile true; the "
+                                        "eager programs run their own rotary kernels: remove it");
+}
+
 // enable_cuda_graph: the pytorch_eager step captured whole as one CUDA graph on one GPU
 // (docs/model.md, "CUDA graphs"). Megatron-Core's per-layer graphs of the fused step
 // and a DDP step's capture are refused, with what to use instead.
@@ -202,7 +220,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                               "disable_parameter_transpose_cache", "tp_backward", "optimizer_cpu_offload",
                                               "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d",
                                               "cpu_offloading", "cpu_offloading_num_layers", "compile", "use_train_metrics",
-                                              "enable_cuda_graph"},
+                                              "enable_cuda_graph", "apply_rope_fusion"},
                                              unmodeled_training_keys()));
   refuse_unmodeled(t, unmodeled_training_keys());
   // Activation offload is a layout switch, read with recompute_granularity.
@@ -257,6 +275,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                                 : workload::Framework::kFused;
   if (c.framework != workload::Framework::kFused) check_program_training(t, c, framework);
   parse_compile(t, model, c);
+  parse_rope_fusion(t, model, c);
   parse_cuda_graph(t, cluster, c);
   if (t.boolean("use_train_metrics", false)) {
     if (c.framework != workload::Framework::kFused)

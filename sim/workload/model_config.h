@@ -43,8 +43,8 @@ struct ModelConfig {
   // al. 2021, Primer). Same weights and traffic as GELU; no measured kernel of ours.
   bool squared_relu = false;
   // Megatron-LM's rotary_percent: the share of each head's dimensions rotated by RoPE
-  // (Nemotron-4: 0.5). trainsim does not price RoPE apart from attention, so it
-  // changes no time or memory; kept so that recipes read as written.
+  // (Nemotron-4: 0.5). The unfused rotary ops compute on that share; the fused
+  // kernel reads and writes every element (TransformerOps::rotary_embedding).
   double rotary_percent = 1.0;
   // Megatron-LM's apply_layernorm_1p: LayerNorm scaled by 1 + gamma (Nemotron).
   // Same weights and kernel as LayerNorm.

@@ -98,6 +98,11 @@ struct TrainingConfig {
   // rotary embeddings, repeated key/value heads, SwiGLU) a kernel of its own
   // (transformer_ops_eager_llama.cpp; docs/model.md, "torchtitan's Llama eager").
   bool torch_compile = true;
+  // Megatron-LM's apply_rope_fusion (--no-rope-fusion turns it off): rotary
+  // embeddings of the queries and keys as one fused kernel (Transformer Engine's
+  // fused_apply_rotary_pos_emb; a torch.compile'd rotary), or as the rotate-half
+  // PyTorch ops t cos + rotate_half(t) sin (docs/model.md, "Forward, per layer").
+  bool rope_fusion = true;
   // enable_cuda_graph (Megatron-Core's and NeMo's name), for the pytorch_eager step
   // only: the whole step captured as one CUDA graph and replayed, as PyTorch's
   // whole-network capture does (torch.cuda.graph; docs/model.md, "CUDA graphs").

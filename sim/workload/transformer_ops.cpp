@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -406,6 +407,7 @@ std::vector<Op> TransformerOps::layer_forward_ops(long long layer) const {
     ops.push_back(elementwise("qk_norm", 2.0 * tokens_ * (q + kv) * act_bytes_, qk_norm_parameters(model_), layer,
                               kNorm));
   }
+  if (std::optional<Op> rope = rotary_embedding(layer)) ops.push_back(std::move(*rope));
   for (Op& op : trainsim_train() ? trainer_attention_forward(layer) : attention_core_forward(layer))
     ops.push_back(std::move(op));
   const double out = static_cast<double>(model_.attention_v_width()) / tp_;  // q without MLA
@@ -445,6 +447,27 @@ std::vector<Op> TransformerOps::layer_forward_ops(long long layer) const {
   fp8_gathered_inputs(ops);
   for (Op& op : ops) op.name = "layer" + std::to_string(layer) + "." + op.name;
   return ops;
+}
+
+// Rotary embeddings of the rank's query and key heads, e bytes an element, forward and
+// backward alike (docs/model.md, "Forward, per layer"):
+//   fused (apply_rope_fusion, Transformer Engine's fused_apply_rotary_pos_emb, or the one
+//          kernel torch.compile makes of the rotary arithmetic): read t, write t; the
+//          backward reads the gradient and writes it (2e).
+//   unfused (the rotate-half PyTorch ops, Megatron-Core's _apply_rotary_pos_emb_bshd and
+//          Aleph Alpha's Scaling apply_rotary_pos_emb): forward t cos (2e), the negated
+//          half (e), the cat of the halves (2e), x sin (2e), the sum (3e) = 10e; backward
+//          g cos (2e), g sin (2e), the negated half (e), the halves joined again (2e), the
+//          two gradients of t summed (3e) = 10e; on the rotated share of each head
+//          (rotary_percent).
+std::optional<Op> TransformerOps::rotary_embedding(long long layer) const {
+  if (model_.position_embedding != PositionEmbedding::kRope || model_.multi_latent_attention || llama_eager())
+    return std::nullopt;
+  const double elements = tokens_ * (static_cast<double>(model_.query_width()) / tp_ + kv_width_per_rank());
+  const double per_element = training_.rope_fusion ? 2.0 * act_bytes_ : 10.0 * act_bytes_ * model_.rotary_percent;
+  Op op = elementwise("rope", elements * per_element, 0.0, layer);
+  op.backward_bytes = op.work.bytes;
+  return op;
 }
 
 // Under an fp8 recipe with sequence parallelism a column-parallel fp8 GEMM's input is

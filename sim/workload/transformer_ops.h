@@ -181,6 +181,9 @@ class TransformerOps {
   [[nodiscard]] std::vector<Op> all_gather_attention_forward(const Op& attention, long long layer) const;
   [[nodiscard]] std::vector<Op> all_gather_attention_backward(long long layer) const;
   [[nodiscard]] std::vector<Op> moe_forward(long long layer) const;
+  // Rotary embeddings of the rank's queries and keys (none without rope, with MLA's
+  // own mla_rope, or in torchtitan's eager block, which lists its rotary ops).
+  [[nodiscard]] std::optional<Op> rotary_embedding(long long layer) const;
   // The shared experts' ops (its TP markers, first linear and activation; its second
   // linear and TP marker), tagged with their MoeOverlapPart when they overlap.
   [[nodiscard]] std::vector<Op> shared_expert_up(long long layer) const;

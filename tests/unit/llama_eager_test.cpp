@@ -85,12 +85,7 @@ TEST(LlamaEager, TensorParallelismSplitsTheHeadsAndSequenceParallelismTheNorms) 
 
 TEST(LlamaEager, TheReaderRefusesModelsItsCodeDoesNotDescribe) {
   const auto error = [](const std::string& model, const std::string& training) {
-    try {
-      (void)testing::make_scenario(model, training);
-    } catch (const scenario::ScenarioError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
+    return testing::scenario_error(model, training);
   };
   const std::string gelu = R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8,
                                "ffn_hidden_size": 4096, "seq_length": 512, "vocab_size": 32000})";

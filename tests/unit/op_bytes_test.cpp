@@ -57,6 +57,83 @@ TEST(OpBytes, QkNormReadsAndWritesTheRanksQueriesAndKeysOnce) {
   EXPECT_DOUBLE_EQ(bytes_of(ops.layer_backward(1), "layer1.qk_norm.backward"), 2.0 * 20971520.0);
 }
 
+// The same layer's rotary embeddings: t (q + kv) = 2048 x 2560 = 5,242,880 elements a rank.
+constexpr const char* kRopeModel =
+    R"({"num_layers": 2, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 8,
+        "ffn_hidden_size": 12288, "seq_length": 1024, "vocab_size": 32000, "swiglu": true,
+        "normalization": "RMSNorm", "position_embedding_type": "rope", "qk_layernorm": true)";
+
+std::size_t index_of(const std::vector<workload::Op>& ops, const std::string& name) {
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].name == name) return i;
+  throw std::runtime_error("no op " + name);
+}
+
+TEST(OpBytes, FusedRopeReadsAndWritesTheQueriesAndKeysOnceAfterTheirNorm) {
+  const auto s = testing::make_scenario(std::string(kRopeModel) + "}", R"("micro_batch_size": 2)");
+  const workload::TransformerOps ops(s.model, s.training, 2, 2, false);
+  const std::vector<workload::Op> fwd = ops.layer_forward(1);
+  // 2e x 5,242,880 = 20,971,520 bytes, forward and backward alike.
+  EXPECT_DOUBLE_EQ(bytes_of(fwd, "layer1.rope"), 20971520.0);
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_backward(1), "layer1.rope.backward"), 20971520.0);
+  EXPECT_EQ(index_of(fwd, "layer1.rope"), index_of(fwd, "layer1.qk_norm") + 1);
+  EXPECT_EQ(index_of(fwd, "layer1.attention"), index_of(fwd, "layer1.rope") + 1);
+}
+
+TEST(OpBytes, UnfusedRopeIsTheRotateHalfOpsOnTheRotatedShare) {
+  // Forward t cos 2e, negated half e, cat 2e, x sin 2e, sum 3e = 10e; backward g cos 2e,
+  // g sin 2e, negated half e, halves joined 2e, the two gradients summed 3e = 10e.
+  auto s = testing::make_scenario(std::string(kRopeModel) + "}",
+                                  R"("micro_batch_size": 2, "apply_rope_fusion": false)");
+  const workload::TransformerOps ops(s.model, s.training, 2, 2, false);
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_forward(1), "layer1.rope"), 20.0 * 5242880.0);
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_backward(1), "layer1.rope.backward"), 20.0 * 5242880.0);
+  // rotary_percent 0.5: the arithmetic on half of each head (the fused kernel copies the
+  // rest, so its bytes do not change).
+  s = testing::make_scenario(std::string(kRopeModel) + R"(, "rotary_percent": 0.5})",
+                             R"("micro_batch_size": 2, "apply_rope_fusion": false)");
+  EXPECT_DOUBLE_EQ(bytes_of(workload::TransformerOps(s.model, s.training, 2, 2, false).layer_forward(1), "layer1.rope"),
+                   10.0 * 5242880.0);
+}
+
+TEST(OpBytes, NoRopeOpWithLearnedPositionsOrInTorchtitansEagerBlock) {
+  const auto has_rope = [](const std::vector<workload::Op>& ops) {
+    for (const workload::Op& op : ops)
+      if (op.name == "layer0.rope") return true;
+    return false;
+  };
+  const auto gpt = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2)");
+  EXPECT_FALSE(has_rope(workload::TransformerOps(gpt.model, gpt.training, 2).layer_forward(0)));
+  const auto eager = testing::make_scenario(
+      R"({"num_layers": 2, "hidden_size": 4096, "num_attention_heads": 32, "num_query_groups": 8,
+          "ffn_hidden_size": 12288, "seq_length": 1024, "vocab_size": 32000, "swiglu": true,
+          "normalization": "RMSNorm", "position_embedding_type": "rope", "add_bias_linear": false})",
+      R"("micro_batch_size": 2, "compile": false)");
+  EXPECT_FALSE(has_rope(workload::TransformerOps(eager.model, eager.training, 2).layer_forward(0)));
+}
+
+TEST(OpBytes, ApplyRopeFusionIsRefusedWhereNoRopeOpReadsIt) {
+  const auto error = [](const std::string& model, const std::string& training) {
+    return testing::scenario_error(model, training);
+  };
+  const std::string learned = error("\"gpt2-124m\"", R"("apply_rope_fusion": true)");
+  EXPECT_NE(learned.find("/training/apply_rope_fusion"), std::string::npos) << learned;
+  EXPECT_NE(learned.find("rotary position embeddings"), std::string::npos) << learned;
+  const std::string eager = error(R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8,
+      "ffn_hidden_size": 4096, "seq_length": 512, "vocab_size": 32000, "normalization": "RMSNorm",
+      "swiglu": true, "position_embedding_type": "rope", "add_bias_linear": false})",
+                                  R"("apply_rope_fusion": false, "compile": false)");
+  EXPECT_NE(eager.find("/training/apply_rope_fusion"), std::string::npos) << eager;
+  EXPECT_NE(eager.find("eager programs"), std::string::npos) << eager;
+  const std::string mla = error(R"({"num_layers": 2, "hidden_size": 1024, "num_attention_heads": 8,
+      "ffn_hidden_size": 4096, "seq_length": 512, "vocab_size": 32000, "normalization": "RMSNorm",
+      "swiglu": true, "position_embedding_type": "rope", "multi_latent_attention": true,
+      "kv_lora_rank": 128, "qk_head_dim": 64, "qk_pos_emb_head_dim": 32, "v_head_dim": 64})",
+                                R"("apply_rope_fusion": false)");
+  EXPECT_NE(mla.find("/training/apply_rope_fusion"), std::string::npos) << mla;
+  EXPECT_NE(mla.find("mla_rope"), std::string::npos) << mla;
+}
+
 TEST(OpBytes, FusedCrossEntropyReadsTheLogitsAndWritesFp32Once) {
   const auto s = testing::make_scenario("\"gpt2-124m\"", R"("micro_batch_size": 2)");
   const workload::TransformerOps ops(s.model, s.training, 2);

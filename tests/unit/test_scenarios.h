@@ -2,6 +2,7 @@
 // Small helpers shared by unit tests: scenarios built from JSON text.
 #include <string>
 
+#include "scenario/errors.h"
 #include "scenario/reader.h"
 
 namespace trainsim::testing {
@@ -15,6 +16,17 @@ inline config::Scenario make_scenario(const std::string& model, const std::strin
                            R"(}, "model": )" + model + R"(, "training": {"global_batch_size": 64)" +
                            (training.empty() ? "" : ", " + training) + R"(}, "parallelism": {)" + parallelism + "}}";
   return scenario::parse_scenario_text(text, "test.json");
+}
+
+// The reader's message for a scenario make_scenario would build, or "(no error)".
+inline std::string scenario_error(const std::string& model, const std::string& training = "",
+                                  const std::string& parallelism = "") {
+  try {
+    (void)make_scenario(model, training, parallelism);
+  } catch (const scenario::ScenarioError& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 // Two small models the unit tests share: a dense one (h 1024, 8 heads, s 512) and

@@ -28,7 +28,9 @@ What the sheets do not state, and how each case fills it in (every case's "note"
     a bucketed all-gather of the updated parameters; blocking tensor-parallel collectives; a
     synchronous 1F1B pipeline; the step timer wraps the whole train step. trainsim expresses
     it as zero_stage 1 without overlap (a reduce-scatter where the framework all-reduces: the
-    data-parallel traffic is 6 bytes a parameter instead of 10), tp_backward "sync".
+    data-parallel traffic is 6 bytes a parameter instead of 10), tp_backward "sync"; rotary
+    embeddings as the rotate-half PyTorch ops in the model's bf16 (src/scaling/core/nn/rotary.py,
+    apply_rotary_pos_emb): apply_rope_fusion false.
 
 usage:
   build_hagemann_layouts.py CLONE       write hagemann_layouts.json next to this file from a clone
@@ -52,7 +54,8 @@ NOTE = ("Aleph Alpha's Scaling framework (the 2023 code is not public; behaviour
         "@737f855, 2024): ZeRO-1 with an fp32 gradient all-reduce after the last micro-batch, not overlapped, then a "
         "bucketed all-gather of the updated parameters: expressed as zero_stage 1 without overlap, whose "
         "reduce-scatter moves 6 bytes a parameter over the data-parallel group where the framework moves 10; "
-        "blocking tensor-parallel collectives (tp_backward sync); synchronous 1F1B. Global batch {gbs} sequences "
+        "blocking tensor-parallel collectives (tp_backward sync); synchronous 1F1B; rotary embeddings as the "
+        "rotate-half PyTorch ops in bf16 (rotary.py apply_rotary_pos_emb: apply_rope_fusion false). Global batch {gbs} sequences "
         "derived from the published TFLOP/s and MFU with the framework's formulas (get_tflops.py), not stated; "
         "vocabulary 128000, untied embeddings (the framework's config; the parameter count the formulas imply); "
         "DGX A100 80GB assumed (a summary of the paper says DGX A100; 65B at TP 2 x PP 4 without recomputation "
@@ -110,7 +113,8 @@ def cases_of(path, clone):
                 "cluster": {"gpu": "A100-SXM4-80GB", "num_nodes": world // 8},
                 "model": model,
                 "training": {"global_batch_size": gbs, "micro_batch_size": mbs, "precision": "bf16",
-                             "grad_reduce_dtype": "fp32", "attention_backend": "flash2", "tp_backward": "sync"},
+                             "grad_reduce_dtype": "fp32", "attention_backend": "flash2", "tp_backward": "sync",
+                             "apply_rope_fusion": False},
                 "parallelism": {"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": pp,
                                 "data_parallel_size": "auto", "sequence_parallel": sp and tp > 1, "zero_stage": 1,
                                 "overlap_grad_reduce": False, "overlap_param_gather": False,
