@@ -107,6 +107,25 @@ void parse_rope_fusion(const ObjectReader& t, const workload::ModelConfig& model
                                         "eager programs run their own rotary kernels: remove it");
 }
 
+// bias_activation_fusion (Megatron-Core's name; --no-bias-swiglu-fusion): false prices a
+// dense SwiGLU's activation as silu(gate) * up in PyTorch ops. GELU (one kernel either
+// way without a bias) and the experts' activations keep the fused kernel.
+void parse_activation_fusion(const ObjectReader& t, const workload::ModelConfig& model, workload::TrainingConfig& c) {
+  c.bias_activation_fusion = t.boolean("bias_activation_fusion", true);
+  if (c.bias_activation_fusion) return;
+  const auto need = [&](bool ok, std::string_view what) {
+    if (!ok)
+      t.fail_message("bias_activation_fusion",
+                     fmt::format("bias_activation_fusion false (silu(gate) * up as separate PyTorch kernels) is "
+                                 "modeled for {}; remove it (the fused activation kernel is priced)",
+                                 what));
+  };
+  need(model.swiglu, "SwiGLU MLPs (model.swiglu true); a GELU MLP's unfused bias add is not modeled");
+  need(model.num_experts == 0, "dense models; the experts' activations are not modeled unfused");
+  need(c.framework == workload::Framework::kFused && c.torch_compile,
+       "framework \"fused\" with compile true; the eager programs run their own SwiGLU kernels");
+}
+
 // enable_cuda_graph: the pytorch_eager step captured whole as one CUDA graph on one GPU
 // (docs/model.md, "CUDA graphs"). Megatron-Core's per-layer graphs of the fused step
 // and a DDP step's capture are refused, with what to use instead.
@@ -220,7 +239,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
                                               "disable_parameter_transpose_cache", "tp_backward", "optimizer_cpu_offload",
                                               "optimizer_offload_fraction", "overlap_cpu_optimizer_d2h_h2d",
                                               "cpu_offloading", "cpu_offloading_num_layers", "compile", "use_train_metrics",
-                                              "enable_cuda_graph", "apply_rope_fusion"},
+                                              "enable_cuda_graph", "apply_rope_fusion", "bias_activation_fusion"},
                                              unmodeled_training_keys()));
   refuse_unmodeled(t, unmodeled_training_keys());
   // Activation offload is a layout switch, read with recompute_granularity.
@@ -276,6 +295,7 @@ workload::TrainingConfig parse_training(const ObjectReader& root, const hw::Clus
   if (c.framework != workload::Framework::kFused) check_program_training(t, c, framework);
   parse_compile(t, model, c);
   parse_rope_fusion(t, model, c);
+  parse_activation_fusion(t, model, c);
   parse_cuda_graph(t, cluster, c);
   if (t.boolean("use_train_metrics", false)) {
     if (c.framework != workload::Framework::kFused)

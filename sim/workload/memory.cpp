@@ -232,6 +232,8 @@ double layer_activation_bytes(const ModelConfig& m, const TrainingConfig& t, Rec
   double mlp = 0.0;
   if (!moe) {
     mlp = e * sb * h / whole + e * sb * up + e * sb * f + hidden_mask;
+    // Unfused SwiGLU: the product keeps silu's output as well (bias_activation_fusion).
+    if (m.swiglu && !t.bias_activation_fusion) mlp += e * sb * f;
   } else {
     const double k = static_cast<double>(m.moe_router_topk);
     const double experts = static_cast<double>(m.num_experts);

@@ -103,6 +103,11 @@ struct TrainingConfig {
   // fused_apply_rotary_pos_emb; a torch.compile'd rotary), or as the rotate-half
   // PyTorch ops t cos + rotate_half(t) sin (docs/model.md, "Forward, per layer").
   bool rope_fusion = true;
+  // Megatron-Core's bias_activation_fusion (--no-bias-swiglu-fusion turns it off): a
+  // SwiGLU MLP's gate x up as one fused kernel, or as silu(gate) * up in PyTorch ops,
+  // whose product also keeps silu's output for its backward (docs/model.md, "Forward,
+  // per layer"). Dense SwiGLU MLPs only.
+  bool bias_activation_fusion = true;
   // enable_cuda_graph (Megatron-Core's and NeMo's name), for the pytorch_eager step
   // only: the whole step captured as one CUDA graph and replayed, as PyTorch's
   // whole-network capture does (torch.cuda.graph; docs/model.md, "CUDA graphs").

@@ -429,6 +429,8 @@ std::vector<Op> TransformerOps::layer_forward_ops(long long layer) const {
     push_gemm(ops, matmul("mlp_up", tokens_, up, h, h * up + bias * up, layer), true);
     if (eager) {
       ops.push_back(llama_eager_swiglu(layer));
+    } else if (!training_.bias_activation_fusion) {
+      ops.push_back(unfused_swiglu(layer));
     } else {
       ops.push_back(elementwise("mlp_act", act_bytes, 0.0, layer, activation));
       ops.back().kernel_class = "gelu";  // SwiGLU too, which no kernel of ours runs
@@ -467,6 +469,19 @@ std::optional<Op> TransformerOps::rotary_embedding(long long layer) const {
   const double per_element = training_.rope_fusion ? 2.0 * act_bytes_ : 10.0 * act_bytes_ * model_.rotary_percent;
   Op op = elementwise("rope", elements * per_element, 0.0, layer);
   op.backward_bytes = op.work.bytes;
+  return op;
+}
+
+// SwiGLU without bias_activation_fusion, silu(gate) * up in PyTorch ops, per element of
+// the rank's f (docs/model.md, "Forward, per layer"): forward, a bias's add over both
+// halves (4e, with add_bias_linear), silu (2e), the product (3e); backward, the
+// product's two gradients (3e each), silu's (3e) = 9e.
+Op TransformerOps::unfused_swiglu(long long layer) const {
+  const double f = static_cast<double>(model_.ffn_hidden_size) / tp_;
+  const double bias = model_.add_bias_linear ? 4.0 : 0.0;
+  Op op = elementwise("mlp_act", (bias + 5.0) * tokens_ * f * act_bytes_, 0.0, layer);
+  op.backward_bytes = 9.0 * tokens_ * f * act_bytes_;
+  op.kernel_class = "gelu";
   return op;
 }
 

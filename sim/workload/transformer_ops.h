@@ -184,6 +184,8 @@ class TransformerOps {
   // Rotary embeddings of the rank's queries and keys (none without rope, with MLA's
   // own mla_rope, or in torchtitan's eager block, which lists its rotary ops).
   [[nodiscard]] std::optional<Op> rotary_embedding(long long layer) const;
+  // A dense SwiGLU's activation as separate PyTorch kernels (bias_activation_fusion false).
+  [[nodiscard]] Op unfused_swiglu(long long layer) const;
   // The shared experts' ops (its TP markers, first linear and activation; its second
   // linear and TP marker), tagged with their MoeOverlapPart when they overlap.
   [[nodiscard]] std::vector<Op> shared_expert_up(long long layer) const;

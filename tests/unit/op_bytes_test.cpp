@@ -8,6 +8,7 @@
 
 #include "scenario/errors.h"
 #include "test_scenarios.h"
+#include "workload/memory.h"
 #include "workload/transformer_ops.h"
 
 namespace trainsim {
@@ -132,6 +133,41 @@ TEST(OpBytes, ApplyRopeFusionIsRefusedWhereNoRopeOpReadsIt) {
                                 R"("apply_rope_fusion": false)");
   EXPECT_NE(mla.find("/training/apply_rope_fusion"), std::string::npos) << mla;
   EXPECT_NE(mla.find("mla_rope"), std::string::npos) << mla;
+}
+
+TEST(OpBytes, UnfusedSwigluIsSiluThenTheProductAndKeepsSilusOutput) {
+  // kRopeModel's MLP without biases: f = 12288 / 2 = 6144 per rank, t = 2048 tokens, e = 2.
+  constexpr double kTf = 2048.0 * 6144.0;
+  const std::string model = std::string(kRopeModel) + R"(, "add_bias_linear": false})";
+  const auto fused = testing::make_scenario(model, R"("micro_batch_size": 2)");
+  const auto unfused = testing::make_scenario(model, R"("micro_batch_size": 2, "bias_activation_fusion": false)");
+  const workload::TransformerOps ops(unfused.model, unfused.training, 2, 2, false);
+  // silu reads and writes f (2e), the product reads two and writes one (3e): 5e.
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_forward(1), "layer1.mlp_act"), 10.0 * kTf);
+  // The product's gradients, g x up and g x silu (3e each), silu's gradient (3e): 9e.
+  EXPECT_DOUBLE_EQ(bytes_of(ops.layer_backward(1), "layer1.mlp_act.backward"), 18.0 * kTf);
+  // The fused kernel reads gate and up and writes the product: 3e.
+  EXPECT_DOUBLE_EQ(
+      bytes_of(workload::TransformerOps(fused.model, fused.training, 2, 2, false).layer_forward(1), "layer1.mlp_act"),
+      6.0 * kTf);
+  // With biases (Megatron's default) their add over gate and up comes first: 4e more.
+  const auto biased = testing::make_scenario(std::string(kRopeModel) + "}",
+                                             R"("micro_batch_size": 2, "bias_activation_fusion": false)");
+  EXPECT_DOUBLE_EQ(
+      bytes_of(workload::TransformerOps(biased.model, biased.training, 2, 2, false).layer_forward(1), "layer1.mlp_act"),
+      18.0 * kTf);
+  // Memory: the product keeps silu's output, e t f more per layer.
+  const workload::ActivationSplit split{2, false};
+  EXPECT_DOUBLE_EQ(workload::layer_activation_bytes(unfused.model, unfused.training, workload::Recompute::kNone, 2,
+                                                    split, 1) -
+                       workload::layer_activation_bytes(fused.model, fused.training, workload::Recompute::kNone, 2,
+                                                        split, 1),
+                   2.0 * kTf);
+  const std::string gelu = testing::scenario_error(testing::kDense, R"("bias_activation_fusion": false)");
+  EXPECT_NE(gelu.find("/training/bias_activation_fusion"), std::string::npos) << gelu;
+  EXPECT_NE(gelu.find("SwiGLU"), std::string::npos) << gelu;
+  const std::string moe = testing::scenario_error(testing::kMoe, R"("bias_activation_fusion": false)");
+  EXPECT_NE(moe.find("dense models"), std::string::npos) << moe;
 }
 
 TEST(OpBytes, FusedCrossEntropyReadsTheLogitsAndWritesFp32Once) {

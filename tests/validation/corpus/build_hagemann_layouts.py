@@ -30,11 +30,17 @@ What the sheets do not state, and how each case fills it in (every case's "note"
     it as zero_stage 1 without overlap (a reduce-scatter where the framework all-reduces: the
     data-parallel traffic is 6 bytes a parameter instead of 10), tp_backward "sync"; rotary
     embeddings as the rotate-half PyTorch ops in the model's bf16 (src/scaling/core/nn/rotary.py,
-    apply_rotary_pos_emb): apply_rope_fusion false.
+    apply_rotary_pos_emb): apply_rope_fusion false; SwiGLU as silu(x W_in) * (x W_gate) in PyTorch
+    ops (src/scaling/core/nn/mlp.py, ParallelSwiGLUMLP): bias_activation_fusion false (its two
+    input linears are one GEMM of twice the width in trainsim).
 
 usage:
   build_hagemann_layouts.py CLONE       write hagemann_layouts.json next to this file from a clone
                                         of the data repository (needs openpyxl)
+  build_hagemann_layouts.py CLONE --fits TRAINSIM
+                                        run every sheet row (out-of-memory ones too) with the same
+                                        scenario through TRAINSIM and count where its peak memory
+                                        per GPU (80 GiB) agrees with the sheets' OOM flags
 """
 import glob
 import json
@@ -55,7 +61,9 @@ NOTE = ("Aleph Alpha's Scaling framework (the 2023 code is not public; behaviour
         "bucketed all-gather of the updated parameters: expressed as zero_stage 1 without overlap, whose "
         "reduce-scatter moves 6 bytes a parameter over the data-parallel group where the framework moves 10; "
         "blocking tensor-parallel collectives (tp_backward sync); synchronous 1F1B; rotary embeddings as the "
-        "rotate-half PyTorch ops in bf16 (rotary.py apply_rotary_pos_emb: apply_rope_fusion false). Global batch {gbs} sequences "
+        "rotate-half PyTorch ops in bf16 (rotary.py apply_rotary_pos_emb: apply_rope_fusion false); SwiGLU as "
+        "silu(x W_in) * (x W_gate) in PyTorch ops (mlp.py ParallelSwiGLUMLP: bias_activation_fusion false; its two "
+        "input linears one GEMM of twice the width here). Global batch {gbs} sequences "
         "derived from the published TFLOP/s and MFU with the framework's formulas (get_tflops.py), not stated; "
         "vocabulary 128000, untied embeddings (the framework's config; the parameter count the formulas imply); "
         "DGX A100 80GB assumed (a summary of the paper says DGX A100; 65B at TP 2 x PP 4 without recomputation "
@@ -69,7 +77,9 @@ def num(x):
         return None
 
 
-def cases_of(path, clone):
+def sheet_rows(path):
+    """(row values, column index, model size, sequence, global batch) of each run of a sheet
+    with the priced kernels and no activation checkpointing, out-of-memory runs included."""
     import openpyxl  # only the builder needs it
 
     rows = list(openpyxl.load_workbook(path, data_only=True).worksheets[0].iter_rows(values_only=True))
@@ -78,29 +88,55 @@ def cases_of(path, clone):
     size = next(k for k in MODELS if f"_{k}_" in os.path.basename(path))
     seq = 8192 if "8k_seq" in os.path.basename(path) else 2048
     gbs = 512 if seq == 8192 else 2048
+    for r in rows[2:]:
+        if r[col["kernel"]] == KERNEL and r[col["activation_checkpointing_type"]] == "disabled":
+            yield title, r, col, size, seq, gbs
+
+
+def layout_of(r, col):
+    world = int(r[col["World Size"]])
+    mbs, tp, pp = (int(r[col[k]]) for k in ("micro_batch_size", "model_parallel_size", "pipe_parallel_size"))
+    sp = bool(r[col["sequence_parallel"]]) if "sequence_parallel" in col else False
+    return world, mbs, tp, pp, sp and tp > 1
+
+
+def scenario_of(name, size, seq, gbs, world, mbs, tp, pp, sp):
+    model = dict(MODELS[size], name=f"llama-{size.lower()}-aa", num_query_groups=MODELS[size]["num_attention_heads"],
+                 seq_length=seq, max_position_embeddings=seq, vocab_size=128000, swiglu=True,
+                 untie_embeddings=True, normalization="RMSNorm", position_embedding_type="rope",
+                 add_bias_linear=False, hidden_dropout=0.0, attention_dropout=0.0)
+    return {
+        "name": name,
+        "cluster": {"gpu": "A100-SXM4-80GB", "num_nodes": world // 8},
+        "model": model,
+        "training": {"global_batch_size": gbs, "micro_batch_size": mbs, "precision": "bf16",
+                     "grad_reduce_dtype": "fp32", "attention_backend": "flash2", "tp_backward": "sync",
+                     "apply_rope_fusion": False, "bias_activation_fusion": False},
+        "parallelism": {"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": pp,
+                        "data_parallel_size": "auto", "sequence_parallel": sp, "zero_stage": 1,
+                        "overlap_grad_reduce": False, "overlap_param_gather": False,
+                        "recompute_granularity": "none", "pipeline_schedule": "1f1b"},
+    }
+
+
+def cases_of(path, clone):
     rel = os.path.relpath(path, clone)
     out = []
-    for r in rows[2:]:
+    for title, r, col, size, seq, gbs in sheet_rows(path):
         t = num(r[col["Average Step Time"]])
-        if t is None or r[col["kernel"]] != KERNEL or r[col["activation_checkpointing_type"]] != "disabled":
+        if t is None:
             continue
-        world = int(r[col["World Size"]])
-        mbs, tp, pp = (int(r[col[k]]) for k in ("micro_batch_size", "model_parallel_size", "pipe_parallel_size"))
-        sp = bool(r[col["sequence_parallel"]]) if "sequence_parallel" in col else False
+        world, mbs, tp, pp, sp = layout_of(r, col)
         dp = world // (tp * pp)
         trial = int(r[col["Trial ID"]])
-        model = dict(MODELS[size], name=f"llama-{size.lower()}-aa", num_query_groups=MODELS[size]["num_attention_heads"],
-                     seq_length=seq, max_position_embeddings=seq, vocab_size=128000, swiglu=True,
-                     untie_embeddings=True, normalization="RMSNorm", position_embedding_type="rope",
-                     add_bias_linear=False, hidden_dropout=0.0, attention_dropout=0.0)
         case_id = (f"hagemann-a100-llama-{size.lower()}-{world}g-seq{seq}-mbs{mbs}-tp{tp}-pp{pp}"
-                   f"{'-sp' if sp and tp > 1 else ''}-t{trial}")
+                   f"{'-sp' if sp else ''}-t{trial}")
         out.append({
             "id": case_id,
             "source": {"repo": REPO, "file": rel, "commit": COMMIT, "table": title, "row": f"Trial ID {trial}"},
             "configuration": (f"Llama {size} (LLaMA shapes, vocabulary 128000), {world} A100 80GB, bf16, sequence {seq}, "
                               f"micro-batch {mbs}, TP {tp}, PP {pp}, DP {dp}, global batch {gbs} "
-                              f"({gbs // (mbs * dp)} micro-batches per pipeline), sequence parallel {sp and tp > 1}, "
+                              f"({gbs // (mbs * dp)} micro-batches per pipeline), sequence parallel {sp}, "
                               f"no activation checkpointing, kernels '{KERNEL}'"),
             "note": NOTE.format(gbs=gbs),
             "measured": {"iteration_time_s": t, "mfu": num(r[col["Average MFU"]]),
@@ -108,29 +144,56 @@ def cases_of(path, clone):
             "derivation": "iteration_time_s = 'Average Step Time' as published (seconds a global step)",
             "fidelity": "approximate",
             "tags": ["A100", "bf16", "dense", "hagemann", "approximate"],
-            "scenario": {
-                "name": case_id,
-                "cluster": {"gpu": "A100-SXM4-80GB", "num_nodes": world // 8},
-                "model": model,
-                "training": {"global_batch_size": gbs, "micro_batch_size": mbs, "precision": "bf16",
-                             "grad_reduce_dtype": "fp32", "attention_backend": "flash2", "tp_backward": "sync",
-                             "apply_rope_fusion": False},
-                "parallelism": {"tensor_model_parallel_size": tp, "pipeline_model_parallel_size": pp,
-                                "data_parallel_size": "auto", "sequence_parallel": sp and tp > 1, "zero_stage": 1,
-                                "overlap_grad_reduce": False, "overlap_param_gather": False,
-                                "recompute_granularity": "none", "pipeline_schedule": "1f1b"},
-            },
+            "scenario": scenario_of(case_id, size, seq, gbs, world, mbs, tp, pp, sp),
         })
     return out
 
 
+def sheets(clone):
+    return sorted(glob.glob(os.path.join(clone, "data", "*.xlsx")) +
+                  glob.glob(os.path.join(clone, "data", "seqpara", "*.xlsx")))
+
+
+def fits(clone, trainsim):
+    """Counts trainsim's fits / does-not-fit against the sheets' out-of-memory flags."""
+    import subprocess
+    import tempfile
+
+    capacity = 80 * 2**30
+    counts = {(ran, fit): 0 for ran in (True, False) for fit in (True, False)}
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sheets(clone):
+            for _, r, col, size, seq, gbs in sheet_rows(path):
+                step = r[col["Average Step Time"]]
+                ran = num(step) is not None
+                if not ran and not (isinstance(step, str) and "OOM" in step):
+                    continue
+                world, mbs, tp, pp, sp = layout_of(r, col)
+                if gbs % (mbs * world // (tp * pp)):
+                    continue  # no whole number of micro-batches: not a layout trainsim can run
+                scenario = os.path.join(tmp, "scenario.json")
+                with open(scenario, "w", encoding="utf-8") as f:
+                    json.dump(scenario_of("fits", size, seq, gbs, world, mbs, tp, pp, sp), f)
+                subprocess.run([trainsim, "run", scenario, "--out", scenario + ".out"], check=True,
+                               capture_output=True)
+                with open(scenario + ".out", encoding="utf-8") as f:
+                    peak = json.load(f)["memory"]["peak_bytes_per_gpu"]
+                counts[(ran, peak <= capacity)] += 1
+    ran, oom = counts[(True, True)] + counts[(True, False)], counts[(False, True)] + counts[(False, False)]
+    print(f"{ran} ran: {counts[(True, True)]} fit, {counts[(True, False)]} over 80 GiB; "
+          f"{oom} out of memory: {counts[(False, False)]} over 80 GiB, {counts[(False, True)]} fit; "
+          f"{counts[(True, True)] + counts[(False, False)]} of {ran + oom} agree")
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[2] == "--fits":
+        fits(sys.argv[1], sys.argv[3])
+        return
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     clone = sys.argv[1]
     cases = []
-    for path in sorted(glob.glob(os.path.join(clone, "data", "*.xlsx")) +
-                       glob.glob(os.path.join(clone, "data", "seqpara", "*.xlsx"))):
+    for path in sheets(clone):
         cases.extend(cases_of(path, clone))
     ids = [c["id"] for c in cases]
     assert len(ids) == len(set(ids)), "duplicate ids"
