@@ -289,6 +289,21 @@ void parse_options_and_schedule(const ObjectReader& o, const LayoutChecks& check
   check.schedule(p);
 }
 
+// use_torch_fsdp2: ZeRO-3 as PyTorch FSDP2 (the pytorch_eager program's zero_stage 3 is).
+void parse_torch_fsdp2(const ObjectReader& o, const workload::TrainingConfig& training, workload::ParallelConfig& p) {
+  const bool eager = training.framework == workload::Framework::kPytorchEager;
+  p.torch_fsdp2 = o.boolean("use_torch_fsdp2", eager && p.zero_stage == 3);
+  if (!o.has_non_null("use_torch_fsdp2")) return;
+  if (p.torch_fsdp2 && p.zero_stage != 3)
+    o.fail_message("use_torch_fsdp2", fmt::format("use_torch_fsdp2 is PyTorch FSDP2's fully_shard, which shards "
+                                                  "parameters, gradients and optimizer states: it needs zero_stage 3 "
+                                                  "(found {})",
+                                                  p.zero_stage));
+  if (!p.torch_fsdp2 && eager && p.zero_stage == 3)
+    o.fail_message("use_torch_fsdp2", "\"framework\": \"pytorch_eager\" with zero_stage 3 runs PyTorch FSDP2 "
+                                      "(fully_shard on each block and the model); remove use_torch_fsdp2 false");
+}
+
 // The training mode and its keys.
 void parse_mode(const ObjectReader& o, const LayoutChecks& check, workload::ParallelConfig& p) {
   const std::string mode = o.choice("mode", {"sync", "async_ps", "local_sgd"}, "sync");
@@ -333,7 +348,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "pipeline_model_parallel_layout", "partition_method", "pipeline_balance", "batch_split", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
        "sequence_parallel", "scatter_gather_tensors_in_pipeline", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
        "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering", "offload_optimizer",
-       "overlap_grad_reduce", "overlap_param_gather", "moe_shared_expert_overlap",
+       "overlap_grad_reduce", "overlap_param_gather", "use_torch_fsdp2", "moe_shared_expert_overlap",
        "overlap_moe_expert_parallel_comm", "pipeline_schedule", "mode", "ddp_bucket_size", "staleness", "num_servers", "server_placement", "sync_period"},
       unmodeled_parallelism_keys());
   const ObjectReader o =
@@ -363,6 +378,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
   }
   parse_sizes(o, check, cluster.num_gpus(), p);
   parse_options_and_schedule(o, check, model, p);
+  parse_torch_fsdp2(o, training, p);
   parse_mode(o, check, p);
   parse_expert_a2a_overlap(o, model, training, p);
   check.offload(p);

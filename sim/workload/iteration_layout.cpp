@@ -64,6 +64,7 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
   // FSDP2 without a MixedPrecisionPolicy gathers the eager program's fp32 parameters
   // as they are (autocast casts them after; docs/model.md, "PyTorch eager under FSDP2").
   if (l.fsdp2_eager) l.weight_bytes = 4.0;
+  l.fsdp2 = l.fsdp2_eager || (l.zero3 && parallel.torch_fsdp2);
   if (l.ddp) {
     // PyTorch DDP's caps in bytes of fp32 gradient (workload/ddp.h); ddp_bucket_size
     // in parameters stands for bucket_cap_mb.

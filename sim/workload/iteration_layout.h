@@ -63,6 +63,9 @@ struct IterationLayout {
   bool ddp = false;
   // The PyTorch eager program sharded by FSDP2 (zero3_passes' fsdp2_eager_units).
   bool fsdp2_eager = false;
+  // ZeRO-3 as PyTorch FSDP2 (the eager program's, or use_torch_fsdp2): its copy-out
+  // after each gather and chunk_cat before each reduce-scatter (zero3_passes).
+  bool fsdp2 = false;
   // Activations and their gradients between stages, per transfer.
   double p2p_bytes = 0.0;
 

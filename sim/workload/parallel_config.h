@@ -103,6 +103,11 @@ struct ParallelConfig {
   bool offload_optimizer = false;
   bool overlap_grad_reduce = false;  // Megatron-LM's default
   bool overlap_param_gather = false;
+  // Megatron-LM's use_torch_fsdp2 (--use-torch-fsdp2): ZeRO-3 as PyTorch FSDP2's
+  // fully_shard (torchtitan, NeMo AutoModel, the pytorch_eager program): each gather's
+  // copy-out into the unsharded parameters and each reduce-scatter's chunk_cat into its
+  // input run on the compute stream (docs/model.md, "ZeRO-3 and FSDP").
+  bool torch_fsdp2 = false;
   // Megatron-Core's moe_shared_expert_overlap: the shared experts' linears beside the
   // dispatch and combine all-to-alls, on a stream of their own.
   bool shared_expert_overlap = false;

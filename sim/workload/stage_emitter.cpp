@@ -17,10 +17,10 @@ Stream stream_of(CommScope scope) {
 
 }  // namespace
 
-const std::vector<Op>& CachedOps::fsdp_copy(const std::string& name, double params, long long layer,
+const std::vector<Op>& CachedOps::fsdp_copy(const std::string& name, double bytes, long long layer,
                                             hw::HostPass pass) {
   const auto [it, added] = fsdp_copies_.try_emplace(name);
-  if (added) it->second.push_back(ops_.eager_fsdp_copy(name, params, layer, pass));
+  if (added) it->second.push_back(ops_.fsdp_copy(name, bytes, layer, pass));
   return it->second;
 }
 

@@ -39,9 +39,8 @@ class CachedOps {
   }
   const std::vector<Op>& head_forward() { return once(head_forward_, &TransformerOps::head_forward); }
   const std::vector<Op>& head_backward() { return once(head_backward_, &TransformerOps::head_backward, ddp_); }
-  // FSDP2's copy `name` over `params` parameters (TransformerOps::eager_fsdp_copy),
-  // built once per name.
-  const std::vector<Op>& fsdp_copy(const std::string& name, double params, long long layer, hw::HostPass pass);
+  // FSDP2's copy `name` moving `bytes` (TransformerOps::fsdp_copy), built once per name.
+  const std::vector<Op>& fsdp_copy(const std::string& name, double bytes, long long layer, hw::HostPass pass);
   [[nodiscard]] Op optimizer_step(const OptimizerScope& scope) const { return ops_.optimizer_step(scope); }
   // overlap_moe_expert_parallel_comm: part `part` of layer l's forward or backward
   // split at its expert all-to-alls (split_at_expert_all_to_alls).

@@ -144,7 +144,9 @@ class TransformerOps {
 
   // PyTorch eager under FSDP2 (docs/model.md, "PyTorch eager under FSDP2"): one of
   // FSDP2's copies around its collectives, over a unit of `params` parameters in fp32.
-  [[nodiscard]] Op eager_fsdp_copy(std::string name, double params, long long layer, hw::HostPass pass) const;
+  // One of FSDP2's copies around its collectives, `bytes` read and written
+  // (docs/model.md, "ZeRO-3 and FSDP"); the eager program's host issues it.
+  [[nodiscard]] Op fsdp_copy(std::string name, double bytes, long long layer, hw::HostPass pass) const;
 
   // Model FLOPs of one micro-batch, forward + backward (= 3 x forward).
   [[nodiscard]] double model_flops_per_microbatch() const;

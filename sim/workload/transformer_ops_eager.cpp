@@ -277,13 +277,13 @@ std::vector<Op> TransformerOps::eager_embedding_backward() const {
   return ops;
 }
 
-Op TransformerOps::eager_fsdp_copy(std::string name, double params, long long layer, hw::HostPass pass) const {
+Op TransformerOps::fsdp_copy(std::string name, double bytes, long long layer, hw::HostPass pass) const {
   // foreach_all_gather_copy_out (torch.split_with_sizes_copy: the gathered flat
   // buffer into the unit's unsharded parameters) and foreach_reduce_scatter_copy_in
   // (torch._chunk_cat: the unit's gradients into the reduce-scatter input) each read
-  // and write every fp32 element of the unit once: batched copies, cat's kernel.
-  Op op = eager_kernel(std::move(name), 2.0 * kFp32 * params, 0.0, layer, hw::KernelId::kTorchCat, kOther);
-  op.work.host_pass = pass;  // issued by the host (CUDA graphs are one GPU's only)
+  // and write every element of the unit once: batched copies, cat's kernel.
+  Op op = eager_kernel(std::move(name), bytes, 0.0, layer, hw::KernelId::kTorchCat, kOther);
+  if (eager()) op.work.host_pass = pass;  // issued by the host (CUDA graphs are one GPU's only)
   return op;
 }
 

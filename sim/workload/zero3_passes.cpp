@@ -99,8 +99,8 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
   const IterationLayout& l = stage.in.layout;
   TaskGraph& graph = stage.in.graph;
   StageEmitter& emit = stage.emit;
-  const bool fsdp2 = l.fsdp2_eager;
-  const std::vector<ZeroUnit> units = fsdp2 ? fsdp2_eager_units(stage, step) : pass_units(stage, step);
+  const bool fsdp2 = l.fsdp2;
+  const std::vector<ZeroUnit> units = l.fsdp2_eager ? fsdp2_eager_units(stage, step) : pass_units(stage, step);
   const std::string pass = step.forward ? ".forward" : ".backward";
   const bool last_pass = !step.forward && stage.last_backward_of_chunk(step);
   // With expert parallelism a unit's expert weights are sharded over the ranks
@@ -134,7 +134,11 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
       gathers[u].push_back(graph.add(std::move(t)));
     }
   };
-  // FSDP2's copies around the eager program's collectives (fsdp2_eager_units).
+  // FSDP2's copies around its collectives: the copy-out reads and writes the unit's
+  // gathered parameters, the chunk_cat reads its unsharded gradients (the parameters'
+  // type) and writes the reduce-scatter's input (the reduction's type).
+  const double copy_out_bytes = 2.0 * l.weight_bytes;
+  const double chunk_cat_bytes = l.weight_bytes + l.grad_bytes;
   const Category pass_category = step.forward ? Category::kForward : Category::kBackward;
   const hw::HostPass host = step.forward ? hw::HostPass::kForward : hw::HostPass::kBackward;
   for (std::size_t u = 0; u < units.size(); ++u) {
@@ -142,8 +146,8 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     if (stage.in.parallel.overlap_param_gather) gather(u + 1);
     for (TaskId g : gathers[u]) emit.wait_for(g);
     if (fsdp2 && !gathers[u].empty())
-      emit.add(stage.in.ops.fsdp_copy(units[u].name + std::string(kFsdpCopyOut) + pass, units[u].params,
-                                      units[u].layer, host),
+      emit.add(stage.in.ops.fsdp_copy(units[u].name + std::string(kFsdpCopyOut) + pass,
+                                      copy_out_bytes * units[u].params, units[u].layer, host),
                pass_category, units[u].role);
     ActivationOffload* offload = units[u].role == Role::kLayer ? stage.in.offload : nullptr;
     if (offload != nullptr) {
@@ -157,8 +161,8 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
       // FSDP2's post-backward makes the compute stream wait for the previous unit's
       // reduce-scatter before this unit's copy-in (FSDPParamGroup.post_backward).
       if (!stage.reductions.empty()) emit.wait_for(stage.reductions.back());
-      emit.add(stage.in.ops.fsdp_copy(units[u].name + std::string(kFsdpChunkCat), units[u].params, units[u].layer,
-                                      host),
+      emit.add(stage.in.ops.fsdp_copy(units[u].name + std::string(kFsdpChunkCat), chunk_cat_bytes * units[u].params,
+                                      units[u].layer, host),
                pass_category, units[u].role);
     }
     if (last_pass) {

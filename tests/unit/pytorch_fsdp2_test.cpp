@@ -33,6 +33,12 @@ std::string gpt2_scenario(std::string_view parallelism, int gpus, const std::str
          std::to_string(iterations) + "}}";
 }
 
+// The same scenario run by the fused program (framework "fused").
+void fused_program(std::string& scenario) {
+  const std::string eager = R"("framework": "pytorch_eager")";
+  scenario.replace(scenario.find(eager), eager.size(), R"("framework": "fused")");
+}
+
 constexpr double kLayerParams = 7'087'872.0;                         // 12 h^2 + 13 h at h = 768
 constexpr double kRootParams = 50304.0 * 768 + 1024.0 * 768 + 1536;  // wte, wpe, ln_f: 39,421,440
 constexpr double kParams = 12 * kLayerParams + kRootParams;          // 124,475,904
@@ -173,6 +179,52 @@ TEST(PytorchFsdp2, TheReaderAsksForFsdp2sOverlapsAndRefusesOtherZeroStages) {
   EXPECT_NE(stage2.find("/parallelism/zero_stage"), std::string::npos) << stage2;
   EXPECT_NE(stage2.find("ZeRO stage 2"), std::string::npos) << stage2;
   EXPECT_NE(stage2.find("use zero_stage 0 or 3"), std::string::npos) << stage2;
+  const std::string eager_off = error(gpt2_scenario(std::string(kFsdp2) + R"(, "use_torch_fsdp2": false)", 8));
+  EXPECT_NE(eager_off.find("/parallelism/use_torch_fsdp2"), std::string::npos) << eager_off;
+  std::string stage1 = gpt2_scenario(R"("dp": "auto", "zero_stage": 1, "use_torch_fsdp2": true)", 8);
+  fused_program(stage1);
+  const std::string fsdp2_stage1 = error(stage1);
+  EXPECT_NE(fsdp2_stage1.find("/parallelism/use_torch_fsdp2"), std::string::npos) << fsdp2_stage1;
+  EXPECT_NE(fsdp2_stage1.find("needs zero_stage 3 (found 1)"), std::string::npos) << fsdp2_stage1;
+}
+
+// The fused program (torchtitan's, NeMo AutoModel's) under use_torch_fsdp2 with
+// FSDP2's MixedPrecisionPolicy as torchtitan sets it (bf16 parameters, fp32
+// reduction): a block's copy-out reads and writes its bf16 parameters (4 bytes a
+// parameter), its chunk_cat reads the bf16 gradients and writes fp32 (6).
+TEST(PytorchFsdp2, TorchFsdp2AroundTheFusedProgramCopiesInTheParametersAndReductionsTypes) {
+  std::string text = gpt2_scenario(std::string(kFsdp2) + R"(, "use_torch_fsdp2": true)", 8);
+  fused_program(text);
+  const config::Scenario s = scenario::parse_scenario_text(text, "fsdp2.json");
+  ASSERT_TRUE(s.parallel.torch_fsdp2);
+  const exec::SimulationOutput out = exec::simulate(s);
+  std::map<std::string, double> copies;
+  std::size_t gathers = 0;
+  std::size_t reduces = 0;
+  double gathered = 0.0;
+  for (workload::TaskId id = 0; id < out.iteration.graph.size(); ++id) {
+    const workload::Task& t = out.iteration.graph[id];
+    if (t.iteration != 0 || t.rank != 0) continue;
+    const workload::Work& w = out.iteration.graph.work(id);
+    if (w.collective && w.collective->kind == net::CollectiveKind::kAllGather) {
+      ++gathers;
+      if (w.name == "param_all_gather.layer5.forward") gathered = w.collective->bytes;
+    }
+    if (w.collective && w.collective->kind == net::CollectiveKind::kReduceScatter) ++reduces;
+    if (w.name.find(".fsdp_") != std::string::npos) copies[w.name] = w.compute.bytes;
+  }
+  EXPECT_DOUBLE_EQ(gathered, 2.0 * kLayerParams);  // bf16 parameters gathered
+  EXPECT_EQ(copies.size(), gathers + reduces);     // a copy after each gather, one before each reduction
+  EXPECT_DOUBLE_EQ(copies.at("layer5.fsdp_copy_out.forward"), 4.0 * kLayerParams);
+  EXPECT_DOUBLE_EQ(copies.at("layer5.fsdp_copy_out.backward"), 4.0 * kLayerParams);
+  EXPECT_DOUBLE_EQ(copies.at("layer5.fsdp_chunk_cat"), 6.0 * kLayerParams);
+  // Without use_torch_fsdp2 the same ZeRO-3 runs no copies (DeepSpeed, FSDP1's flat parameters).
+  std::string plain = gpt2_scenario(kFsdp2, 8);
+  fused_program(plain);
+  const exec::SimulationOutput without = exec::simulate(scenario::parse_scenario_text(plain, "zero3.json"));
+  for (workload::TaskId id = 0; id < without.iteration.graph.size(); ++id)
+    EXPECT_EQ(without.iteration.graph.work(id).name.find(".fsdp_"), std::string::npos);
+  EXPECT_GT(out.timeline.makespan, without.timeline.makespan);
 }
 
 }  // namespace
