@@ -16,6 +16,11 @@ Usage:
 Groups are runs of one source table (one software release, one machine) and need at least two
 batch sizes; held-out cases are left out unless --with-held-out; a group with three or more also prints the largest
 residual of the measured line (how straight the measured times are).
+
+--across-data-parallel also groups runs of one study (repository and commit, any table) that differ only in their
+number of nodes: at a fixed global batch more data-parallel replicas run fewer micro-batches each (Hagemann et al.'s
+sweep measured most layouts at two GPU counts). Their per-iteration part then also holds the data-parallel
+reduction at two group sizes, which a ring prices alike to within (d - 1) / d.
 """
 import argparse
 import glob
@@ -37,12 +42,17 @@ def load_cases(corpus_dir):
     return cases
 
 
-def group_key(case):
-    """Same source table (one software release, one machine) and the same scenario but for the batch."""
+def group_key(case, across_data_parallel=False):
+    """Same source table (one software release, one machine) and the same scenario but for the batch; with
+    across_data_parallel, the same study and scenario but for the batch and the number of nodes."""
     s = json.loads(json.dumps(case["scenario"]))
     s.pop("name", None)
     s.get("training", {}).pop("global_batch_size", None)
-    source = {k: v for k, v in case.get("source", {}).items() if k in ("repo", "file", "commit", "table")}
+    kept = ("repo", "file", "commit", "table")
+    if across_data_parallel and isinstance(s.get("cluster"), dict):
+        s["cluster"].pop("num_nodes", None)
+        kept = ("repo", "commit")
+    source = {k: v for k, v in case.get("source", {}).items() if k in kept}
     return json.dumps([source, s], sort_keys=True)
 
 
@@ -73,6 +83,8 @@ def main():
     parser.add_argument("--only", default="", help="only groups with a case id containing this text")
     parser.add_argument("--with-held-out", action="store_true",
                         help="also use the held-out cases (tests/validation/corpus/held_out.json); left out by default")
+    parser.add_argument("--across-data-parallel", action="store_true",
+                        help="also group runs of one study that differ only in their number of nodes")
     args = parser.parse_args()
 
     cases = load_cases(args.corpus_dir)
@@ -87,7 +99,7 @@ def main():
             continue
         m = micro_batches(case["scenario"], row["gpus"])
         point = (m, row["measured_iteration_time_s"], row["predicted_iteration_time_s"], row["id"], row["held_out"])
-        groups.setdefault(group_key(case), []).append(point)
+        groups.setdefault(group_key(case, args.across_data_parallel), []).append(point)
 
     print(f"{'group (first id)':<58} {'m':>10} {'b meas':>9} {'b pred':>9} {'b err':>7} "
           f"{'a meas':>9} {'a pred':>9} {'resid':>7}")
