@@ -135,7 +135,7 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
   const ObjectReader m(model_json, root.file(), root.path_of("model"),
                        {"name", "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
                         "num_query_groups", "kv_channels", "seq_length", "max_position_embeddings", "vocab_size",
-                        "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "moe_ffn_hidden_size",
+                        "num_experts", "moe_router_topk", "moe_expert_capacity_factor", "moe_token_dispatcher_type", "moe_ffn_hidden_size",
                         "moe_shared_expert_intermediate_size", "moe_layer_freq", "first_k_dense_replace",
                         "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim",
                         "v_head_dim", "window_size", "window_attn_skip_freq", "softmax_type", "swiglu", "squared_relu", "rotary_percent", "apply_layernorm_1p", "untie_embeddings", "normalization",
@@ -198,6 +198,17 @@ workload::ModelConfig parse_model(const ObjectReader& root) {
     if (!c.is_moe())
       m.fail_message("moe_expert_capacity_factor", "moe_expert_capacity_factor needs num_experts of 2 or more");
     c.moe_expert_capacity_factor = m.number("moe_expert_capacity_factor", 1.0, 1000.0);
+  }
+  if (m.has_non_null("moe_token_dispatcher_type")) {
+    const std::string dispatcher = m.choice("moe_token_dispatcher_type", {"alltoall", "flex", "allgather"}, "alltoall");
+    if (!c.is_moe())
+      m.fail_message("moe_token_dispatcher_type", "moe_token_dispatcher_type needs num_experts of 2 or more");
+    if (dispatcher == "allgather")
+      m.fail_message("moe_token_dispatcher_type",
+                     "moe_token_dispatcher_type \"allgather\" (MoEAllGatherTokenDispatcher: every rank gathers all "
+                     "tokens of its expert-parallel group) is not modeled yet; \"alltoall\" and \"flex\" are");
+    c.moe_token_dispatcher =
+        dispatcher == "flex" ? workload::ModelConfig::MoeDispatcher::kFlex : workload::ModelConfig::MoeDispatcher::kAllToAll;
   }
   for (const char* key : {"moe_ffn_hidden_size", "moe_shared_expert_intermediate_size"})
     if (m.has_non_null(key) && !c.is_moe()) m.fail_message(key, std::string(key) + " needs num_experts of 2 or more");

@@ -28,6 +28,13 @@ struct ModelConfig {
   // Megatron-LM's moe_expert_capacity_factor with padding to capacity: every
   // expert computes c times its balanced share; none: dropless and balanced.
   std::optional<double> moe_expert_capacity_factor;
+  // Megatron-Core's moe_token_dispatcher_type: "alltoall" (MoEAlltoAllTokenDispatcher)
+  // sorts the received tokens by local expert after the dispatch and back before the
+  // combine when the rank holds more than one expert; "flex" (DeepEP, HybridEP) permutes
+  // inside its dispatch and combine kernels (docs/model.md, "Context and expert
+  // parallelism").
+  enum class MoeDispatcher { kAllToAll, kFlex };
+  MoeDispatcher moe_token_dispatcher = MoeDispatcher::kAllToAll;
   // Megatron-Core's moe_ffn_hidden_size: one routed expert's FFN width; 0: ffn_hidden_size.
   long long moe_ffn_hidden_size = 0;
   // Megatron-Core's moe_shared_expert_intermediate_size: the FFN width of the shared

@@ -91,6 +91,20 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   if (etp_ > 1.0)
     ops.push_back(marker("moe_f", CommScope::kTensor, CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
                          copies_bytes * tp_));
+  // The alltoall dispatcher's second permutation (dispatch_postprocess,
+  // sort_chunks_by_idxs): the tokens this rank's experts compute, received from each
+  // rank in expert order, sorted by local expert; the inverse before the combine
+  // (combine_preprocess). Each reads and writes them once; a sort's backward is the
+  // inverse sort, the same bytes.
+  const bool sort_chunks =
+      model_.moe_token_dispatcher == ModelConfig::MoeDispatcher::kAllToAll && local_experts > 1.0;
+  const double sort_bytes = 2.0 * per_expert * local_experts * h * act_bytes_;
+  const auto sort_op = [&](std::string name) {
+    Op op = elementwise(std::move(name), sort_bytes, 0.0, layer);
+    op.backward_bytes = sort_bytes;
+    return op;
+  };
+  if (sort_chunks) ops.push_back(sort_op("moe_sort_chunks"));
   const int count = static_cast<int>(local_experts);
   Op up_op = matmul("experts_up", per_expert, up, h, local_experts * (h * up + bias * up), layer, count);
   Op down_op = matmul("experts_down", per_expert, h, f, local_experts * (f * h + bias * h), layer, count);
@@ -103,6 +117,7 @@ std::vector<Op> TransformerOps::moe_forward(long long layer) const {
   ops.push_back(elementwise("experts_act", (up + f) * per_expert * local_experts * act_bytes_, 0.0, layer,
                             activation));
   push_gemm(ops, down_op, false);
+  if (sort_chunks) ops.push_back(sort_op("moe_unsort_chunks"));
   if (etp_ > 1.0)
     ops.push_back(marker("moe_g", CommScope::kTensor, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
                          copies_bytes * tp_));

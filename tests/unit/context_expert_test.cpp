@@ -219,6 +219,37 @@ TEST(ExpertParallel, PermutationsMoveKCopiesEachWayAndTheirBackwardIsTheInverse)
   EXPECT_DOUBLE_EQ(model.seconds(copy, hw::Precision::kBf16), kBytes / (8e12 * 0.835));
 }
 
+TEST(ExpertParallel, TheAllToAllDispatcherSortsWhatARankReceivesByLocalExpert) {
+  // docs/model.md, "The token dispatcher": EP 2 on one node of 8 (DP 8, so each EP pair
+  // holds 4 of the 8 experts): each local expert computes k b s e_p / E = 2 x 1024 x 2 /
+  // 8 = 512 tokens, the rank 2048 in all; sort and unsort read and write them once,
+  // 2 x 2048 x h x e bytes each, and each's backward the same.
+  const auto ops_of = [](const std::string& model, const std::string& parallelism) {
+    const auto s = testing::make_scenario(model, R"("micro_batch_size": 2)", parallelism);
+    const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+    std::map<std::string, double> ops;
+    for (const workload::Task& t : g.graph.tasks())
+      if (t.rank == 0 && t.microbatch == 0 && t.layer == 0) ops[g.graph.work(t).name] = g.graph.work(t).compute.bytes;
+    return ops;
+  };
+  constexpr double kSort = 2.0 * 2048 * 1024 * 2;
+  const auto alltoall = ops_of(kMoe, R"("ep": 2)");
+  for (const char* name : {"layer0.moe_sort_chunks", "layer0.moe_unsort_chunks", "layer0.moe_sort_chunks.backward",
+                           "layer0.moe_unsort_chunks.backward"})
+    EXPECT_DOUBLE_EQ(alltoall.at(name), kSort) << name;
+  // One expert per rank (EP 8): nothing to sort. "flex" (DeepEP, HybridEP) permutes inside
+  // its kernels: no sort at any EP.
+  EXPECT_EQ(ops_of(kMoe, R"("ep": 8)").count("layer0.moe_sort_chunks"), 0U);
+  const std::string flex = kMoe.substr(0, kMoe.size() - 1) + R"(, "moe_token_dispatcher_type": "flex"})";
+  const auto flexed = ops_of(flex, R"("ep": 2)");
+  EXPECT_EQ(flexed.count("layer0.moe_sort_chunks"), 0U);
+  EXPECT_EQ(flexed.count("layer0.moe_permute"), 1U);
+  const std::string gather = kMoe.substr(0, kMoe.size() - 1) + R"(, "moe_token_dispatcher_type": "allgather"})";
+  const std::string refused = testing::scenario_error(gather, "", R"("ep": 2)");
+  EXPECT_NE(refused.find("/model/moe_token_dispatcher_type"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("not modeled yet"), std::string::npos) << refused;
+}
+
 TEST(ExpertParallel, AllToAllSendsAllButTheOwnShareAway) {
   // Of S bytes, S/e stay on the rank and (e - 1)/e leave it.
   const net::Topology topo = net::build_topology(testing::round_cluster(1, 8, 8));

@@ -139,9 +139,10 @@ TEST(ExpertA2aOverlap, WithPipelineParallelismAForwardAndABackwardOfOtherChunksS
       if (t.rank == rank && t.microbatch == mb && g.work(t).name == name) return t;
     throw std::runtime_error("no task " + name);
   };
-  // The forward's experts wait for its own dispatch, not for the combine's gradient beside it.
-  EXPECT_TRUE(waits_for(g, named(0, "layer0.experts_up", 3), named(0, "layer0.moe_dispatch", 3)));
-  EXPECT_FALSE(waits_for(g, named(0, "layer0.experts_up", 3), named(0, "layer2.moe_combine.backward", 0)));
+  // The forward's routed part (its sort by local expert, 2 of 8 experts per rank at EP 4,
+  // then the experts) waits for its own dispatch, not for the combine's gradient beside it.
+  EXPECT_TRUE(waits_for(g, named(0, "layer0.moe_sort_chunks", 3), named(0, "layer0.moe_dispatch", 3)));
+  EXPECT_FALSE(waits_for(g, named(0, "layer0.moe_sort_chunks", 3), named(0, "layer2.moe_combine.backward", 0)));
   EXPECT_TRUE(waits_for(g, named(0, "layer0.moe_dispatch", 3), named(0, "layer0.moe_permute", 3)));
   // The backward's first op waits for the gradient stage 1 sends from virtual stage 3, and
   // the forward's activations go on after the pass's last layer op.
