@@ -2,6 +2,7 @@
 // without a GPU: fake measurements through the journal, --resume and the
 // fault-injection seam (fail or crash at the Nth measurement).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -22,7 +23,8 @@ class Runner : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("trainsim_runner_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("trainsim_runner_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

@@ -1,5 +1,6 @@
 // The timeline reader against the contract (docs/results.md, "Timeline file").
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -91,7 +92,7 @@ TEST(TimelineReader, NamesTheProblem) {
 }
 
 TEST(LoadRun, ReadsTheResultAndTheTimelineBesideIt) {
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_load_run_test";
+  const auto dir = std::filesystem::temp_directory_path() / (std::string("trainsim_gui_load_run_test_") + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "r.timeline.json") << testing::two_node_timeline();
   std::ofstream(dir / "r.json") << R"({"scenario": "two nodes", "num_gpus": 2, "iteration_time_s": 2.0,
@@ -156,7 +157,7 @@ TEST(LoadRun, ReadsAPytorchProfilerTraceAsAMeasuredStep) {
 }
 
 TEST(LoadRun, AMeasuredRunsErrorNamesTheFileAndField) {
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_load_measured_test";
+  const auto dir = std::filesystem::temp_directory_path() / (std::string("trainsim_gui_load_measured_test_") + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "RUN.json") << R"({"format": "trainsim-measured-run", "version": 1, "tool": "x",
     "device": {"name": "NVIDIA H100 80GB HBM3", "count": 1},
@@ -195,7 +196,7 @@ void expect_same_spans(const TimelineData& a, const TimelineData& b) {
 }
 
 TEST(GzipTimeline, TheSimulatorsGzippedTimelineReadsBackSpanForSpan) {
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_gzip_test";
+  const auto dir = std::filesystem::temp_directory_path() / (std::string("trainsim_gui_gzip_test_") + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const config::Scenario s =
       scenario::read_scenario_file(TRAINSIM_SOURCE_DIR "/scenarios/gpt2-124m-1xh100.json");
@@ -225,7 +226,7 @@ TEST(GzipTimeline, TheSimulatorsGzippedTimelineReadsBackSpanForSpan) {
 }
 
 TEST(GzipTimeline, CorruptAndTruncatedFilesNameTheFileAndTheProblem) {
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_gzip_corrupt_test";
+  const auto dir = std::filesystem::temp_directory_path() / (std::string("trainsim_gui_gzip_corrupt_test_") + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   write_text(dir / "t.json.gz", testing::two_node_timeline());
   std::string bytes;
@@ -254,7 +255,7 @@ TEST(GzipTimeline, CorruptAndTruncatedFilesNameTheFileAndTheProblem) {
 }
 
 TEST(LoadRun, OpensGzippedTimelinesAndTheRunTimelineTheResultNames) {
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_gui_load_run_gz_test";
+  const auto dir = std::filesystem::temp_directory_path() / (std::string("trainsim_gui_load_run_gz_test_") + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   write_text(dir / "r.timeline.json.gz", testing::two_node_timeline());
   write_text(dir / "r.run_timeline.json.gz", testing::one_day_run_timeline());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unistd.h>
 
 #include "cli_harness.h"
 
@@ -19,7 +20,7 @@ using trainsim::cli_harness::slurp;
 const std::string kWorkload = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/cluster/h100-512-shared.json";
 
 TEST(ClusterCli, WritesTheFilesAndTheSameTwice) {
-  const fs::path dir = fs::temp_directory_path() / "trainsim_cluster_cli";
+  const fs::path dir = fs::temp_directory_path() / (std::string("trainsim_cluster_cli_") + std::to_string(::getpid()));
   fs::remove_all(dir);
   const Result a = run("cluster -q " + kWorkload + " --out " + (dir / "a").string());
   ASSERT_EQ(a.exit_code, 0) << a.output;
@@ -46,7 +47,7 @@ TEST(ClusterCli, ComparesThePolicies) {
 }
 
 TEST(ClusterCli, BadFilesNameTheFieldAndExitOne) {
-  const fs::path bad = fs::temp_directory_path() / "trainsim_cluster_bad.json";
+  const fs::path bad = fs::temp_directory_path() / ("trainsim_cluster_bad_" + std::to_string(::getpid()) + ".json");
   std::ofstream(bad) << R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 2}, "jobs": [
       {"name": "x", "gpus": 24, "iterations": 1, "scenario": {"model": "gpt2-124m", "training": {"global_batch_size": 8}}}]})";
   const Result r = run("cluster " + bad.string());

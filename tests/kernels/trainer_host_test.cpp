@@ -1,6 +1,7 @@
 // trainsim-train's host logic (kernels/trainer): learning-rate schedule, corpus split and
 // sampling, gradient bucket plan, checkpoint round trip, step statistics and RUN.json.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -142,7 +143,7 @@ TEST(TrainerCheckpoint, RoundTripAndShapeMismatch) {
   s.params = kernels::ref::gpt_init(cfg, 3);
   s.m.assign(n, 0.25f);
   s.v.assign(n, -1.5f);
-  const auto path = std::filesystem::temp_directory_path() / "trainsim_ckpt_test.bin";
+  const auto path = std::filesystem::temp_directory_path() / ("trainsim_ckpt_test_" + std::to_string(::getpid()) + ".bin");
   save_checkpoint(path, s);
   const CheckpointState r = load_checkpoint(path, cfg);
   EXPECT_EQ(r.next_step, 7);
@@ -177,7 +178,7 @@ TEST(TrainerRunFile, StatisticsAndFields) {
   EXPECT_DOUBLE_EQ(st.max, 0.04);
   run.kernel_class_s[kernel_class_index("gemm")] = 0.02;
   run.spans.push_back({0, "compute", "forward", "layer0.mlp_up", 0.001, 0.002, 5, 0, 0});
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_run_file_test";
+  const auto dir = std::filesystem::temp_directory_path() / (std::string("trainsim_run_file_test_") + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   write_measured_run(dir / "RUN.json", run);
   std::ifstream in(dir / "RUN.json");

@@ -1,6 +1,7 @@
 // Reading a shared cluster's workload file (docs/cluster.md, "The workload file"),
 // and a job's iteration time from its own simulation.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -143,7 +144,7 @@ TEST(JobTrace, HeliosRowsAndTimes) {
 }
 
 TEST(JobTrace, ReplayedOnTemplatesAsLongAsTheJobsRan) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "trainsim-trace-test";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("trainsim-trace-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "log.csv") << kHelios;
   const std::string text = "{" + kCluster + R"(, "trace": {"format": "helios", "path": "log.csv", "days": 1,

@@ -2,6 +2,7 @@
 // report/corpus_report.h): errors naming the file, case and field; statistics
 // and Spearman's rank correlation on hand-made rows, derived by hand.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,7 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::filesystem::path write(const std::string& name, const std::string& text, const std::string& folder) {
-  const auto dir = std::filesystem::temp_directory_path() / folder;
+  const auto dir = std::filesystem::temp_directory_path() / (folder + "_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / name) << text;
   return dir / name;

@@ -2,6 +2,7 @@
 // gzip'd (torch.profiler's NAME.pt.trace.json.gz, a scenario.json.gz), recognised by
 // the magic bytes; a damaged file fails naming the file and the damage.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -22,7 +23,8 @@ class GzipFile : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           (std::string("trainsim_gzip_file_test_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           (std::string("trainsim_gzip_file_test_") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+            "_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -3,6 +3,7 @@
 // against the run timeline of the same trial and against closed forms on a
 // small GPT-2 scenario (docs/results.md, "Perfetto trace").
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -53,7 +54,7 @@ struct Traced {
 Traced trace_of(const config::Scenario& s, const std::string& tag) {
   const exec::SimulationOutput out = exec::simulate(s);
   Traced t{exec::simulate_full_run(s, out), json::array(), json::array(), s.cluster.num_gpus() + 1};
-  const fs::path dir = fs::temp_directory_path() / ("trainsim_run_trace_test_" + tag);
+  const fs::path dir = fs::temp_directory_path() / ("trainsim_run_trace_test_" + tag + "_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   write_trace(dir / "trace.json", s, out, {0}, &t.full_run);
   write_run_timeline(dir / "run_timeline.json", s, t.full_run);

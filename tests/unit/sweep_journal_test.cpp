@@ -2,6 +2,7 @@
 // a record read back is the record written, bit for bit; a record of another
 // run, a damaged one and a torn last line are told apart.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -76,7 +77,7 @@ TEST(SweepJournal, RefusesRecordsOfAnotherRunOrDamaged) {
 }
 
 TEST(AppendLog, KeepsCompleteLinesAndDropsATornLastOne) {
-  const fs::path path = fs::temp_directory_path() / "trainsim_append_log_test.jsonl";
+  const fs::path path = fs::temp_directory_path() / ("trainsim_append_log_test_" + std::to_string(::getpid()) + ".jsonl");
   fs::remove(path);
   EXPECT_TRUE(io::read_log(path).lines.empty());  // no file: nothing recorded
   {
