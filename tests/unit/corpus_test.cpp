@@ -31,17 +31,21 @@ const char* kCase = R"({"id": "a-1", "source": {"repo": "x/y", "file": "t.md", "
 
 // Each test writes in a folder of its own: ctest runs them in parallel.
 std::string error_of(const std::string& text) {
+  const std::filesystem::path file = write("c.json", text, "trainsim_corpus_errors_test");
+  std::string message;
   try {
-    (void)scenario::read_corpus(write("c.json", text, "trainsim_corpus_errors_test"));
+    (void)scenario::read_corpus(file);
   } catch (const scenario::ScenarioError& e) {
-    return e.what();
+    message = e.what();
   }
-  return "";
+  std::filesystem::remove_all(file.parent_path());
+  return message;
 }
 
 TEST(CorpusReader, ReadsACaseAndDerivesItsTags) {
-  const scenario::Corpus c =
-      scenario::read_corpus(write("c.json", std::string("[") + kCase + "]", "trainsim_corpus_case_test"));
+  const std::filesystem::path file = write("c.json", std::string("[") + kCase + "]", "trainsim_corpus_case_test");
+  const scenario::Corpus c = scenario::read_corpus(file);
+  std::filesystem::remove_all(file.parent_path());
   ASSERT_EQ(c.cases.size(), 1u);
   EXPECT_EQ(c.cases[0].id, "a-1");
   EXPECT_EQ(c.cases[0].source, "x/y, t.md @abc");
