@@ -79,6 +79,17 @@ void parse_sizes(const ObjectReader& o, const LayoutChecks& check, long long gpu
   p.context_comm = cp_comm == "a2a"          ? workload::ContextComm::kAllToAll
                    : cp_comm == "all_gather" ? workload::ContextComm::kAllGather
                                              : workload::ContextComm::kP2p;
+  // torchtitan's context_parallel_rotate_method: PyTorch's ring attention. Its
+  // "allgather" gathers K and V once where "alltoall" passes them around the ring; both
+  // move (c - 1) chunks to each rank and run the same blocks, priced as the ring.
+  if (o.has_non_null("context_parallel_rotate_method")) {
+    (void)o.choice("context_parallel_rotate_method", {"allgather", "alltoall"}, "allgather");
+    if (o.has_non_null("cp_comm_type"))
+      o.fail_message("context_parallel_rotate_method",
+                     "context_parallel_rotate_method (torchtitan, PyTorch's ring attention) and cp_comm_type "
+                     "(Megatron-Core, Transformer Engine) are two frameworks' context parallelism: give one");
+    p.context_comm = workload::ContextComm::kTorchRing;
+  }
   check.sizes(p);
   parse_rank_order(o, p);
 }
@@ -345,7 +356,7 @@ workload::ParallelConfig parse_parallelism(const ObjectReader& root, const hw::C
        "expert_model_parallel_size", "expert_tensor_parallel_size", "num_layers_per_virtual_pipeline_stage",
        "virtual_pipeline_model_parallel_size", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-       "pipeline_model_parallel_layout", "partition_method", "pipeline_balance", "batch_split", "cp_comm_type", "rank_order", "use_tp_pp_dp_mapping",
+       "pipeline_model_parallel_layout", "partition_method", "pipeline_balance", "batch_split", "cp_comm_type", "context_parallel_rotate_method", "rank_order", "use_tp_pp_dp_mapping",
        "sequence_parallel", "scatter_gather_tensors_in_pipeline", "tp_comm_overlap", "enable_async_tensor_parallel", "zero_stage", "recompute_granularity", "cpu_offloading", "cpu_offloading_num_layers",
        "cpu_offloading_activations", "cpu_offloading_weights", "cpu_offloading_double_buffering", "offload_optimizer",
        "overlap_grad_reduce", "overlap_param_gather", "use_torch_fsdp2", "moe_shared_expert_overlap",

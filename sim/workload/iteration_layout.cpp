@@ -18,7 +18,8 @@ IterationLayout iteration_layout(const ModelConfig& model, const TrainingConfig&
   l.cp = parallel.context;
   l.ep = parallel.expert;
   l.folded_experts = parallel.folded_experts();
-  l.whole_context_group = parallel.context_comm != ContextComm::kP2p;
+  l.whole_context_group =
+      parallel.context_comm != ContextComm::kP2p && parallel.context_comm != ContextComm::kTorchRing;
   if (parallel.folded_experts() && parallel.expert_tp() != 1)
     throw std::invalid_argument("expert_tensor_parallel_size must be tensor_model_parallel_size or 1");
   if (l.cp < 1 || l.ep < 1 || parallel.expert_carved_ranks() % l.ep != 0)

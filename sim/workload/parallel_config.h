@@ -27,7 +27,9 @@ enum class ServerPlacement { kColocated, kDedicated };
 // "a2a" (DeepSpeed-Ulysses) exchanges Q, K, V and the output by all-to-all so
 // that each context rank attends over the whole sequence for 1/cp of the heads;
 // "all_gather" gathers K and V from the whole group before attending (Llama 3).
-enum class ContextComm : std::uint8_t { kP2p, kAllToAll, kAllGather };
+// kTorchRing: PyTorch's ring attention (torchtitan's context_parallel_rotate_method),
+// the ring's transfers with PyTorch's concatenations, fp32 merges and fp32 gradients.
+enum class ContextComm : std::uint8_t { kP2p, kAllToAll, kAllGather, kTorchRing };
 
 // Tensor-parallel communication overlapped with the GEMMs next to it (docs/model.md,
 // "Tensor-parallel communication overlap"): Megatron-Core's tp_comm_overlap through

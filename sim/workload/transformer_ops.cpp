@@ -334,6 +334,7 @@ std::vector<Op> TransformerOps::attention_core_forward(long long layer) const {
     if (cp_ <= 1.0) return {op};
     if (context_comm_ == ContextComm::kAllGather) return all_gather_attention_forward(op, layer);
     if (context_comm_ == ContextComm::kAllToAll) return ulysses_attention_forward(op, q + 2.0 * kv, out, layer);
+    if (context_comm_ == ContextComm::kTorchRing) return torch_ring_attention_forward(op, layer);
     return ring_attention_forward(op, layer);
   }
   // Unfused (Megatron-LM, SC'21): batched GEMMs per head plus a softmax kernel
@@ -596,8 +597,9 @@ std::vector<Op> TransformerOps::layer_backward(long long layer) const {
     if (context_comm_ == ContextComm::kAllToAll || cp_ <= 1.0 || !(attention || op.scope == CommScope::kContext))
       return false;
     if (!ring_done)
-      for (Op& step : context_comm_ == ContextComm::kAllGather ? all_gather_attention_backward(layer)
-                                                                : ring_attention_backward(layer))
+      for (Op& step : context_comm_ == ContextComm::kAllGather   ? all_gather_attention_backward(layer)
+                      : context_comm_ == ContextComm::kTorchRing ? torch_ring_attention_backward(layer)
+                                                                 : ring_attention_backward(layer))
         ops.push_back(std::move(step));
     ring_done = true;
     return true;

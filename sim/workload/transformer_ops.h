@@ -182,6 +182,10 @@ class TransformerOps {
   // cp_comm_type "all_gather" around the flash attention op `attention`.
   [[nodiscard]] std::vector<Op> all_gather_attention_forward(const Op& attention, long long layer) const;
   [[nodiscard]] std::vector<Op> all_gather_attention_backward(long long layer) const;
+  // PyTorch's ring attention (context_parallel_rotate_method; transformer_ops_torch_ring.cpp).
+  [[nodiscard]] std::vector<Op> torch_ring_attention_forward(const Op& attention, long long layer) const;
+  [[nodiscard]] std::vector<Op> torch_ring_attention_backward(long long layer) const;
+  [[nodiscard]] Op torch_ring_step(std::string name, double bytes, long long layer) const;
   [[nodiscard]] std::vector<Op> moe_forward(long long layer) const;
   // Rotary embeddings of the rank's queries and keys (none without rope, with MLA's
   // own mla_rope, or in torchtitan's eager block, which lists its rotary ops).

@@ -73,6 +73,53 @@ TEST(ContextParallel, RingPassesTheKvChunkCMinusOneTimesEachWay) {
   EXPECT_EQ(t.group_size, 2);  // send_recv to the ring neighbour
 }
 
+// torchtitan's context parallelism (context_parallel_rotate_method): PyTorch's ring
+// attention, docs/model.md "PyTorch's ring attention". kDense at cp 4: 256 local tokens,
+// Q and the output 256 x 1024 = 262,144 elements, K and V 2 x 262,144 = 524,288 (one
+// ring step's kKvChunk bytes in bf16).
+TEST(ContextParallel, TorchRingConcatenatesMergesInFp32AndSendsFp32Gradients) {
+  const auto s = testing::make_scenario(kDense, R"("micro_batch_size": 2)",
+                                        R"("cp": 4, "context_parallel_rotate_method": "allgather")");
+  EXPECT_EQ(s.parallel.context_comm, workload::ContextComm::kTorchRing);
+  const auto g = workload::build_iteration_graph(s.model, s.training, s.parallel, s.cluster, 1);
+  std::map<std::string, double> bytes;
+  for (const workload::Task& t : g.graph.tasks())
+    if (t.rank == 0 && t.microbatch == 0 && t.layer == 0) {
+      const workload::Work& w = g.graph.work(t);
+      bytes[w.name] = w.collective ? w.collective->bytes : w.compute.bytes;
+    }
+  constexpr double kOut = 262144.0;
+  constexpr double kKv = 524288.0;
+  // Forward: block 0's output cast to fp32 (2 + 4 bytes an element); each later block's
+  // too and the merge, out - block_out (12), times the sigmoid (8), out minus that (12);
+  // K and V concatenated (read and write) before each of the 3 sends; the output back to bf16.
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.merge0"), 6.0 * kOut);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.merge3"), (6.0 + 32.0) * kOut);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.kv_cat2"), 2.0 * kKvChunk);
+  EXPECT_EQ(bytes.count("layer0.attention.kv_cat3"), 0U);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.out_cast"), 6.0 * kOut);
+  // Backward: fp32 zeros for dQ, dK, dV; per step dK, dV += (4 + 2 + 4), concatenated in
+  // fp32 (4 + 4) and sent in fp32 (twice a bf16 step), dQ += (10); casts back (4 + 2).
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.grad_zero.backward"), 4.0 * (kOut + kKv));
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.dkv_accumulate1.backward"), 10.0 * kKv);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.dkv_cat1.backward"), 8.0 * kKv);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.ring_dkv3.backward"), 2.0 * kKvChunk);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.dq_accumulate2.backward"), 10.0 * kOut);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.dkv_cast.backward"), 6.0 * kKv);
+  // Transfers: 3 K, V steps forward; backward 3 K, V steps and 4 dK, dV steps in fp32.
+  const Traffic t = layer_traffic(s, Stream::kCpComm);
+  EXPECT_EQ(t.forward, 3);
+  EXPECT_EQ(t.backward, 7);
+  EXPECT_DOUBLE_EQ(t.backward_bytes, 3 * kKvChunk + 4 * 2 * kKvChunk);
+  EXPECT_EQ(t.group_size, 2);
+  // The blocks' work is the ring's.
+  const auto ring = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
+  EXPECT_DOUBLE_EQ(layer_attention_flops(s), layer_attention_flops(ring));
+  const std::string both = testing::scenario_error(
+      kDense, R"("micro_batch_size": 2)", R"("cp": 4, "cp_comm_type": "p2p", "context_parallel_rotate_method": "alltoall")");
+  EXPECT_NE(both.find("/parallelism/context_parallel_rotate_method"), std::string::npos) << both;
+}
+
 TEST(ContextParallel, EachRankComputesACthOfTheAttention) {
   const auto one = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 1)");
   const auto four = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
