@@ -186,6 +186,7 @@ class TransformerOps {
   [[nodiscard]] std::vector<Op> torch_ring_attention_forward(const Op& attention, long long layer) const;
   [[nodiscard]] std::vector<Op> torch_ring_attention_backward(long long layer) const;
   [[nodiscard]] Op torch_ring_step(std::string name, double bytes, long long layer) const;
+  [[nodiscard]] double torch_ring_kv_bytes() const;  // one step's K and V, repeated to the query heads
   [[nodiscard]] std::vector<Op> moe_forward(long long layer) const;
   // Rotary embeddings of the rank's queries and keys (none without rope, with MLA's
   // own mla_rope, or in torchtitan's eager block, which lists its rotary ops).

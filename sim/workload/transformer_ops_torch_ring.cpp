@@ -22,6 +22,13 @@ constexpr double kMergeBytes = 32.0;
 double accumulate_bytes(double e) { return 2.0 * kFp32 + e; }
 }  // namespace
 
+// One ring step's K and V as PyTorch's ring holds them: torchtitan repeats the key and
+// value heads to the query heads (repeat_kv) before scaled_dot_product_attention, so
+// under GQA they are as wide as the queries, not the model's key-value groups.
+double TransformerOps::torch_ring_kv_bytes() const {
+  return tokens_ * static_cast<double>(model_.attention_qk_width() + model_.attention_v_width()) / tp_ * act_bytes_;
+}
+
 // A transfer to the ring neighbour beside the compute (the ring's step).
 Op TransformerOps::torch_ring_step(std::string name, double bytes, long long layer) const {
   Op op = context_collective(std::move(name), net::CollectiveKind::kSendRecv, bytes, layer);
@@ -29,7 +36,8 @@ Op TransformerOps::torch_ring_step(std::string name, double bytes, long long lay
   return op;
 }
 
-// Forward, step i of c: (i < c - 1) K and V concatenated (torch.cat, a read and a
+// Forward: K and V made contiguous (key.contiguous(), value.contiguous() on the heads-
+// first views SDPA takes: a read and a write); then step i of c: (i < c - 1) K and V concatenated (torch.cat, a read and a
 // write of the ring step's bytes, after the previous step's K and V arrived) and sent
 // on; the block (flash attention of the local queries against that K, V chunk, a
 // c-th of the work, as ring_attention_forward); its output cast to fp32 and, from the
@@ -39,13 +47,14 @@ std::vector<Op> TransformerOps::torch_ring_attention_forward(const Op& attention
   const double out = tokens_ * static_cast<double>(model_.attention_v_width()) / tp_;  // output elements
   const double e = act_bytes_;
   const int blocks = static_cast<int>(cp_);
-  std::vector<Op> ops;
+  const double kv_bytes = torch_ring_kv_bytes();
+  std::vector<Op> ops{elementwise("attention.kv_contiguous", 2.0 * kv_bytes, 0.0, layer)};
   for (int i = 0; i < blocks; ++i) {
     const std::string n = std::to_string(i);
     if (i + 1 < blocks) {
-      ops.push_back(elementwise("attention.kv_cat" + n, 2.0 * ring_kv_bytes(), 0.0, layer));
+      ops.push_back(elementwise("attention.kv_cat" + n, 2.0 * kv_bytes, 0.0, layer));
       ops.back().ring_waits = i > 0 ? 1 : 0;  // the K and V received last step
-      ops.push_back(torch_ring_step("attention.ring_kv" + n, ring_kv_bytes(), layer));
+      ops.push_back(torch_ring_step("attention.ring_kv" + n, kv_bytes, layer));
     }
     Op block = attention;
     block.name = "attention.block" + n;
@@ -61,7 +70,8 @@ std::vector<Op> TransformerOps::torch_ring_attention_forward(const Op& attention
   return ops;
 }
 
-// Backward (_templated_ring_attention_backward): dQ, dK, dV zero-filled in fp32; per
+// Backward (_templated_ring_attention_backward): dQ, dK, dV zero-filled in fp32, K and V
+// made contiguous again; per
 // step, K and V concatenated and sent on as forward, the block's flash backward, its
 // dK, dV added to those received from the previous rank (fp32), concatenated
 // (fp32: a read and a write of 4 bytes an element) and sent on in fp32, twice a
@@ -69,19 +79,21 @@ std::vector<Op> TransformerOps::torch_ring_attention_forward(const Op& attention
 // came back home, cast to 16 bits.
 std::vector<Op> TransformerOps::torch_ring_attention_backward(long long layer) const {
   const double q = tokens_ * static_cast<double>(model_.attention_qk_width()) / tp_;  // dQ elements
-  const double kv = ring_kv_bytes() / act_bytes_;                                     // dK and dV elements
+  const double kv_bytes = torch_ring_kv_bytes();
+  const double kv = kv_bytes / act_bytes_;  // dK and dV elements
   const double e = act_bytes_;
   const std::vector<Op> fwd = attention_core_forward(layer);
-  std::vector<Op> ops{elementwise("attention.grad_zero.backward", kFp32 * (q + kv), 0.0, layer)};
+  std::vector<Op> ops{elementwise("attention.grad_zero.backward", kFp32 * (q + kv), 0.0, layer),
+                      elementwise("attention.kv_contiguous.backward", 2.0 * kv_bytes, 0.0, layer)};
   const int blocks = static_cast<int>(cp_);
   int block = 0;
   for (const Op& op : fwd) {
     if (op.work.kind != hw::KernelClass::kAttention || op.comm_marker) continue;
     const std::string n = std::to_string(block);
     if (block + 1 < blocks) {
-      ops.push_back(elementwise("attention.kv_cat" + n + ".backward", 2.0 * ring_kv_bytes(), 0.0, layer));
+      ops.push_back(elementwise("attention.kv_cat" + n + ".backward", 2.0 * kv_bytes, 0.0, layer));
       ops.back().ring_waits = block > 0 ? 1 : 0;
-      ops.push_back(torch_ring_step("attention.ring_kv" + n + ".backward", ring_kv_bytes(), layer));
+      ops.push_back(torch_ring_step("attention.ring_kv" + n + ".backward", kv_bytes, layer));
     }
     Op grad = backward_of(op, kFlashBackwardFactor, 2.0);
     grad.ring_waits = block + 1 == blocks && block > 0 ? 1 : 0;

@@ -115,6 +115,12 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     if (split && u.expert_params > 0.0 && l.expert_dp > 1) out.emplace_back(u.expert_params, &stage.groups.expert_data);
     return out;
   };
+  // The parameters a unit gathers and reduces: its shares' (not the experts a rank holds alone).
+  const auto communicated = [&](const ZeroUnit& u) {
+    double params = 0.0;
+    for (const auto& share : shares(u)) params += share.first;
+    return params;
+  };
   const auto share_name = [&](const ZeroUnit& u, const net::CommGroup* group) {
     return group == &stage.groups.expert_data ? u.name + ".experts" : u.name;
   };
@@ -136,7 +142,8 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
   };
   // FSDP2's copies around its collectives: the copy-out reads and writes the unit's
   // gathered parameters, the chunk_cat reads its unsharded gradients (the parameters'
-  // type) and writes the reduce-scatter's input (the reduction's type).
+  // type) and writes the reduce-scatter's input (the reduction's type); experts a rank
+  // holds alone are neither gathered nor reduced, nor copied.
   const double copy_out_bytes = 2.0 * l.weight_bytes;
   const double chunk_cat_bytes = l.weight_bytes + l.grad_bytes;
   const Category pass_category = step.forward ? Category::kForward : Category::kBackward;
@@ -147,7 +154,7 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     for (TaskId g : gathers[u]) emit.wait_for(g);
     if (fsdp2 && !gathers[u].empty())
       emit.add(stage.in.ops.fsdp_copy(units[u].name + std::string(kFsdpCopyOut) + pass,
-                                      copy_out_bytes * units[u].params, units[u].layer, host),
+                                      copy_out_bytes * communicated(units[u]), units[u].layer, host),
                pass_category, units[u].role);
     ActivationOffload* offload = units[u].role == Role::kLayer ? stage.in.offload : nullptr;
     if (offload != nullptr) {
@@ -157,12 +164,12 @@ void add_zero3_pass(StageIteration& stage, const PipelineStep& step) {
     for (const auto& [list, category] : units[u].parts) emit.add(*list, category, units[u].role);
     if (offload != nullptr && step.forward) offload->after_forward(emit, units[u].layer);
     if (step.forward || units[u].params <= 0.0 || !units[u].reduces) continue;
-    if (fsdp2) {
+    if (fsdp2 && communicated(units[u]) > 0.0) {
       // FSDP2's post-backward makes the compute stream wait for the previous unit's
       // reduce-scatter before this unit's copy-in (FSDPParamGroup.post_backward).
       if (!stage.reductions.empty()) emit.wait_for(stage.reductions.back());
-      emit.add(stage.in.ops.fsdp_copy(units[u].name + std::string(kFsdpChunkCat), chunk_cat_bytes * units[u].params,
-                                      units[u].layer, host),
+      emit.add(stage.in.ops.fsdp_copy(units[u].name + std::string(kFsdpChunkCat),
+                                      chunk_cat_bytes * communicated(units[u]), units[u].layer, host),
                pass_category, units[u].role);
     }
     if (last_pass) {

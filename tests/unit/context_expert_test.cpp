@@ -98,6 +98,7 @@ TEST(ContextParallel, TorchRingConcatenatesMergesInFp32AndSendsFp32Gradients) {
   EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.kv_cat2"), 2.0 * kKvChunk);
   EXPECT_EQ(bytes.count("layer0.attention.kv_cat3"), 0U);
   EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.out_cast"), 6.0 * kOut);
+  EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.kv_contiguous"), 2.0 * kKvChunk);  // K and V made contiguous
   // Backward: fp32 zeros for dQ, dK, dV; per step dK, dV += (4 + 2 + 4), concatenated in
   // fp32 (4 + 4) and sent in fp32 (twice a bf16 step), dQ += (10); casts back (4 + 2).
   EXPECT_DOUBLE_EQ(bytes.at("layer0.attention.grad_zero.backward"), 4.0 * (kOut + kKv));
@@ -115,6 +116,13 @@ TEST(ContextParallel, TorchRingConcatenatesMergesInFp32AndSendsFp32Gradients) {
   // The blocks' work is the ring's.
   const auto ring = testing::make_scenario(kDense, R"("micro_batch_size": 2)", R"("cp": 4)");
   EXPECT_DOUBLE_EQ(layer_attention_flops(s), layer_attention_flops(ring));
+  // GQA (2 key-value groups of the 8 heads): torchtitan repeats K and V to the query
+  // heads before SDPA, so the ring moves and copies them at the query width (1024), not
+  // the groups' 256: the same bytes as with MHA.
+  const std::string gqa = kDense.substr(0, kDense.size() - 1) + R"(, "num_query_groups": 2})";
+  const auto grouped = testing::make_scenario(gqa, R"("micro_batch_size": 2)",
+                                              R"("cp": 4, "context_parallel_rotate_method": "alltoall")");
+  EXPECT_DOUBLE_EQ(layer_traffic(grouped, Stream::kCpComm).forward_bytes, 3 * kKvChunk);
   const std::string both = testing::scenario_error(
       kDense, R"("micro_batch_size": 2)", R"("cp": 4, "cp_comm_type": "p2p", "context_parallel_rotate_method": "alltoall")");
   EXPECT_NE(both.find("/parallelism/context_parallel_rotate_method"), std::string::npos) << both;

@@ -11,6 +11,7 @@
 #include "execution/simulate.h"
 #include "scenario/errors.h"
 #include "scenario/reader.h"
+#include "test_scenarios.h"
 #include "workload/memory.h"
 
 namespace trainsim {
@@ -218,6 +219,25 @@ TEST(PytorchFsdp2, TorchFsdp2AroundTheFusedProgramCopiesInTheParametersAndReduct
   EXPECT_DOUBLE_EQ(copies.at("layer5.fsdp_copy_out.forward"), 4.0 * kLayerParams);
   EXPECT_DOUBLE_EQ(copies.at("layer5.fsdp_copy_out.backward"), 4.0 * kLayerParams);
   EXPECT_DOUBLE_EQ(copies.at("layer5.fsdp_chunk_cat"), 6.0 * kLayerParams);
+  // With expert parallelism over every data-parallel rank (EP 8 on 8 GPUs, as NeMo
+  // AutoModel's MoE rows) each rank holds its experts alone: they are neither gathered
+  // nor copied, so a layer's copy-out moves twice what its all-gather does (2w against w
+  // bytes a gathered parameter), not the experts too.
+  const std::string moe = R"({"cluster": {"gpu": "H100-SXM5-80GB", "num_nodes": 1}, "model": )" + testing::kMoe +
+                          R"(, "training": {"global_batch_size": 16, "micro_batch_size": 2}, "parallelism": {"ep": 8, )" +
+                          std::string(kFsdp2) + R"(, "use_torch_fsdp2": true}})";
+  const exec::SimulationOutput experts = exec::simulate(scenario::parse_scenario_text(moe, "moe.json"));
+  double gathered_moe = 0.0;
+  double copied_moe = 0.0;
+  for (workload::TaskId id = 0; id < experts.iteration.graph.size(); ++id) {
+    const workload::Task& t = experts.iteration.graph[id];
+    if (t.iteration != 0 || t.rank != 0 || t.microbatch != 0) continue;
+    const workload::Work& w = experts.iteration.graph.work(id);
+    if (w.name.rfind("param_all_gather.layer0.forward", 0) == 0) gathered_moe += w.collective->bytes;
+    if (w.name == "layer0.fsdp_copy_out.forward") copied_moe = w.compute.bytes;
+  }
+  ASSERT_GT(gathered_moe, 0.0);
+  EXPECT_DOUBLE_EQ(copied_moe, 2.0 * gathered_moe);
   // Without use_torch_fsdp2 the same ZeRO-3 runs no copies (DeepSpeed, FSDP1's flat parameters).
   std::string plain = gpt2_scenario(kFsdp2, 8);
   fused_program(plain);
